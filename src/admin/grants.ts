@@ -1,0 +1,171 @@
+import type { z } from 'zod';
+import type { Grantee } from '../authz/grants-repo.js';
+import type { Permission, ResourceKind } from '../authz/types.js';
+import { conflict, notFound } from '../errors.js';
+import { requireGroup, requireUser } from './lookups.js';
+import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
+import { experimentIdSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
+
+interface KindShape {
+  readonly kind: ResourceKind;
+  readonly segment: string;
+  readonly param: string;
+  readonly idField: string;
+  readonly label: string;
+  readonly idSchema: z.ZodType<string>;
+}
+
+const KINDS: readonly KindShape[] = [
+  { kind: 'experiment', segment: 'experiments', param: 'experiment_id', idField: 'experiment_id', label: 'experiment', idSchema: experimentIdSchema },
+  { kind: 'registered_model', segment: 'registered-models', param: 'name', idField: 'name', label: 'registered model', idSchema: modelNameSchema },
+  { kind: 'prompt', segment: 'prompts', param: 'name', idField: 'name', label: 'prompt', idSchema: modelNameSchema },
+];
+
+interface GranteeShape {
+  readonly type: Grantee['type'];
+  readonly segment: string;
+  readonly param: string;
+  readonly nameField: string;
+}
+
+const GRANTEES: readonly GranteeShape[] = [
+  { type: 'user', segment: 'users', param: 'username', nameField: 'username' },
+  { type: 'group', segment: 'groups', param: 'group_name', nameField: 'group_name' },
+];
+
+function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission) {
+  return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
+}
+
+function target(k: KindShape, id: string, g: GranteeShape, name: string): string {
+  return `${k.kind}:${id}/${g.type}:${name}`;
+}
+
+function grantee(deps: AdminDeps, g: GranteeShape, name: string): Grantee {
+  return g.type === 'user' ? { type: 'user', id: requireUser(deps, name).id } : { type: 'group', id: requireGroup(deps, name).id };
+}
+
+function resourceId(k: KindShape, req: AdminRequest): string {
+  return parseWith(k.idSchema, req.params[k.param], `${k.param} in the path`);
+}
+
+function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
+  const base = `/mlflow/permissions/${g.segment}/:${g.param}/${k.segment}`;
+  const one = `${base}/:${k.param}`;
+  const resource = { kind: k.kind, param: k.param };
+  const who = (req: AdminRequest) => req.params[g.param]!;
+
+  return [
+    {
+      method: 'GET',
+      path: base,
+      summary: `List a ${g.type}'s permissions on ${k.label}s`,
+      access: g.type === 'user' ? 'self' : 'admin',
+      handler: (req, deps) => {
+        const name = who(req);
+        const rows = deps.grants.listOf(grantee(deps, g, name), k.kind);
+        return { status: 200, body: { permissions: rows.map((r) => grantJson(k, r.resource_id, g, name, r.permission)) } };
+      },
+    },
+    {
+      method: 'POST',
+      path: one,
+      summary: `Grant a ${g.type} a permission on a ${k.label}`,
+      access: 'manage',
+      resource,
+      body: permissionBody,
+      successStatus: 201,
+      handler: (req, deps) => {
+        const id = resourceId(k, req);
+        const name = who(req);
+        const ge = grantee(deps, g, name);
+        const { permission } = req.body as z.infer<typeof permissionBody>;
+        if (deps.grants.get(ge, k.kind, id) !== undefined)
+          throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
+        deps.db.transaction(() => {
+          deps.grants.insert(ge, k.kind, id, permission);
+          deps.audit.record({ actor: req.principal.username, action: 'grant.create', target: target(k, id, g, name), newValue: permission });
+        })();
+        deps.policyChanged();
+        return { status: 201, body: { permission: grantJson(k, id, g, name, permission) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: one,
+      summary: `Get a ${g.type}'s permission on a ${k.label}`,
+      access: 'manage',
+      resource,
+      handler: (req, deps) => {
+        const id = resourceId(k, req);
+        const name = who(req);
+        const permission = deps.grants.get(grantee(deps, g, name), k.kind, id);
+        if (permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
+        return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: one,
+      summary: `Change a ${g.type}'s permission on a ${k.label}`,
+      access: 'manage',
+      resource,
+      body: permissionBody,
+      handler: (req, deps) => {
+        const id = resourceId(k, req);
+        const name = who(req);
+        const ge = grantee(deps, g, name);
+        const { permission } = req.body as z.infer<typeof permissionBody>;
+        const old = deps.grants.get(ge, k.kind, id);
+        if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
+        deps.db.transaction(() => {
+          deps.grants.update(ge, k.kind, id, permission);
+          deps.audit.record({ actor: req.principal.username, action: 'grant.update', target: target(k, id, g, name), oldValue: old, newValue: permission });
+        })();
+        deps.policyChanged();
+        return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: one,
+      summary: `Remove a ${g.type}'s permission on a ${k.label}`,
+      access: 'manage',
+      resource,
+      handler: (req, deps) => {
+        const id = resourceId(k, req);
+        const name = who(req);
+        const ge = grantee(deps, g, name);
+        const old = deps.grants.get(ge, k.kind, id);
+        if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
+        deps.db.transaction(() => {
+          deps.grants.delete(ge, k.kind, id);
+          deps.audit.record({ actor: req.principal.username, action: 'grant.delete', target: target(k, id, g, name), oldValue: old });
+        })();
+        deps.policyChanged();
+        return { status: 200, body: {} };
+      },
+    },
+  ];
+}
+
+function resourceSideRoutes(k: KindShape): AdminRoute[] {
+  return GRANTEES.map((g) => ({
+    method: 'GET' as const,
+    path: `/mlflow/permissions/${k.segment}/:${k.param}/${g.segment}`,
+    summary: `List the ${g.segment} holding a permission on a ${k.label}`,
+    access: 'manage' as const,
+    resource: { kind: k.kind, param: k.param },
+    handler: (req: AdminRequest, deps: AdminDeps) => {
+      const id = resourceId(k, req);
+      const side = deps.grants.onResource(k.kind, id)[g.segment as 'users' | 'groups'];
+      return { status: 200, body: { [g.segment]: side.map((r) => grantJson(k, id, g, r.name, r.permission)) } };
+    },
+  }));
+}
+
+export const GRANT_ROUTES: readonly AdminRoute[] = KINDS.flatMap((k) => [
+  ...GRANTEES.flatMap((g) => routesFor(k, g)),
+  ...resourceSideRoutes(k),
+]);
+

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { userJson } from '../principals/types.js';
+import { requireGroup, requireUser } from './lookups.js';
+import type { AdminRoute } from './types.js';
+import { groupNameSchema, usernameSchema } from './validation.js';
+
+const createGroupBody = z.strictObject({ group_name: groupNameSchema });
+const memberBody = z.strictObject({ username: usernameSchema });
+
+export const GROUP_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/groups',
+    summary: 'List groups',
+    access: 'admin',
+    handler: (_req, deps) => ({
+      status: 200,
+      body: { groups: deps.directory.listGroups().map((g) => ({ name: g.name, created_at: new Date(g.createdAt).toISOString() })) },
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/mlflow/permissions/groups',
+    summary: 'Create a group (groups are also created from identity-provider roles at login)',
+    access: 'admin',
+    body: createGroupBody,
+    successStatus: 201,
+    handler: (req, deps) => {
+      const { group_name } = req.body as z.infer<typeof createGroupBody>;
+      if (deps.directory.groupByName(group_name)) throw conflict(`Group '${group_name}' already exists`);
+      const group = deps.db.transaction(() => {
+        const g = deps.directory.createGroup(group_name);
+        deps.audit.record({ actor: req.principal.username, action: 'group.create', target: `group:${g.name}` });
+        return g;
+      })();
+      return { status: 201, body: { group: { name: group.name, created_at: new Date(group.createdAt).toISOString() } } };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/mlflow/permissions/groups/:group_name',
+    summary: 'Delete a group with its memberships and grants',
+    access: 'admin',
+    handler: (req, deps) => {
+      const group = requireGroup(deps, req.params.group_name!);
+      deps.db.transaction(() => {
+        deps.directory.deleteGroup(group.id);
+        deps.audit.record({ actor: req.principal.username, action: 'group.delete', target: `group:${group.name}` });
+      })();
+      deps.policyChanged();
+      return { status: 200, body: {} };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/groups/:group_name/users',
+    summary: 'List the members of a group',
+    access: 'admin',
+    handler: (req, deps) => {
+      const group = requireGroup(deps, req.params.group_name!);
+      return { status: 200, body: { users: deps.directory.membersOfGroup(group.id).map(userJson) } };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/mlflow/permissions/groups/:group_name/users',
+    summary: 'Add a user to a group (service accounts cannot be members)',
+    access: 'admin',
+    body: memberBody,
+    successStatus: 201,
+    handler: (req, deps) => {
+      const group = requireGroup(deps, req.params.group_name!);
+      const user = requireUser(deps, (req.body as z.infer<typeof memberBody>).username);
+      if (user.isServiceAccount)
+        throw badRequest(`'${user.username}' is a service account; service accounts cannot be added to groups, grant them permissions directly`);
+      const added = deps.db.transaction(() => {
+        const changed = deps.directory.addMember(group.id, user.id);
+        if (changed)
+          deps.audit.record({
+            actor: req.principal.username,
+            action: 'group.member.add',
+            target: `group:${group.name}`,
+            newValue: { username: user.username },
+          });
+        return changed;
+      })();
+      if (!added) throw conflict(`'${user.username}' is already a member of '${group.name}'`);
+      deps.policyChanged();
+      return { status: 201, body: { group_name: group.name, username: user.username } };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/mlflow/permissions/groups/:group_name/users/:username',
+    summary: 'Remove a user from a group',
+    access: 'admin',
+    handler: (req, deps) => {
+      const group = requireGroup(deps, req.params.group_name!);
+      const user = requireUser(deps, req.params.username!);
+      const removed = deps.db.transaction(() => {
+        const changed = deps.directory.removeMember(group.id, user.id);
+        if (changed)
+          deps.audit.record({
+            actor: req.principal.username,
+            action: 'group.member.remove',
+            target: `group:${group.name}`,
+            oldValue: { username: user.username },
+          });
+        return changed;
+      })();
+      if (!removed) throw notFound(`'${user.username}' is not a member of '${group.name}'`);
+      deps.policyChanged();
+      return { status: 200, body: {} };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/users/:username/groups',
+    summary: "List a user's groups",
+    access: 'self',
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.params.username!);
+      return { status: 200, body: { groups: deps.directory.groupsOfUser(user.id).map((g) => g.name) } };
+    },
+  },
+];

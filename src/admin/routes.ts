@@ -1,0 +1,28 @@
+import { AUDIT_ROUTES } from './audit.js';
+import { GRANT_ROUTES } from './grants.js';
+import { GROUP_ROUTES } from './groups.js';
+import { TOKEN_ROUTES } from './tokens.js';
+import type { AdminRoute } from './types.js';
+import { USER_ROUTES } from './users.js';
+
+/** Every admin route; each is served under `/api/2.0` and `/ajax-api/2.0`. */
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  ...USER_ROUTES,
+  ...TOKEN_ROUTES,
+  ...GROUP_ROUTES,
+  ...GRANT_ROUTES,
+  ...AUDIT_ROUTES,
+];
+
+export const ADMIN_API_PREFIXES = ['/api/2.0', '/ajax-api/2.0'] as const;
+
+/** Paths flowgate answers itself, never forwarded to MLflow even when no route matches. */
+export function isAdminNamespace(path: string): boolean {
+  for (const prefix of ADMIN_API_PREFIXES) {
+    if (!path.startsWith(prefix)) continue;
+    const rest = path.slice(prefix.length);
+    if (rest.startsWith('/mlflow/permissions/') || rest === '/mlflow/permissions') return true;
+    if (rest === '/mlflow/users' || rest.startsWith('/mlflow/users/')) return true;
+  }
+  return false;
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { forbidden } from '../errors.js';
+import { requireUser } from './lookups.js';
+import type { AdminRoute } from './types.js';
+import { usernameSchema } from './validation.js';
+
+const accessTokenBody = z.strictObject({
+  username: usernameSchema.optional(),
+  expiration: z.string({ message: 'must be an ISO 8601 timestamp string' }).optional(),
+});
+
+export const TOKEN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'PATCH',
+    path: '/mlflow/permissions/users/access-token',
+    summary:
+      'Generate an access token (shown once) for yourself, or as an admin for any user; the previous token stops working',
+    access: 'authenticated',
+    body: accessTokenBody,
+    handler: (req, deps) => {
+      const body = req.body as z.infer<typeof accessTokenBody>;
+      const username = body.username ?? req.principal.username;
+      if (username !== req.principal.username && !req.principal.isAdmin)
+        throw forbidden('Only administrators can create tokens for other users');
+      const user = requireUser(deps, username);
+      const issued = deps.tokens.issue(req.principal.username, user, body.expiration);
+      const expires = new Date(issued.expiresAt).toISOString();
+      return {
+        status: 200,
+        body: {
+          token: issued.token,
+          username: user.username,
+          expiration: expires,
+          expires_at: expires,
+          message: `Token for ${user.username} created; it is shown only once`,
+        },
+      };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/mlflow/permissions/users/:username/access-token',
+    summary: "Revoke all of a user's access tokens",
+    access: 'self',
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.params.username!);
+      const revoked = deps.tokens.revokeAll(req.principal.username, user);
+      return { status: 200, body: { revoked } };
+    },
+  },
+];

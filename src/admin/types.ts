@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { GrantsRepo } from '../authz/grants-repo.js';
+import type { ResourceKind, ResourceRef } from '../authz/types.js';
+import type { Directory } from '../principals/directory.js';
+import type { Principal } from '../principals/types.js';
+import type { Db } from '../store/database.js';
+import type { TokenService } from '../tokens/token-service.js';
+
+/**
+ * Who may call an admin route:
+ * - `admin`: administrators only;
+ * - `authenticated`: any signed-in user (their own data);
+ * - `self`: the user named by the `username` path parameter, or an admin;
+ * - `manage`: admins, or a holder of MANAGE on the resource named by the path.
+ */
+export type Access = 'admin' | 'authenticated' | 'self' | 'manage';
+
+export interface AdminRequest {
+  readonly principal: Principal;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly body: unknown;
+}
+
+export interface AdminResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export interface AdminDeps {
+  readonly db: Db;
+  readonly directory: Directory;
+  readonly grants: GrantsRepo;
+  readonly audit: AuditLog;
+  readonly tokens: TokenService;
+  /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
+  readonly policyChanged: () => void;
+  readonly forgetUserCredentials: (userId: number) => void;
+  readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
+  readonly endSessionsOf?: (userId: number) => number;
+}
+
+export interface AdminRoute {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Relative to `/api/2.0` (and mirrored under `/ajax-api/2.0`), find-my-way syntax. */
+  readonly path: string;
+  readonly summary: string;
+  readonly access: Access;
+  /** For `manage` access: which resource the path names. */
+  readonly resource?: { readonly kind: ResourceKind; readonly param: string };
+  readonly body?: z.ZodType;
+  readonly successStatus?: number;
+  readonly handler: (req: AdminRequest, deps: AdminDeps) => AdminResult;
+}

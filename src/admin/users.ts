@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { badRequest, conflict } from '../errors.js';
+import { userJson, type User } from '../principals/types.js';
+import { requireUser } from './lookups.js';
+import type { AdminDeps, AdminRoute } from './types.js';
+import { usernameSchema } from './validation.js';
+
+const createUserBody = z
+  .strictObject({
+    username: usernameSchema,
+    display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
+    is_admin: z.boolean({ message: 'must be a boolean' }).default(false),
+    is_service_account: z.boolean({ message: 'must be a boolean' }).default(false),
+  })
+  .refine((b) => !(b.is_admin && b.is_service_account), {
+    message: 'a service account cannot be an admin',
+    path: ['is_admin'],
+  });
+
+const updateUserBody = z.strictObject({
+  display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
+  is_admin: z.boolean({ message: 'must be a boolean' }).optional(),
+});
+
+function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): User {
+  if (deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
+  return deps.db.transaction(() => {
+    const user = deps.directory.createUser({
+      username: body.username,
+      displayName: body.display_name ?? body.username,
+      isAdmin: body.is_admin,
+      isServiceAccount: body.is_service_account,
+    });
+    deps.audit.record({ actor, action: 'user.create', target: `user:${user.username}`, newValue: userJson(user) });
+    return user;
+  })();
+}
+
+const create: AdminRoute['handler'] = (req, deps) => ({
+  status: 201,
+  body: { user: userJson(createUser(deps, req.principal.username, req.body as z.infer<typeof createUserBody>)) },
+});
+
+export const USER_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/users',
+    summary: 'List all users and service accounts',
+    access: 'admin',
+    handler: (_req, deps) => ({ status: 200, body: { users: deps.directory.listUsers().map(userJson) } }),
+  },
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/service-accounts',
+    summary: 'List service accounts',
+    access: 'admin',
+    handler: (_req, deps) => ({ status: 200, body: { service_accounts: deps.directory.listUsers(true).map(userJson) } }),
+  },
+  {
+    method: 'POST',
+    path: '/mlflow/users/create',
+    summary: 'Create a user or service account',
+    access: 'admin',
+    body: createUserBody,
+    handler: create,
+  },
+  {
+    method: 'POST',
+    path: '/mlflow/users',
+    summary: 'Create a user or service account (newer path)',
+    access: 'admin',
+    body: createUserBody,
+    handler: create,
+  },
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/users/current',
+    summary: 'The calling user, with their groups',
+    access: 'authenticated',
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.principal.username);
+      const groups = deps.directory.groupsOfUser(user.id).map((g) => g.name);
+      return { status: 200, body: { user: { ...userJson(user), groups } } };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/users/:username',
+    summary: 'Get a user, with their groups',
+    access: 'self',
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.params.username!);
+      const groups = deps.directory.groupsOfUser(user.id).map((g) => g.name);
+      return { status: 200, body: { user: { ...userJson(user), groups } } };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/mlflow/permissions/users/:username',
+    summary: "Update a user's display name or admin flag",
+    access: 'admin',
+    body: updateUserBody,
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.params.username!);
+      const body = req.body as z.infer<typeof updateUserBody>;
+      if (body.is_admin && user.isServiceAccount) throw badRequest('a service account cannot be an admin');
+      if (body.is_admin === false && user.username === req.principal.username)
+        throw badRequest('you cannot remove your own admin rights');
+      const updated = deps.db.transaction(() => {
+        deps.directory.updateUser(user.id, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
+        const after = deps.directory.userById(user.id)!;
+        deps.audit.record({
+          actor: req.principal.username,
+          action: 'user.update',
+          target: `user:${user.username}`,
+          oldValue: userJson(user),
+          newValue: userJson(after),
+        });
+        return after;
+      })();
+      deps.policyChanged();
+      return { status: 200, body: { user: userJson(updated) } };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/mlflow/permissions/users/:username',
+    summary: 'Delete a user with their tokens, memberships and grants',
+    access: 'admin',
+    handler: (req, deps) => {
+      const user = requireUser(deps, req.params.username!);
+      if (user.username === req.principal.username) throw badRequest('you cannot delete yourself');
+      deps.db.transaction(() => {
+        deps.directory.deleteUser(user.id);
+        deps.audit.record({
+          actor: req.principal.username,
+          action: 'user.delete',
+          target: `user:${user.username}`,
+          oldValue: userJson(user),
+        });
+      })();
+      deps.endSessionsOf?.(user.id);
+      deps.forgetUserCredentials(user.id);
+      deps.policyChanged();
+      return { status: 200, body: {} };
+    },
+  },
+];

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { PERMISSIONS } from '../config.js';
+import { badRequest } from '../errors.js';
+
+export const usernameSchema = z
+  .string({ message: 'must be a string' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/, {
+    message: 'must be 1-128 characters of letters, digits and . _ @ + - (starting with a letter or digit)',
+  });
+export const groupNameSchema = z
+  .string({ message: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+export const permissionSchema = z.enum(PERMISSIONS, {
+  message: `must be one of ${PERMISSIONS.join(', ')}`,
+});
+export const experimentIdSchema = z.string().regex(/^[0-9]{1,19}$/, 'must be a numeric experiment id');
+export const modelNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(500, 'must be at most 500 characters')
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+export const permissionBody = z.strictObject({ permission: permissionSchema });
+
+/** Parses a value with a schema, turning every problem into one clear 400 message. */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'request body'): T {
+  if (value === undefined && !(schema instanceof z.ZodOptional)) {
+    const result = schema.safeParse({}, { reportInput: true });
+    if (result.success) return result.data;
+    throw badRequest(`Missing ${what}: ${describe(result.error)}`);
+  }
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  throw badRequest(`Invalid ${what}: ${describe(result.error)}`);
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      if (i.code === 'unrecognized_keys') return `unknown field(s) ${i.keys.map((k) => `'${k}'`).join(', ')}`;
+      const field = i.path.length ? `'${i.path.join('.')}'` : 'body';
+      const msg = i.code === 'invalid_type' && 'input' in i && i.input === undefined ? 'is required' : i.message;
+      return `${field} ${msg}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,50 @@
+import type { Db } from '../store/database.js';
+
+export interface AuditEntry {
+  readonly actor: string;
+  readonly action: string;
+  readonly target: string;
+  readonly oldValue?: unknown;
+  readonly newValue?: unknown;
+}
+
+interface Row {
+  id: number;
+  at: number;
+  actor: string;
+  action: string;
+  target: string;
+  old_value: string | null;
+  new_value: string | null;
+}
+
+/**
+ * Every change to principals, tokens and grants. Callers record inside the same transaction as the
+ * change, and pass only values that are safe to keep: never a token.
+ */
+export function createAuditLog(db: Db, now: () => number = Date.now) {
+  const insert = db.prepare(
+    'INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const page = db.prepare<[number, number], Row>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?');
+  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  return {
+    record(e: AuditEntry): void {
+      insert.run(now(), e.actor, e.action, e.target, json(e.oldValue), json(e.newValue));
+    },
+    /** Newest first; `beforeId` pages backwards. */
+    list(limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
+      return page.all(beforeId, limit).map((r) => ({
+        id: r.id,
+        at: new Date(r.at).toISOString(),
+        actor: r.actor,
+        action: r.action,
+        target: r.target,
+        old_value: r.old_value === null ? null : (JSON.parse(r.old_value) as unknown),
+        new_value: r.new_value === null ? null : (JSON.parse(r.new_value) as unknown),
+      }));
+    },
+  };
+}
+
+export type AuditLog = ReturnType<typeof createAuditLog>;

@@ -1,0 +1,98 @@
+import type { Db } from '../store/database.js';
+import type { Permission, ResourceKind } from './types.js';
+
+export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
+
+export interface GrantRow {
+  readonly resource_kind: ResourceKind;
+  readonly resource_id: string;
+  readonly permission: Permission;
+  readonly name: string;
+}
+
+/** The grants table. Queries are per grantee side, each a single indexed look-up. */
+export function createGrantsRepo(db: Db, now: () => number = Date.now) {
+  const q = {
+    userGrant: db.prepare<[number, string, string], { permission: Permission }>(
+      'SELECT permission FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
+    ),
+    groupGrant: db.prepare<[number, string, string], { permission: Permission }>(
+      'SELECT permission FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
+    ),
+    groupGrantsOfUser: db.prepare<[number, string, string], { permission: Permission }>(
+      `SELECT g.permission FROM grants g JOIN group_members m ON m.group_id = g.group_id
+       WHERE m.user_id = ? AND g.resource_kind = ? AND g.resource_id = ?`,
+    ),
+    insertUser: db.prepare(
+      'INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    insertGroup: db.prepare(
+      'INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    updateUser: db.prepare(
+      'UPDATE grants SET permission = ?, updated_at = ? WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
+    ),
+    updateGroup: db.prepare(
+      'UPDATE grants SET permission = ?, updated_at = ? WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
+    ),
+    deleteUser: db.prepare('DELETE FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?'),
+    deleteGroup: db.prepare('DELETE FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?'),
+    ofUser: db.prepare<[number, string], GrantRow>(
+      `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
+       WHERE user_id = ? AND resource_kind = ? ORDER BY resource_id`,
+    ),
+    ofGroup: db.prepare<[number, string], GrantRow>(
+      `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
+       WHERE group_id = ? AND resource_kind = ? ORDER BY resource_id`,
+    ),
+    usersOnResource: db.prepare<[string, string], GrantRow>(
+      `SELECT g.resource_kind, g.resource_id, g.permission, u.username AS name FROM grants g
+       JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ? ORDER BY u.username`,
+    ),
+    groupsOnResource: db.prepare<[string, string], GrantRow>(
+      `SELECT g.resource_kind, g.resource_id, g.permission, gr.name AS name FROM grants g
+       JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ? ORDER BY gr.name`,
+    ),
+    deleteResource: db.prepare('DELETE FROM grants WHERE resource_kind = ? AND resource_id = ?'),
+    moveResource: db.prepare(
+      'UPDATE OR REPLACE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
+    ),
+    count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM grants'),
+  };
+
+  return {
+    get(grantee: Grantee, kind: ResourceKind, id: string): Permission | undefined {
+      const stmt = grantee.type === 'user' ? q.userGrant : q.groupGrant;
+      return stmt.get(grantee.id, kind, id)?.permission;
+    },
+    groupPermissionsOfUser(userId: number, kind: ResourceKind, id: string): Permission[] {
+      return q.groupGrantsOfUser.all(userId, kind, id).map((r) => r.permission);
+    },
+    insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): void {
+      const t = now();
+      (grantee.type === 'user' ? q.insertUser : q.insertGroup).run(kind, id, grantee.id, permission, t, t);
+    },
+    update(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): boolean {
+      const stmt = grantee.type === 'user' ? q.updateUser : q.updateGroup;
+      return stmt.run(permission, now(), grantee.id, kind, id).changes > 0;
+    },
+    delete(grantee: Grantee, kind: ResourceKind, id: string): boolean {
+      return (grantee.type === 'user' ? q.deleteUser : q.deleteGroup).run(grantee.id, kind, id).changes > 0;
+    },
+    listOf(grantee: Grantee, kind: ResourceKind): GrantRow[] {
+      return (grantee.type === 'user' ? q.ofUser : q.ofGroup).all(grantee.id, kind);
+    },
+    onResource(kind: ResourceKind, id: string) {
+      return { users: q.usersOnResource.all(kind, id), groups: q.groupsOnResource.all(kind, id) };
+    },
+    deleteResource(kind: ResourceKind, id: string): number {
+      return q.deleteResource.run(kind, id).changes;
+    },
+    moveResource(kind: ResourceKind, from: string, to: string): number {
+      return q.moveResource.run(to, now(), kind, from).changes;
+    },
+    count: (): number => q.count.get()!.n,
+  };
+}
+
+export type GrantsRepo = ReturnType<typeof createGrantsRepo>;

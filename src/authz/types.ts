@@ -1,0 +1,60 @@
+import type { PERMISSIONS } from '../config.js';
+
+export type Permission = (typeof PERMISSIONS)[number];
+export type ResourceKind = 'experiment' | 'registered_model' | 'prompt';
+
+/** What a route needs of the caller. `create` is creating a new top-level resource. */
+export type Need = 'public' | 'authenticated' | 'admin' | 'read' | 'edit' | 'manage' | 'create';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/**
+ * Where a route's resource id comes from. `field` names a query/body field, a path parameter of
+ * `pattern` (`from: 'param'`) or a header. `auto` = query string for GET/DELETE, JSON body otherwise
+ * (DELETE also looks in the body); a field present in both must agree.
+ */
+export type IdLocation = 'auto' | 'query' | 'body' | 'param' | 'header';
+
+export type IdSource =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'experiment_id'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'experiment_ids'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'experiment_name'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'run_id'; readonly field: string; readonly from: IdLocation; readonly alias?: string }
+  | { readonly kind: 'run_ids'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'logged_model_id'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'trace_id'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'trace_ids'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'model_name'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation };
+
+/** Named after-response behaviours; the proxy owns their implementations. */
+export type AfterHook =
+  | 'grant_creator_experiment'
+  | 'grant_creator_registered_model'
+  | 'filter_search_experiments'
+  | 'filter_search_registered_models'
+  | 'filter_search_model_versions'
+  | 'filter_search_logged_models'
+  | 'filter_search_runs'
+  | 'filter_search_traces'
+  | 'drop_registered_model_grants'
+  | 'move_registered_model_grants'
+  | 'graphql';
+
+/** One row of the route catalog: data, not code. */
+export interface RouteEntry {
+  readonly method: HttpMethod;
+  /** find-my-way pattern relative to MLflow's root (no base path, no static prefix), e.g. `/api/2.0/mlflow/runs/get`. */
+  readonly pattern: string;
+  /** The resource kind the decision is about; `model_or_prompt` is told apart by the model's prompt tag. */
+  readonly resource: ResourceKind | 'model_or_prompt' | 'none';
+  readonly id: IdSource;
+  readonly need: Need;
+  readonly after?: AfterHook;
+}
+
+/** A resource the decision is about, after resolution. */
+export type ResourceRef =
+  | { readonly kind: 'experiment'; readonly id: string }
+  | { readonly kind: 'registered_model' | 'prompt'; readonly id: string };

@@ -1,0 +1,203 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export const PERMISSIONS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'] as const;
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ message: 'expected an absolute http(s) URL' }).refine((v) => /^https?:\/\//.test(v), {
+  message: 'expected an http or https URL',
+});
+const basePath = z
+  .string()
+  .transform((v) => v.replace(/\/+$/, ''))
+  .refine((v) => v === '' || /^\/[A-Za-z0-9._~\-/]*$/.test(v), {
+    message: 'expected empty or a path such as /mlflow',
+  });
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+/** Every environment variable flowgate reads, with its default. The README's table mirrors this. */
+const envSchema = z.object({
+  FLOWGATE_HOST: z.string().min(1).default('0.0.0.0'),
+  FLOWGATE_PORT: port.default(8080),
+  FLOWGATE_UPSTREAM_URL: url.default('http://127.0.0.1:5000'),
+  FLOWGATE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  FLOWGATE_UPSTREAM_STATIC_PREFIX: basePath.default(''),
+  FLOWGATE_DB_PATH: z.string().min(1).default('./data/flowgate.db'),
+  FLOWGATE_BASE_PATH: basePath.default(''),
+  FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
+  FLOWGATE_CREATE_REQUIRES_ADMIN: bool.default(false),
+  FLOWGATE_ADMIN_USERNAME: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/).optional(),
+  FLOWGATE_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  FLOWGATE_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
+  FLOWGATE_TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(366),
+  FLOWGATE_TOKEN_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
+  FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  FLOWGATE_LOOKUP_CACHE_SIZE: z.coerce.number().int().min(16).default(50_000),
+  FLOWGATE_LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
+  FLOWGATE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  FLOWGATE_METRICS_PORT: port.default(9090),
+  FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  FLOWGATE_TRUSTED_REQUEST_ID_HEADER: z.string().min(1).default('x-request-id'),
+  FLOWGATE_OIDC_ISSUER_URL: url.optional(),
+  FLOWGATE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  FLOWGATE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  FLOWGATE_OIDC_REDIRECT_URL: url.optional(),
+  FLOWGATE_OIDC_SCOPES: z.string().min(1).default('openid profile email'),
+  FLOWGATE_OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
+  FLOWGATE_OIDC_USERNAME_CLAIM: z.string().min(1).default('preferred_username'),
+  FLOWGATE_OIDC_DISPLAY_NAME_CLAIM: z.string().min(1).default('name'),
+  FLOWGATE_OIDC_ADMIN_ROLE: z.string().min(1).optional(),
+  FLOWGATE_OIDC_ALLOWED_ROLES: list.optional(),
+  FLOWGATE_SESSION_COOKIE_SECURE: bool.default(true),
+  FLOWGATE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(60),
+  FLOWGATE_SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(12),
+  FLOWGATE_INFERENCE_CONFIG_FILE: z.string().min(1).optional(),
+});
+
+export type Env = Record<string, string | undefined>;
+
+export interface OidcConfig {
+  readonly issuerUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string | undefined;
+  readonly redirectUrl: string | undefined;
+  readonly scopes: string;
+  readonly groupsClaim: string;
+  readonly usernameClaim: string;
+  readonly displayNameClaim: string;
+  readonly adminRole: string | undefined;
+  readonly allowedRoles: readonly string[] | undefined;
+}
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly upstreamUrl: string;
+  readonly upstreamTimeoutMs: number;
+  /** MLflow's own `--static-prefix`, when it runs with one. */
+  readonly upstreamStaticPrefix: string;
+  readonly dbPath: string;
+  readonly basePath: string;
+  readonly defaultPermission: (typeof PERMISSIONS)[number];
+  readonly createRequiresAdmin: boolean;
+  readonly admin: { readonly username: string; readonly token: string } | undefined;
+  readonly tokenMaxDays: number;
+  readonly tokenCacheSize: number;
+  readonly maxBodyBytes: number;
+  readonly lookupCacheSize: number;
+  readonly lookupCacheTtlMs: number;
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  readonly logLevel: string;
+  readonly trustedRequestIdHeader: string;
+  readonly oidc: OidcConfig | undefined;
+  readonly session: { readonly cookieSecure: boolean; readonly idleMinutes: number; readonly absoluteHours: number };
+  readonly inferenceConfigFile: string | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads a JSON file named by FLOWGATE_CONFIG_FILE (keys are the variable names); the environment
+ * wins over the file. Every problem is collected before failing.
+ */
+export function loadConfig(env: Env, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): Config {
+  const problems: string[] = [];
+  let fromFile: Env = {};
+  if (env.FLOWGATE_CONFIG_FILE) {
+    try {
+      const parsed: unknown = JSON.parse(readFile(env.FLOWGATE_CONFIG_FILE));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      fromFile = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+    } catch (e) {
+      problems.push(`FLOWGATE_CONFIG_FILE: cannot read a JSON object from it (${(e as Error).message})`);
+    }
+  }
+  const merged: Env = { ...fromFile };
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('FLOWGATE_') && v !== undefined && v !== '') merged[k] = v;
+  if (env.FLOWGATE_BASE_PATH === '') merged.FLOWGATE_BASE_PATH = '';
+
+  const parsed = envSchema.safeParse(merged);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+
+  let admin: Config['admin'];
+  let adminToken = e.FLOWGATE_ADMIN_TOKEN;
+  if (e.FLOWGATE_ADMIN_TOKEN_FILE) {
+    if (adminToken) problems.push('FLOWGATE_ADMIN_TOKEN_FILE: set either it or FLOWGATE_ADMIN_TOKEN, not both');
+    try {
+      adminToken = readFile(e.FLOWGATE_ADMIN_TOKEN_FILE).trim();
+      if (adminToken.length < 32) problems.push('FLOWGATE_ADMIN_TOKEN_FILE: the token must be at least 32 characters');
+    } catch {
+      problems.push('FLOWGATE_ADMIN_TOKEN_FILE: cannot read the file');
+    }
+  }
+  if (e.FLOWGATE_ADMIN_USERNAME && adminToken) admin = { username: e.FLOWGATE_ADMIN_USERNAME, token: adminToken };
+  else if (e.FLOWGATE_ADMIN_USERNAME || adminToken)
+    problems.push('FLOWGATE_ADMIN_USERNAME: set together with FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE');
+
+  let oidc: OidcConfig | undefined;
+  if (e.FLOWGATE_OIDC_ISSUER_URL) {
+    if (!e.FLOWGATE_OIDC_CLIENT_ID) problems.push('FLOWGATE_OIDC_CLIENT_ID: required when FLOWGATE_OIDC_ISSUER_URL is set');
+    oidc = {
+      issuerUrl: e.FLOWGATE_OIDC_ISSUER_URL,
+      clientId: e.FLOWGATE_OIDC_CLIENT_ID ?? '',
+      clientSecret: e.FLOWGATE_OIDC_CLIENT_SECRET,
+      redirectUrl: e.FLOWGATE_OIDC_REDIRECT_URL,
+      scopes: e.FLOWGATE_OIDC_SCOPES,
+      groupsClaim: e.FLOWGATE_OIDC_GROUPS_CLAIM,
+      usernameClaim: e.FLOWGATE_OIDC_USERNAME_CLAIM,
+      displayNameClaim: e.FLOWGATE_OIDC_DISPLAY_NAME_CLAIM,
+      adminRole: e.FLOWGATE_OIDC_ADMIN_ROLE,
+      allowedRoles: e.FLOWGATE_OIDC_ALLOWED_ROLES,
+    };
+  }
+  if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
+    problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
+  if (problems.length) throw new ConfigError(problems);
+
+  return Object.freeze({
+    host: e.FLOWGATE_HOST,
+    port: e.FLOWGATE_PORT,
+    upstreamUrl: e.FLOWGATE_UPSTREAM_URL.replace(/\/+$/, ''),
+    upstreamTimeoutMs: e.FLOWGATE_UPSTREAM_TIMEOUT_MS,
+    upstreamStaticPrefix: e.FLOWGATE_UPSTREAM_STATIC_PREFIX,
+    dbPath: e.FLOWGATE_DB_PATH,
+    basePath: e.FLOWGATE_BASE_PATH,
+    defaultPermission: e.FLOWGATE_DEFAULT_PERMISSION,
+    createRequiresAdmin: e.FLOWGATE_CREATE_REQUIRES_ADMIN,
+    admin,
+    tokenMaxDays: e.FLOWGATE_TOKEN_MAX_DAYS,
+    tokenCacheSize: e.FLOWGATE_TOKEN_CACHE_SIZE,
+    maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
+    lookupCacheSize: e.FLOWGATE_LOOKUP_CACHE_SIZE,
+    lookupCacheTtlMs: e.FLOWGATE_LOOKUP_CACHE_TTL_MS,
+    metricsHost: e.FLOWGATE_METRICS_HOST,
+    metricsPort: e.FLOWGATE_METRICS_PORT,
+    logLevel: e.FLOWGATE_LOG_LEVEL,
+    trustedRequestIdHeader: e.FLOWGATE_TRUSTED_REQUEST_ID_HEADER.toLowerCase(),
+    oidc,
+    session: {
+      cookieSecure: e.FLOWGATE_SESSION_COOKIE_SECURE,
+      idleMinutes: e.FLOWGATE_SESSION_IDLE_MINUTES,
+      absoluteHours: e.FLOWGATE_SESSION_ABSOLUTE_HOURS,
+    },
+    inferenceConfigFile: e.FLOWGATE_INFERENCE_CONFIG_FILE,
+  });
+}

@@ -1,0 +1,72 @@
+import type { ServerResponse } from 'node:http';
+
+/** MLflow's error codes, with the HTTP status each one maps to. */
+export const ERROR_STATUS = {
+  INVALID_PARAMETER_VALUE: 400,
+  MALFORMED_REQUEST: 400,
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  RESOURCE_DOES_NOT_EXIST: 404,
+  ENDPOINT_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  RESOURCE_ALREADY_EXISTS: 409,
+  REQUEST_LIMIT_EXCEEDED: 413,
+  INTERNAL_ERROR: 500,
+  BAD_GATEWAY: 502,
+  TEMPORARILY_UNAVAILABLE: 503,
+  GATEWAY_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error whose message is safe to show a client: it never carries a token, cookie or secret. */
+export class FlowgateError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'FlowgateError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="mlflow"' } as const;
+
+export const badRequest = (message: string) => new FlowgateError('INVALID_PARAMETER_VALUE', message);
+export const notFound = (message: string) => new FlowgateError('RESOURCE_DOES_NOT_EXIST', message);
+export const conflict = (message: string) => new FlowgateError('RESOURCE_ALREADY_EXISTS', message);
+export const forbidden = (message = 'Permission denied') => new FlowgateError('PERMISSION_DENIED', message);
+export const unauthenticated = (message = 'Authentication required') =>
+  new FlowgateError('UNAUTHENTICATED', message, { ...BASIC_CHALLENGE });
+
+/** The one place MLflow's error JSON is written. */
+export function sendError(res: ServerResponse, error: unknown): void {
+  const err =
+    error instanceof FlowgateError ? error : new FlowgateError('INTERNAL_ERROR', 'Internal error in flowgate');
+  sendJson(res, err.status, { error_code: err.code, message: err.message }, err.headers);
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(payload),
+    'Cache-Control': 'no-store',
+  });
+  res.end(payload);
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AdminApi } from '../admin/admin-api.js';
+import { isAdminNamespace } from '../admin/routes.js';
+import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { Principal } from '../principals/types.js';
+import type { Authenticator } from './authenticate.js';
+import type { Forwarder } from './forward.js';
+import type { MlflowGate } from './gate.js';
+import type { ReadinessCheck } from './health.js';
+import { normalizeTarget, stripBasePath } from './normalize-path.js';
+
+/** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
+export type OwnRoute = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: { path: string; search: string; requestId: string },
+) => boolean | Promise<boolean>;
+
+export interface RequestScope {
+  readonly requestId: string;
+  readonly started: bigint;
+  principal?: Principal;
+  route?: string;
+  decision?: 'allow' | 'deny';
+  reason?: string;
+}
+
+export interface AppDeps {
+  readonly basePath: string;
+  readonly trustedRequestIdHeader: string;
+  readonly logger: Logger;
+  readonly authenticate: Authenticator;
+  readonly adminApi: AdminApi;
+  readonly gate: MlflowGate;
+  readonly forwarder: Forwarder;
+  readonly readiness: ReadinessCheck;
+  readonly openapi: string;
+  /** Tried before anything else (inference routes). */
+  readonly preRoutes?: readonly ((req: IncomingMessage, res: ServerResponse) => boolean)[];
+  /** flowgate's own pages under the base path, tried after normalization and before authentication. */
+  readonly ownRoutes?: readonly OwnRoute[];
+  readonly onFinish?: (scope: RequestScope, req: IncomingMessage, res: ServerResponse) => void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
+export function createRequestListener(deps: AppDeps) {
+  async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+    const target = normalizeTarget(req.url ?? '/');
+    const path = stripBasePath(target.path, deps.basePath);
+    const encodedPath = stripBasePath(target.encoded, deps.basePath);
+    if (path === undefined || encodedPath === undefined)
+      throw new FlowgateError('ENDPOINT_NOT_FOUND', `Not found; flowgate serves under ${deps.basePath}/`);
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+
+    if (method === 'GET' && path === '/healthz') {
+      scope.route = '/healthz';
+      return sendJson(res, 200, { status: 'ok' });
+    }
+    if (method === 'GET' && path === '/readyz') {
+      scope.route = '/readyz';
+      const r = await deps.readiness();
+      return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream });
+    }
+    if (method === 'GET' && path === '/flowgate/openapi.json') {
+      scope.route = '/flowgate/openapi.json';
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+      res.end(deps.openapi);
+      return;
+    }
+    for (const own of deps.ownRoutes ?? [])
+      if (await own(req, res, { path, search: target.search, requestId: scope.requestId })) return;
+
+    const auth = await deps.authenticate(req);
+    scope.principal = auth.principal;
+
+    if (isAdminNamespace(path)) {
+      const m = deps.adminApi.match(method, encodedPath);
+      scope.route = m ? m.route.path : 'admin-unmatched';
+      if (!auth.principal) throw unauthenticated();
+      if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
+      await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
+      scope.decision = 'allow';
+      return;
+    }
+
+    const pass = await deps.gate.authorize({
+      req,
+      method,
+      path,
+      encodedPath,
+      search: target.search,
+      principal: auth.principal,
+    });
+    scope.route = pass.routeTemplate;
+    scope.decision = 'allow';
+    scope.reason = pass.reason;
+    deps.forwarder.forward(req, res, {
+      encodedPath: pass.encodedPath ?? encodedPath,
+      search: pass.search ?? target.search,
+      username: auth.principal?.username,
+      requestId: scope.requestId,
+      ...(pass.body ? { body: pass.body } : {}),
+      ...(pass.onResponse ? { onResponse: pass.onResponse } : {}),
+    });
+  }
+
+  return function listener(req: IncomingMessage, res: ServerResponse): void {
+    const offered = req.headers[deps.trustedRequestIdHeader];
+    const requestId = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
+    const scope: RequestScope = { requestId, started: process.hrtime.bigint() };
+    res.setHeader('X-Request-Id', requestId);
+    res.once('finish', () => deps.onFinish?.(scope, req, res));
+    for (const pre of deps.preRoutes ?? []) if (pre(req, res)) return;
+    handle(req, res, scope).catch((err: unknown) => {
+      if (err instanceof FlowgateError) {
+        if (err.status === 401 || err.status === 403) scope.decision = 'deny';
+        scope.reason ??= err.code;
+      } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId }, 'unexpected error');
+      if (!req.complete) req.resume();
+      sendError(res, err);
+    });
+  };
+}

@@ -1,0 +1,89 @@
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { createProxyServer } from 'http-proxy-3';
+import { FlowgateError, sendError } from '../errors.js';
+
+/** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
+const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
+
+export interface ForwardOptions {
+  readonly upstreamUrl: string;
+  readonly staticPrefix: string;
+  readonly timeoutMs: number;
+}
+
+export interface ForwardRequest {
+  /** Normalized, percent-encoded path (without the upstream static prefix) and raw query. */
+  readonly encodedPath: string;
+  readonly search: string;
+  readonly username: string | undefined;
+  readonly requestId: string;
+  /** A body already read (JSON routes); otherwise the request streams through untouched. */
+  readonly body?: Buffer;
+  /** When set, the handler writes the response itself (after-hooks that rewrite or inspect the answer). */
+  readonly onResponse?: ResponseHandler;
+}
+
+export function stripClientIdentity(req: IncomingMessage): void {
+  for (const name of Object.keys(req.headers)) if (IDENTITY_HEADER.test(name)) delete req.headers[name];
+  delete req.headers.authorization;
+  delete req.headers['proxy-authorization'];
+}
+
+export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) => void;
+
+/** Forwarding to MLflow through http-proxy-3 over a keep-alive agent. */
+export function createForwarder(opts: ForwardOptions) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
+  const proxy = createProxyServer({ target: opts.upstreamUrl, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
+  const startedAt = new WeakMap<IncomingMessage, number>();
+  const handlers = new WeakMap<IncomingMessage, ResponseHandler>();
+  const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
+
+  proxy.on('proxyRes', (upstream, req, res) => {
+    for (const observe of observers) observe(upstream, req);
+    handlers.get(req)?.(upstream, res);
+  });
+
+  proxy.on('error', (err, req, res) => {
+    const elapsed = Date.now() - (startedAt.get(req) ?? Date.now());
+    const code = (err as NodeJS.ErrnoException).code;
+    const error =
+      elapsed >= opts.timeoutMs
+        ? new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time')
+        : code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable')
+          : new FlowgateError('BAD_GATEWAY', 'MLflow closed the connection unexpectedly');
+    if (res && 'writeHead' in res) sendError(res, error);
+    else res?.destroy();
+  });
+
+  return {
+    forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
+      stripClientIdentity(req);
+      if (f.username !== undefined) req.headers['x-forwarded-user'] = f.username;
+      req.headers['x-request-id'] = f.requestId;
+      req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
+      startedAt.set(req, Date.now());
+      if (f.onResponse) handlers.set(req, f.onResponse);
+      if (f.body) {
+        req.headers['content-length'] = String(f.body.length);
+        delete req.headers['transfer-encoding'];
+      }
+      proxy.web(req, res, {
+        selfHandleResponse: f.onResponse !== undefined,
+        ...(f.body ? { buffer: Readable.from([f.body]) } : {}),
+      });
+    },
+    /** Sees every upstream response (status, timing) without touching it. */
+    observe(fn: (upstream: IncomingMessage, req: IncomingMessage) => void): void {
+      observers.push(fn);
+    },
+    close(): void {
+      proxy.close();
+      agent.destroy();
+    },
+  };
+}
+
+export type Forwarder = ReturnType<typeof createForwarder>;

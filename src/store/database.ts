@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { MIGRATIONS, type Migration } from './migrations.js';
+
+export type Db = Database.Database;
+
+export class SchemaTooNewError extends Error {
+  constructor(path: string, found: number, known: number) {
+    super(
+      `the policy store ${path} has schema version ${found}, newer than this flowgate knows (${known}); ` +
+        'run the flowgate release that wrote it, or restore a backup',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/** Opens the policy store and brings its schema up to date; the only module that owns the connection. */
+export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, path, migrations);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) throw new SchemaTooNewError(path, current, latest);
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The schema, as an append-only list: a released migration is never edited, only followed by a new
+ * one. `PRAGMA user_version` holds the number of the last one applied.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'principals, grants, access tokens, audit log',
+    sql: `
+      CREATE TABLE users (
+        id                 INTEGER PRIMARY KEY,
+        username           TEXT    NOT NULL UNIQUE,
+        display_name       TEXT    NOT NULL,
+        is_admin           INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
+        is_service_account INTEGER NOT NULL DEFAULT 0 CHECK (is_service_account IN (0, 1)),
+        created_at         INTEGER NOT NULL
+      );
+
+      CREATE TABLE groups (
+        id         INTEGER PRIMARY KEY,
+        name       TEXT    NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE group_members (
+        group_id INTEGER NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+        user_id  INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        PRIMARY KEY (group_id, user_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX group_members_by_user ON group_members (user_id, group_id);
+
+      CREATE TABLE grants (
+        id            INTEGER PRIMARY KEY,
+        resource_kind TEXT    NOT NULL CHECK (resource_kind IN ('experiment', 'registered_model', 'prompt')),
+        resource_id   TEXT    NOT NULL,
+        user_id       INTEGER REFERENCES users (id) ON DELETE CASCADE,
+        group_id      INTEGER REFERENCES groups (id) ON DELETE CASCADE,
+        permission    TEXT    NOT NULL CHECK (permission IN ('READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS')),
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        CHECK ((user_id IS NULL) <> (group_id IS NULL))
+      );
+      CREATE UNIQUE INDEX grants_of_user  ON grants (user_id, resource_kind, resource_id) WHERE user_id IS NOT NULL;
+      CREATE UNIQUE INDEX grants_of_group ON grants (group_id, resource_kind, resource_id) WHERE group_id IS NOT NULL;
+      CREATE INDEX grants_on_resource ON grants (resource_kind, resource_id);
+
+      CREATE TABLE access_tokens (
+        id         INTEGER PRIMARY KEY,
+        user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        token_hash TEXT    NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+      CREATE INDEX access_tokens_by_user ON access_tokens (user_id);
+
+      CREATE TABLE audit_log (
+        id        INTEGER PRIMARY KEY,
+        at        INTEGER NOT NULL,
+        actor     TEXT    NOT NULL,
+        action    TEXT    NOT NULL,
+        target    TEXT    NOT NULL,
+        old_value TEXT,
+        new_value TEXT
+      );
+    `,
+  },
+];

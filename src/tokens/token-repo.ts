@@ -1,0 +1,59 @@
+import type { Db } from '../store/database.js';
+
+export interface TokenRecord {
+  readonly id: number;
+  readonly userId: number;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly revokedAt: number | null;
+}
+
+interface Row {
+  id: number;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+const toRecord = (r: Row): TokenRecord => ({
+  id: r.id,
+  userId: r.user_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+});
+
+/** The access_tokens table: only hashes are stored. */
+export function createTokenRepo(db: Db) {
+  const q = {
+    byHash: db.prepare<[string], Row>(
+      'SELECT id, user_id, created_at, expires_at, revoked_at FROM access_tokens WHERE token_hash = ?',
+    ),
+    insert: db.prepare('INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)'),
+    reinstate: db.prepare('UPDATE access_tokens SET revoked_at = NULL, expires_at = ? WHERE id = ?'),
+    revokeActive: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
+    activeOfUser: db.prepare<[number, number], Row>(
+      `SELECT id, user_id, created_at, expires_at, revoked_at FROM access_tokens
+       WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id`,
+    ),
+    count: db.prepare<[number], { n: number }>(
+      'SELECT count(*) AS n FROM access_tokens WHERE revoked_at IS NULL AND expires_at > ?',
+    ),
+  };
+  return {
+    findByHash: (hash: string): TokenRecord | undefined => {
+      const r = q.byHash.get(hash);
+      return r && toRecord(r);
+    },
+    insert: (userId: number, hash: string, createdAt: number, expiresAt: number): number =>
+      Number(q.insert.run(userId, hash, createdAt, expiresAt).lastInsertRowid),
+    reinstate: (id: number, expiresAt: number): void => {
+      q.reinstate.run(expiresAt, id);
+    },
+    revokeAllOfUser: (userId: number, at: number): number => q.revokeActive.run(at, userId).changes,
+    activeOfUser: (userId: number, at: number): TokenRecord[] => q.activeOfUser.all(userId, at).map(toRecord),
+    countActive: (at: number): number => q.count.get(at)!.n,
+  };
+}
+
+export type TokenRepo = ReturnType<typeof createTokenRepo>;
