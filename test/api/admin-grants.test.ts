@@ -1,0 +1,149 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+
+let fg: TestFlowgate;
+let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+const api = () => request(fg.url);
+const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
+const grantCount = () => (fg.db.prepare('SELECT count(*) AS n FROM grants').get() as { n: number }).n;
+let bobToken = '';
+
+beforeAll(async () => {
+  upstream = await startStubUpstream();
+  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url });
+  for (const username of ['bob', 'dora']) await api().post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username });
+  await api().post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'svc', is_service_account: true });
+  await api().post('/api/2.0/mlflow/permissions/groups').set('Authorization', adminAuth()).send({ group_name: 'team-a' });
+  bobToken = (
+    await api().patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'bob', expiration: inDays(2) })
+  ).body.token;
+});
+afterAll(async () => {
+  await fg.close();
+  await upstream.close();
+  removeDir(fg.dir);
+});
+
+const KINDS = [
+  { segment: 'experiments', id: '7', idField: 'experiment_id', bad: 'not-a-number' },
+  { segment: 'registered-models', id: 'churn model', idField: 'name', bad: '' },
+  { segment: 'prompts', id: 'summarizer', idField: 'name', bad: '' },
+] as const;
+const GRANTEES = [
+  { segment: 'users', name: 'dora', nameField: 'username' },
+  { segment: 'groups', name: 'team-a', nameField: 'group_name' },
+] as const;
+
+describe.each(KINDS)('grants on $segment', (k) => {
+  describe.each(GRANTEES)('for $segment', (g) => {
+    const one = () => `/api/2.0/mlflow/permissions/${g.segment}/${encodeURIComponent(g.name)}/${k.segment}/${encodeURIComponent(k.id)}`;
+
+    it('create, read, list, update, delete', async () => {
+      const created = await api().post(one()).set('Authorization', adminAuth()).send({ permission: 'READ' });
+      expect(created.status).toBe(201);
+      expect(created.body.permission).toMatchObject({ [k.idField]: k.id, [g.nameField]: g.name, permission: 'READ' });
+      expect((await api().post(one()).set('Authorization', adminAuth()).send({ permission: 'EDIT' })).status).toBe(409);
+      const read = await api().get(one()).set('Authorization', adminAuth());
+      expect(read.body.permission.permission).toBe('READ');
+      const list = await api().get(`/ajax-api/2.0/mlflow/permissions/${g.segment}/${g.name}/${k.segment}`).set('Authorization', adminAuth());
+      expect(list.body.permissions).toEqual([expect.objectContaining({ [k.idField]: k.id, permission: 'READ' })]);
+      const side = await api().get(`/api/2.0/mlflow/permissions/${k.segment}/${encodeURIComponent(k.id)}/${g.segment}`).set('Authorization', adminAuth());
+      expect(side.body[g.segment]).toEqual([expect.objectContaining({ [g.nameField]: g.name, permission: 'READ' })]);
+      const updated = await api().patch(one()).set('Authorization', adminAuth()).send({ permission: 'NO_PERMISSIONS' });
+      expect(updated.body.permission.permission).toBe('NO_PERMISSIONS');
+      expect((await api().delete(one()).set('Authorization', adminAuth())).status).toBe(200);
+      expect((await api().get(one()).set('Authorization', adminAuth())).status).toBe(404);
+      expect((await api().delete(one()).set('Authorization', adminAuth())).status).toBe(404);
+      expect((await api().patch(one()).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(404);
+    });
+
+    it('refuses bad permissions and unknown grantees, writing nothing', async () => {
+      const before = grantCount();
+      for (const body of [{ permission: 'WRITE' }, { permission: 'read' }, {}, { permission: 'READ', extra: 1 }]) {
+        const res = await api().post(one()).set('Authorization', adminAuth()).send(body);
+        expect(res.status).toBe(400);
+        expect(res.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+      }
+      const unknown = await api()
+        .post(`/api/2.0/mlflow/permissions/${g.segment}/nobody/${k.segment}/${encodeURIComponent(k.id)}`)
+        .set('Authorization', adminAuth())
+        .send({ permission: 'READ' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
+      expect(grantCount()).toBe(before);
+    });
+  });
+});
+
+describe('who may manage grants', () => {
+  it('refuses a plain user, allows a holder of MANAGE on that resource only', async () => {
+    const path = '/api/2.0/mlflow/permissions/users/dora/experiments/42';
+    expect((await api().post(path).set('Authorization', basic('bob', bobToken)).send({ permission: 'READ' })).status).toBe(403);
+    await api().post('/api/2.0/mlflow/permissions/users/bob/experiments/42').set('Authorization', adminAuth()).send({ permission: 'MANAGE' });
+    const ok = await api().post(path).set('Authorization', basic('bob', bobToken)).send({ permission: 'READ' });
+    expect(ok.status).toBe(201);
+    const side = await api().get('/api/2.0/mlflow/permissions/experiments/42/users').set('Authorization', basic('bob', bobToken));
+    expect(side.status).toBe(200);
+    expect((await api().post('/api/2.0/mlflow/permissions/users/dora/experiments/43').set('Authorization', basic('bob', bobToken)).send({ permission: 'READ' })).status).toBe(403);
+    expect((await api().get('/api/2.0/mlflow/permissions/users').set('Authorization', basic('bob', bobToken))).status).toBe(403);
+  });
+
+  it('MANAGE through a group counts; a direct NO_PERMISSIONS overrides it', async () => {
+    await api().post('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth()).send({ username: 'bob' });
+    await api().post('/api/2.0/mlflow/permissions/groups/team-a/registered-models/shared').set('Authorization', adminAuth()).send({ permission: 'MANAGE' });
+    const path = '/api/2.0/mlflow/permissions/users/dora/registered-models/shared';
+    expect((await api().post(path).set('Authorization', basic('bob', bobToken)).send({ permission: 'READ' })).status).toBe(201);
+    await api().post('/api/2.0/mlflow/permissions/users/bob/registered-models/shared').set('Authorization', adminAuth()).send({ permission: 'NO_PERMISSIONS' });
+    expect((await api().patch(path).set('Authorization', basic('bob', bobToken)).send({ permission: 'EDIT' })).status).toBe(403);
+  });
+});
+
+describe('groups', () => {
+  it('lists groups and members; adds and removes members', async () => {
+    const groups = await api().get('/api/2.0/mlflow/permissions/groups').set('Authorization', adminAuth());
+    expect(groups.body.groups.map((g: { name: string }) => g.name)).toContain('team-a');
+    await api().post('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth()).send({ username: 'dora' });
+    const members = await api().get('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth());
+    expect(members.body.users.map((u: { username: string }) => u.username)).toEqual(['bob', 'dora']);
+    const dup = await api().post('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth()).send({ username: 'dora' });
+    expect(dup.status).toBe(409);
+    expect((await api().delete('/api/2.0/mlflow/permissions/groups/team-a/users/dora').set('Authorization', adminAuth())).status).toBe(200);
+    expect((await api().delete('/api/2.0/mlflow/permissions/groups/team-a/users/dora').set('Authorization', adminAuth())).status).toBe(404);
+    expect((await api().get('/api/2.0/mlflow/permissions/groups/nope/users').set('Authorization', adminAuth())).status).toBe(404);
+    expect((await api().post('/api/2.0/mlflow/permissions/groups').set('Authorization', adminAuth()).send({ group_name: 'team-a' })).status).toBe(409);
+  });
+
+  it('refuses to add a service account to a group with a clear 400', async () => {
+    const res = await api().post('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth()).send({ username: 'svc' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/service accounts cannot be added to groups/);
+    const members = await api().get('/api/2.0/mlflow/permissions/groups/team-a/users').set('Authorization', adminAuth());
+    expect(members.body.users.map((u: { username: string }) => u.username)).not.toContain('svc');
+    const direct = await api().post('/api/2.0/mlflow/permissions/users/svc/experiments/7').set('Authorization', adminAuth()).send({ permission: 'EDIT' });
+    expect(direct.status).toBe(201);
+  });
+});
+
+describe('audit log', () => {
+  it('records changes with actor, action, target, old and new values; admins only', async () => {
+    const res = await api().get('/api/2.0/mlflow/permissions/audit?max_results=500').set('Authorization', adminAuth());
+    expect(res.status).toBe(200);
+    const entries = res.body.entries as Array<Record<string, unknown>>;
+    expect(entries.find((e) => e.action === 'grant.update')).toMatchObject({ actor: 'admin', old_value: 'READ', new_value: 'NO_PERMISSIONS' });
+    expect(entries.find((e) => e.action === 'user.create' && e.target === 'user:svc')).toMatchObject({
+      new_value: expect.objectContaining({ is_service_account: true }),
+    });
+    expect(entries.find((e) => e.action === 'grant.create' && e.actor === 'bob')).toBeDefined();
+    const adds = entries.filter((e) => e.action === 'group.member.add').map((e) => [e.target, e.new_value]);
+    expect(adds).toContainEqual(['group:team-a', { username: 'bob' }]);
+    expect(entries.find((e) => e.action === 'token.issue')).toMatchObject({ target: 'user:bob' });
+    expect(JSON.stringify(entries)).not.toContain(bobToken);
+    const page = await api().get('/api/2.0/mlflow/permissions/audit?max_results=2').set('Authorization', adminAuth());
+    expect(page.body.entries).toHaveLength(2);
+    const next = await api().get(`/api/2.0/mlflow/permissions/audit?max_results=2&page_token=${page.body.next_page_token}`).set('Authorization', adminAuth());
+    expect(next.body.entries[0].id).toBeLessThan(page.body.entries[1].id);
+    expect((await api().get('/api/2.0/mlflow/permissions/audit?max_results=0').set('Authorization', adminAuth())).status).toBe(400);
+    expect((await api().get('/api/2.0/mlflow/permissions/audit').set('Authorization', basic('bob', bobToken))).status).toBe(403);
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it, vi } from 'vitest';
+import { hashToken, mintToken } from '../../src/tokens/token.js';
+import type { TokenRecord, TokenRepo } from '../../src/tokens/token-repo.js';
+import { createTokenVerifier } from '../../src/tokens/verifier.js';
+import { resolveExpiration } from '../../src/tokens/expiration.js';
+
+function fakeRepo(records: Map<string, TokenRecord>) {
+  const findByHash = vi.fn((h: string) => records.get(h));
+  return { repo: { findByHash } as unknown as TokenRepo, findByHash };
+}
+
+describe('tokens', () => {
+  it('are 256 random bits, distinct each time', () => {
+    const seen = new Set(Array.from({ length: 1000 }, mintToken));
+    expect(seen.size).toBe(1000);
+    for (const t of [...seen].slice(0, 10)) expect(Buffer.from(t.slice(4), 'base64url')).toHaveLength(32);
+  });
+
+  it('verification hits the store once, then only the cache', () => {
+    const token = mintToken();
+    const { repo, findByHash } = fakeRepo(new Map([[hashToken(token), { id: 1, userId: 9, createdAt: 0, expiresAt: Date.now() + 60_000, revokedAt: null }]]));
+    const v = createTokenVerifier({ repo, usernameOf: () => 'alice', cacheSize: 10 });
+    for (let i = 0; i < 100; i++) expect(v.verify('alice', token)).toEqual({ tokenId: 1, userId: 9, username: 'alice' });
+    expect(findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('rejects the wrong username, an expired token, a revoked token; forgetUser drops cache entries', () => {
+    const token = mintToken();
+    let now = 1000;
+    const records = new Map([[hashToken(token), { id: 1, userId: 9, createdAt: 0, expiresAt: 2000, revokedAt: null as number | null }]]);
+    const { repo } = fakeRepo(records);
+    const v = createTokenVerifier({ repo, usernameOf: () => 'alice', cacheSize: 10, now: () => now });
+    expect(v.verify('bob', token)).toBeUndefined();
+    expect(v.verify('alice', token)).toBeDefined();
+    records.set(hashToken(token), { ...records.get(hashToken(token))!, revokedAt: 1500 });
+    expect(v.verify('alice', token)).toBeDefined(); // still cached until told
+    v.forgetUser(9);
+    expect(v.verify('alice', token)).toBeUndefined();
+    records.set(hashToken(token), { ...records.get(hashToken(token))!, revokedAt: null });
+    now = 2000;
+    expect(v.verify('alice', token)).toBeUndefined();
+  });
+
+  it('bounds the cache', () => {
+    const records = new Map<string, TokenRecord>();
+    const tokens = Array.from({ length: 50 }, (_, i) => {
+      const t = mintToken();
+      records.set(hashToken(t), { id: i, userId: i, createdAt: 0, expiresAt: Date.now() + 60_000, revokedAt: null });
+      return t;
+    });
+    const v = createTokenVerifier({ repo: fakeRepo(records).repo, usernameOf: (id) => `u${id}`, cacheSize: 16 });
+    tokens.forEach((t, i) => v.verify(`u${i}`, t));
+    expect(v.size).toBe(16);
+  });
+
+  it('expirations: default, future only, bounded', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(resolveExpiration(undefined, now, 366)).toBe(now + 90 * 86_400_000);
+    expect(resolveExpiration(undefined, now, 30)).toBe(now + 30 * 86_400_000);
+    expect(resolveExpiration('2026-06-01T00:00:00Z', now, 366)).toBe(Date.parse('2026-06-01T00:00:00Z'));
+    expect(() => resolveExpiration('2025-12-31T00:00:00Z', now, 366)).toThrow(/future/);
+    expect(() => resolveExpiration('2027-06-01T00:00:00Z', now, 366)).toThrow(/366 days/);
+  });
+});
