@@ -155,6 +155,16 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   let oidc: OidcConfig | undefined;
   if (e.FLOWGATE_OIDC_ISSUER_URL) {
     if (!e.FLOWGATE_OIDC_CLIENT_ID) problems.push('FLOWGATE_OIDC_CLIENT_ID: required when FLOWGATE_OIDC_ISSUER_URL is set');
+    const issuer = new URL(e.FLOWGATE_OIDC_ISSUER_URL);
+    if (issuer.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname))
+      problems.push('FLOWGATE_OIDC_ISSUER_URL: must be https (plain http only for a provider on loopback)');
+    const callbackPath = `${e.FLOWGATE_BASE_PATH}/flowgate/callback`;
+    if (!e.FLOWGATE_OIDC_REDIRECT_URL)
+      problems.push(`FLOWGATE_OIDC_REDIRECT_URL: required with OIDC: the external URL of ${callbackPath}, e.g. https://mlflow.example.com${callbackPath}`);
+    else if (new URL(e.FLOWGATE_OIDC_REDIRECT_URL).pathname !== callbackPath)
+      problems.push(`FLOWGATE_OIDC_REDIRECT_URL: its path must be ${callbackPath} (flowgate's callback under FLOWGATE_BASE_PATH)`);
+    else if (new URL(e.FLOWGATE_OIDC_REDIRECT_URL).protocol === 'http:' && e.FLOWGATE_SESSION_COOKIE_SECURE)
+      problems.push('FLOWGATE_OIDC_REDIRECT_URL: is plain http, so Secure cookies would never be sent back; use https or set FLOWGATE_SESSION_COOKIE_SECURE=false (development only)');
     oidc = {
       issuerUrl: e.FLOWGATE_OIDC_ISSUER_URL,
       clientId: e.FLOWGATE_OIDC_CLIENT_ID ?? '',

@@ -25,13 +25,16 @@ export class FlowgateError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** Why, from a bounded set (decision reasons); for metrics and logs, never shown as-is. */
+  readonly reason: string | undefined;
 
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, reason?: string) {
     super(message);
     this.name = 'FlowgateError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.headers = headers;
+    this.reason = reason;
   }
 }
 
@@ -40,7 +43,8 @@ export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="mlflow"' } as
 export const badRequest = (message: string) => new FlowgateError('INVALID_PARAMETER_VALUE', message);
 export const notFound = (message: string) => new FlowgateError('RESOURCE_DOES_NOT_EXIST', message);
 export const conflict = (message: string) => new FlowgateError('RESOURCE_ALREADY_EXISTS', message);
-export const forbidden = (message = 'Permission denied') => new FlowgateError('PERMISSION_DENIED', message);
+export const forbidden = (message = 'Permission denied', reason?: string) =>
+  new FlowgateError('PERMISSION_DENIED', message, {}, reason);
 export const unauthenticated = (message = 'Authentication required') =>
   new FlowgateError('UNAUTHENTICATED', message, { ...BASIC_CHALLENGE });
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
 import { buildOpenApi } from './admin/openapi.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
@@ -12,10 +12,19 @@ import { createPolicyReader } from './authz/policy.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logging.js';
+import { createOidc, createSessionStore } from './oidc/index.js';
+import { countedAuthenticator, countedLoader, createMetrics } from './metrics/registry.js';
+import { startMetricsServer } from './metrics/server.js';
+import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
 import type { Principal } from './principals/types.js';
-import { adminOnlyGate } from './proxy/admin-only-gate.js';
+import { createMlflowGate } from './proxy/mlflow-gate.js';
+import { createUpstreamJson } from './proxy/after/upstream-json.js';
+import { createMlflowLookups } from './authz/mlflow-lookups.js';
+import { createResourceResolver } from './authz/resolve.js';
+import { createRouteMatcher } from './authz/route-matcher.js';
+import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
 import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
@@ -33,31 +42,44 @@ export interface Flowgate {
   readonly url: string;
   readonly db: Db;
   readonly registry: Registry;
+  /** The separate metrics listener's `/metrics` URL (never on the public port). */
+  readonly metricsUrl: string;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   readonly logger?: Logger;
+  /** The clock browser sessions use (tests move it to expire sessions). */
+  readonly now?: () => number;
 }
 
 /** The composition root: builds every module once from the validated config and starts listening. */
 export async function startFlowgate(config: Config, options: StartOptions = {}): Promise<Flowgate> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dbPath);
-  const registry = new Registry();
+  const metrics = createMetrics({ version: VERSION });
+  const registry = metrics.registry;
+  registerStoreGauges(registry, db);
 
   const directory = createDirectory(db);
   const grants = createGrantsRepo(db);
   const audit = createAuditLog(db);
   const tokenRepo = createTokenRepo(db);
-  const principals = createPrincipalCache(directory, config.tokenCacheSize);
+  const principals = createPrincipalCache(directory, config.tokenCacheSize, metrics.cache('principal'));
   const verifier = createTokenVerifier({
     repo: tokenRepo,
     usernameOf: (id) => directory.userById(id)?.username,
     cacheSize: config.tokenCacheSize,
+    onCache: metrics.cache('token'),
   });
   const tokens = createTokenService({ db, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
-  const policy = createPolicyReader(grants, config.lookupCacheSize);
+  const policy = createPolicyReader(grants, config.lookupCacheSize, metrics.cache('policy'));
+  const sessions = createSessionStore(db, {
+    idleMs: config.session.idleMinutes * 60_000,
+    absoluteMs: config.session.absoluteHours * 3_600_000,
+    cacheSize: config.tokenCacheSize,
+    ...(options.now ? { now: options.now } : {}),
+  });
 
   const canManage = (principal: Principal, ref: ResourceRef) =>
     decide({
@@ -80,9 +102,52 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     },
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
     canManage,
+    endSessionsOf: (userId) => sessions.destroyAllOf(userId),
   };
 
   if (config.admin) bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
+
+  const oidc =
+    config.oidc?.redirectUrl !== undefined
+      ? createOidc({
+          config: { ...config.oidc, redirectUrl: config.oidc.redirectUrl },
+          basePath: config.basePath,
+          cookieSecure: config.session.cookieSecure,
+          absoluteMs: config.session.absoluteHours * 3_600_000,
+          db,
+          directory,
+          audit,
+          principals,
+          sessions,
+          policyChanged: adminDeps.policyChanged,
+          logger,
+          protectedAdmin: config.admin?.username,
+          ...(options.now ? { now: options.now } : {}),
+        })
+      : undefined;
+
+  const lookups = createMlflowLookups({
+    upstreamUrl: config.upstreamUrl,
+    staticPrefix: config.upstreamStaticPrefix,
+    cacheSize: config.lookupCacheSize,
+    ttlMs: config.lookupCacheTtlMs,
+    onCache: (name, hit) => metrics.cache(name)(hit),
+  });
+  const gate = createMlflowGate({
+    matcher: createRouteMatcher(ROUTE_CATALOG),
+    resolve: createResourceResolver(lookups),
+    lookups,
+    policy,
+    grants,
+    audit,
+    db,
+    policyChanged: adminDeps.policyChanged,
+    upstream: createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs),
+    defaultPermission: config.defaultPermission,
+    createRequiresAdmin: config.createRequiresAdmin,
+    maxBodyBytes: config.maxBodyBytes,
+    logger,
+  });
 
   const forwarder = createForwarder({
     upstreamUrl: config.upstreamUrl,
@@ -93,13 +158,27 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     basePath: config.basePath,
     trustedRequestIdHeader: config.trustedRequestIdHeader,
     logger,
-    authenticate: createAuthenticator([basicTokenLoader(verifier, principals)]),
+    authenticate: countedAuthenticator(
+      createAuthenticator([
+        countedLoader('basic', basicTokenLoader(verifier, principals), metrics),
+        ...(oidc ? [countedLoader('session', oidc.loader, metrics)] : []),
+      ]),
+      metrics,
+    ),
+    ...(oidc ? { ownRoutes: [oidc.ownRoute], onUnauthenticated: oidc.onUnauthenticated } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
-    gate: adminOnlyGate,
+    gate,
     forwarder,
     readiness: createReadiness(db, config.upstreamUrl, config.upstreamStaticPrefix),
     openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
+    inFlight: metrics.inFlight,
     onFinish: (scope, req, res) => {
+      const route = scope.route ?? 'unmatched';
+      if (scope.decision) {
+        const d = { decision: scope.decision, reason: scope.reason ?? 'none', resourceType: scope.resourceType ?? 'none', route };
+        metrics.recordDecision(d, scope.decisionSeconds);
+      }
+      if (scope.upstreamSeconds !== undefined) metrics.upstream(route, scope.upstreamStatus ?? 0, scope.upstreamSeconds);
       logger.info(
         {
           requestId: scope.requestId,
@@ -108,8 +187,14 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           user: scope.principal?.username,
           decision: scope.decision,
           reason: scope.reason,
+          resourceType: scope.resourceType,
           status: res.statusCode,
+          ...(res.writableFinished ? {} : { aborted: true }),
           durationMs: Number(process.hrtime.bigint() - scope.started) / 1e6,
+          ...(scope.decisionSeconds !== undefined ? { decisionMs: scope.decisionSeconds * 1e3 } : {}),
+          ...(scope.upstreamSeconds !== undefined
+            ? { upstreamMs: scope.upstreamSeconds * 1e3, upstreamStatus: scope.upstreamStatus }
+            : {}),
         },
         'request',
       );
@@ -123,6 +208,16 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   });
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  const metricsServer = await startMetricsServer(registry, config.metricsHost, config.metricsPort, (err) =>
+    logger.error({ err: { message: err.message } }, 'metrics collection failed'),
+  ).catch((err: unknown) => {
+    oidc?.close();
+    server.close();
+    forwarder.close();
+    db.close();
+    throw err;
+  });
+  logger.info({ url: metricsServer.url }, 'metrics listening');
   logger.info({ url, upstream: config.upstreamUrl, basePath: config.basePath, version: VERSION }, 'flowgate listening');
 
   return {
@@ -130,11 +225,16 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     url,
     db,
     registry,
+    metricsUrl: metricsServer.url,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await Promise.all([
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+        metricsServer.close(),
+      ]);
+      oidc?.close();
       forwarder.close();
       db.close();
     },

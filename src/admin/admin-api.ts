@@ -43,6 +43,12 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       if (!found) return undefined;
       return { route: found.store as AdminRoute, params: { ...(found.params as Record<string, string>) } };
     },
+    /** The access check alone, timed and counted by the pipeline: the reason when allowed, else a 403 thrown. */
+    authorize(principal: Principal, m: AdminMatch): 'admin' | AdminRoute['access'] {
+      if (!allowed(m.route, principal, m.params, deps))
+        throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`);
+      return principal.isAdmin ? 'admin' : m.route.access;
+    },
     async handle(req: IncomingMessage, res: ServerResponse, principal: Principal, m: AdminMatch, query: URLSearchParams) {
       if (!allowed(m.route, principal, m.params, deps))
         throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`);

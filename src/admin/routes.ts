@@ -1,6 +1,7 @@
 import { AUDIT_ROUTES } from './audit.js';
 import { GRANT_ROUTES } from './grants.js';
 import { GROUP_ROUTES } from './groups.js';
+import { SESSION_ROUTES } from './sessions.js';
 import { TOKEN_ROUTES } from './tokens.js';
 import type { AdminRoute } from './types.js';
 import { USER_ROUTES } from './users.js';
@@ -9,6 +10,7 @@ import { USER_ROUTES } from './users.js';
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...USER_ROUTES,
   ...TOKEN_ROUTES,
+  ...SESSION_ROUTES,
   ...GROUP_ROUTES,
   ...GRANT_ROUTES,
   ...AUDIT_ROUTES,

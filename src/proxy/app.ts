@@ -7,7 +7,7 @@ import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { Authenticator } from './authenticate.js';
 import type { Forwarder } from './forward.js';
-import type { MlflowGate } from './gate.js';
+import type { GateNotes, GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 
@@ -25,6 +25,13 @@ export interface RequestScope {
   route?: string;
   decision?: 'allow' | 'deny';
   reason?: string;
+  /** experiment | registered_model | prompt | none | admin: what the decision was about. */
+  resourceType?: string;
+  /** Time spent deciding (gate call or admin access check), when a decision was made. */
+  decisionSeconds?: number;
+  /** MLflow's status (0 = no answer) and the time until its response headers arrived. */
+  upstreamStatus?: number;
+  upstreamSeconds?: number;
 }
 
 export interface AppDeps {
@@ -41,10 +48,19 @@ export interface AppDeps {
   readonly preRoutes?: readonly ((req: IncomingMessage, res: ServerResponse) => boolean)[];
   /** flowgate's own pages under the base path, tried after normalization and before authentication. */
   readonly ownRoutes?: readonly OwnRoute[];
+  /** Called once per request when its response is done or the connection closed (`res.writableFinished` tells). */
   readonly onFinish?: (scope: RequestScope, req: IncomingMessage, res: ServerResponse) => void;
+  readonly inFlight?: { inc(): void; dec(): void };
+  /**
+   * Asked when a request ends in 401 with no principal (e.g. a browser navigation without a
+   * session): answering true means it responded (the OIDC login redirect) instead of the 401 JSON.
+   */
+  readonly onUnauthenticated?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
 /** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {
@@ -82,27 +98,50 @@ export function createRequestListener(deps: AppDeps) {
       scope.route = m ? m.route.path : 'admin-unmatched';
       if (!auth.principal) throw unauthenticated();
       if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
-      await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
+      scope.resourceType = 'admin';
+      const decisionStarted = process.hrtime.bigint();
+      try {
+        scope.reason = deps.adminApi.authorize(auth.principal, m);
+      } finally {
+        scope.decisionSeconds = seconds(decisionStarted);
+      }
       scope.decision = 'allow';
+      await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
       return;
     }
 
-    const pass = await deps.gate.authorize({
-      req,
-      method,
-      path,
-      encodedPath,
-      search: target.search,
-      principal: auth.principal,
-    });
+    const notes: GateNotes = {};
+    const decisionStarted = process.hrtime.bigint();
+    let pass: GatePass;
+    try {
+      pass = await deps.gate.authorize({
+        req,
+        method,
+        path,
+        encodedPath,
+        search: target.search,
+        principal: auth.principal,
+        notes,
+      });
+    } finally {
+      scope.decisionSeconds = seconds(decisionStarted);
+      scope.route = notes.route;
+      scope.resourceType = notes.resourceType ?? 'none';
+      scope.reason = notes.reason;
+    }
     scope.route = pass.routeTemplate;
     scope.decision = 'allow';
     scope.reason = pass.reason;
+    if (pass.respond) return pass.respond(res);
     deps.forwarder.forward(req, res, {
       encodedPath: pass.encodedPath ?? encodedPath,
       search: pass.search ?? target.search,
       username: auth.principal?.username,
       requestId: scope.requestId,
+      onUpstream: (status, s) => {
+        scope.upstreamStatus = status;
+        scope.upstreamSeconds = s;
+      },
       ...(pass.body ? { body: pass.body } : {}),
       ...(pass.onResponse ? { onResponse: pass.onResponse } : {}),
     });
@@ -113,13 +152,18 @@ export function createRequestListener(deps: AppDeps) {
     const requestId = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
     const scope: RequestScope = { requestId, started: process.hrtime.bigint() };
     res.setHeader('X-Request-Id', requestId);
-    res.once('finish', () => deps.onFinish?.(scope, req, res));
+    deps.inFlight?.inc();
+    res.once('close', () => {
+      deps.inFlight?.dec();
+      deps.onFinish?.(scope, req, res);
+    });
     for (const pre of deps.preRoutes ?? []) if (pre(req, res)) return;
     handle(req, res, scope).catch((err: unknown) => {
       if (err instanceof FlowgateError) {
         if (err.status === 401 || err.status === 403) scope.decision = 'deny';
-        scope.reason ??= err.code;
+        scope.reason ??= err.reason ?? err.code;
       } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId }, 'unexpected error');
+      if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
       if (!req.complete) req.resume();
       sendError(res, err);
     });

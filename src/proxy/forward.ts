@@ -22,6 +22,8 @@ export interface ForwardRequest {
   readonly body?: Buffer;
   /** When set, the handler writes the response itself (after-hooks that rewrite or inspect the answer). */
   readonly onResponse?: ResponseHandler;
+  /** Told MLflow's status (0 when no response came) and the seconds until its response headers arrived. */
+  readonly onUpstream?: (status: number, seconds: number) => void;
 }
 
 export function stripClientIdentity(req: IncomingMessage): void {
@@ -39,13 +41,22 @@ export function createForwarder(opts: ForwardOptions) {
   const startedAt = new WeakMap<IncomingMessage, number>();
   const handlers = new WeakMap<IncomingMessage, ResponseHandler>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
+  const timings = new WeakMap<IncomingMessage, { started: bigint; report: (status: number, seconds: number) => void }>();
+  function reportUpstream(req: IncomingMessage, status: number): void {
+    const t = timings.get(req);
+    if (!t) return;
+    timings.delete(req);
+    t.report(status, Number(process.hrtime.bigint() - t.started) / 1e9);
+  }
 
   proxy.on('proxyRes', (upstream, req, res) => {
+    reportUpstream(req, upstream.statusCode ?? 0);
     for (const observe of observers) observe(upstream, req);
     handlers.get(req)?.(upstream, res);
   });
 
   proxy.on('error', (err, req, res) => {
+    reportUpstream(req, 0);
     const elapsed = Date.now() - (startedAt.get(req) ?? Date.now());
     const code = (err as NodeJS.ErrnoException).code;
     const error =
@@ -66,6 +77,7 @@ export function createForwarder(opts: ForwardOptions) {
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
       startedAt.set(req, Date.now());
       if (f.onResponse) handlers.set(req, f.onResponse);
+      if (f.onUpstream) timings.set(req, { started: process.hrtime.bigint(), report: f.onUpstream });
       if (f.body) {
         req.headers['content-length'] = String(f.body.length);
         delete req.headers['transfer-encoding'];

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../principals/types.js';
 import type { ResponseHandler } from './forward.js';
 
@@ -13,6 +13,18 @@ export interface GateRequest {
   readonly encodedPath: string;
   readonly search: string;
   readonly principal: Principal | undefined;
+  /**
+   * Filled in by the gate as soon as it knows them, so a denial (a throw) is still labelled in
+   * metrics and logs: the route template (catalog pattern, never the raw path), the resource type
+   * the decision is about, and the decision reason (`group-deny`, `default-permission`, …).
+   */
+  readonly notes?: GateNotes;
+}
+
+export interface GateNotes {
+  route?: string;
+  resourceType?: 'experiment' | 'registered_model' | 'prompt' | 'none';
+  reason?: string;
 }
 
 /** The gate's verdict when it allows: how to forward. A denial is a thrown FlowgateError. */
@@ -24,6 +36,8 @@ export interface GatePass {
   readonly encodedPath?: string;
   readonly search?: string;
   readonly onResponse?: ResponseHandler;
+  /** When set, flowgate answers the request itself (filtered searches) instead of forwarding it. */
+  readonly respond?: (res: ServerResponse) => Promise<void>;
 }
 
 export interface MlflowGate {

@@ -71,4 +71,31 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'browser sessions and pending OIDC logins',
+    sql: `
+      CREATE TABLE sessions (
+        id           INTEGER PRIMARY KEY,
+        id_hash      TEXT    NOT NULL UNIQUE,
+        user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        csrf_secret  TEXT    NOT NULL,
+        created_at   INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        expires_at   INTEGER NOT NULL
+      );
+      CREATE INDEX sessions_by_user ON sessions (user_id);
+      CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+
+      CREATE TABLE oidc_pending_logins (
+        state_hash    TEXT    PRIMARY KEY,
+        binding_hash  TEXT    NOT NULL,
+        nonce         TEXT    NOT NULL,
+        code_verifier TEXT    NOT NULL,
+        return_to     TEXT    NOT NULL,
+        expires_at    INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX oidc_pending_logins_by_expiry ON oidc_pending_logins (expires_at);
+    `,
+  },
 ];

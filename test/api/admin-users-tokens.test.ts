@@ -189,21 +189,24 @@ describe('access tokens', () => {
   });
 });
 
-describe('fail-closed forwarding before enforcement', () => {
-  it('forwards MLflow calls for admins only, without the Authorization header', async () => {
+describe('forwarding to MLflow', () => {
+  it('denies what the caller holds no grant for, and unknown routes; strips credentials and client identity headers', async () => {
     const token = (await mint('alice', inDays(1))).body.token as string;
-    const denied = await api().get('/api/2.0/mlflow/experiments/search').set('Authorization', basic('alice', token));
+    const denied = await api().get('/api/2.0/mlflow/experiments/get?experiment_id=5').set('Authorization', basic('alice', token));
     expect(denied.status).toBe(403);
-    expect((await api().get('/api/2.0/mlflow/experiments/search')).status).toBe(401);
+    expect(denied.body.error_code).toBe('PERMISSION_DENIED');
+    const unknown = await api().get('/api/2.0/mlflow/not-a-route').set('Authorization', basic('alice', token));
+    expect(unknown.status).toBe(403);
+    expect((await api().get('/api/2.0/mlflow/experiments/get?experiment_id=5')).status).toBe(401);
     upstream.seen.length = 0;
     const ok = await api()
-      .get('/api/2.0/mlflow/experiments/search?max_results=5')
+      .get('/api/2.0/mlflow/experiments/get?experiment_id=5')
       .set('Authorization', adminAuth())
       .set('X-Forwarded-User', 'mallory')
       .set('x_auth_request_user', 'mallory');
     expect(ok.status).toBe(200);
     expect(upstream.seen).toHaveLength(1);
-    expect(upstream.seen[0]!.url).toBe('/api/2.0/mlflow/experiments/search?max_results=5');
+    expect(upstream.seen[0]!.url).toBe('/api/2.0/mlflow/experiments/get?experiment_id=5');
     expect(upstream.seen[0]!.headers.authorization).toBeUndefined();
     expect(upstream.seen[0]!.headers['x-forwarded-user']).toBe('admin');
     expect(upstream.seen[0]!.headers['x_auth_request_user']).toBeUndefined();

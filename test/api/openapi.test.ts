@@ -24,7 +24,7 @@ afterAll(async () => {
 
 describe('OpenAPI description of the admin API', () => {
   it('is valid OpenAPI 3.1', async () => {
-    const result = await new Validator().validate(committed as unknown as object);
+    const result = await new Validator().validate(committed as unknown as Parameters<Validator["validate"]>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect((committed as unknown as { openapi: string }).openapi).toBe('3.1.0');

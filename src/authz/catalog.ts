@@ -1,0 +1,391 @@
+import type { AfterHook, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
+
+/*
+ * Every (method, path) the pinned MLflow (3.17.2) answers, relative to its root, with what the
+ * caller needs. test/e2e/route-coverage.test.ts checks this table against the installed server's
+ * own route list in both directions, so a new MLflow route fails CI instead of slipping through.
+ *
+ * Decision rule: READ reads; EDIT also updates; MANAGE also deletes; `create` makes a new
+ * top-level resource; searches over many resources are `authenticated` and filtered afterwards.
+ * A route whose resource flowgate cannot resolve safely is `admin` (fail closed).
+ */
+
+type Resource = RouteEntry['resource'];
+
+const NONE: IdSource = { kind: 'none' };
+
+const experimentId = (from: IdLocation = 'auto', field = 'experiment_id'): IdSource => ({
+  kind: 'experiment_id',
+  field,
+  from,
+});
+const experimentIds = (from: IdLocation = 'auto', field = 'experiment_ids'): IdSource => ({
+  kind: 'experiment_ids',
+  field,
+  from,
+});
+/** `run_uuid` is the old spelling of `run_id`; both are read and must agree. */
+const runId = (from: IdLocation = 'auto'): IdSource => ({ kind: 'run_id', field: 'run_id', from, alias: 'run_uuid' });
+const runIds = (field: string): IdSource => ({ kind: 'run_ids', field, from: 'auto' });
+const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
+const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from: 'param' });
+const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
+const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
+const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
+/** Artifact paths start with the experiment id: `<exp>/<run>/artifacts/...`. */
+const artifactWildcard: IdSource = { kind: 'artifact_path', field: '*', from: 'param' };
+
+function route(
+  method: HttpMethod,
+  pattern: string,
+  need: Need,
+  resource: Resource = 'none',
+  id: IdSource = NONE,
+  after?: AfterHook,
+): RouteEntry {
+  return after === undefined ? { method, pattern, need, resource, id } : { method, pattern, need, resource, id, after };
+}
+
+const onExperiment = (method: HttpMethod, pattern: string, need: Need, id: IdSource = experimentId()) =>
+  route(method, pattern, need, 'experiment', id);
+const onModel = (method: HttpMethod, pattern: string, need: Need, after?: AfterHook) =>
+  route(method, pattern, need, 'model_or_prompt', modelName(), after);
+const admin = (method: HttpMethod, pattern: string) => route(method, pattern, 'admin');
+const publicRoute = (method: HttpMethod, pattern: string) => route(method, pattern, 'public');
+const authenticated = (method: HttpMethod, pattern: string, after?: AfterHook) =>
+  route(method, pattern, 'authenticated', 'none', NONE, after);
+
+/** MLflow serves each protobuf endpoint under `/api/` and again under `/ajax-api/` for its UI. */
+function withAjaxTwins(rows: readonly RouteEntry[]): RouteEntry[] {
+  return rows.flatMap((row) => [row, { ...row, pattern: row.pattern.replace(/^\/api\//, '/ajax-api/') }]);
+}
+
+const V2 = '/api/2.0/mlflow';
+const V3 = '/api/3.0/mlflow';
+const ARTIFACTS = '/api/2.0/mlflow-artifacts';
+const AJAX_V2 = '/ajax-api/2.0/mlflow';
+const AJAX_V3 = '/ajax-api/3.0/mlflow';
+
+const experimentRoutes = [
+  onExperiment('GET', `${V2}/experiments/get-by-name`, 'read', { kind: 'experiment_name', field: 'experiment_name', from: 'auto' }),
+  route('POST', `${V2}/experiments/create`, 'create', 'experiment', NONE, 'grant_creator_experiment'),
+  authenticated('POST', `${V2}/experiments/search`, 'filter_search_experiments'),
+  authenticated('GET', `${V2}/experiments/search`, 'filter_search_experiments'),
+  onExperiment('GET', `${V2}/experiments/get`, 'read'),
+  onExperiment('POST', `${V2}/experiments/delete`, 'manage'),
+  onExperiment('POST', `${V2}/experiments/restore`, 'manage'),
+  onExperiment('POST', `${V2}/experiments/update`, 'edit'),
+  onExperiment('POST', `${V2}/experiments/set-experiment-tag`, 'edit'),
+  onExperiment('POST', `${V2}/experiments/delete-experiment-tag`, 'edit'),
+  // MLflow registers this one without the slash after `2.0` (a typo in its handler table); it is
+  // a live route all the same.
+  onExperiment('POST', '/api/2.0mlflow/experiments/search-datasets', 'read', experimentIds()),
+];
+
+const runRoutes = [
+  onExperiment('POST', `${V2}/runs/create`, 'edit'),
+  onExperiment('POST', `${V2}/runs/update`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/delete`, 'manage', runId()),
+  onExperiment('POST', `${V2}/runs/restore`, 'manage', runId()),
+  onExperiment('POST', `${V2}/runs/log-metric`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/log-parameter`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/set-tag`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/delete-tag`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/log-batch`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/log-model`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/log-inputs`, 'edit', runId()),
+  onExperiment('POST', `${V2}/runs/outputs`, 'edit', runId()),
+  onExperiment('GET', `${V2}/runs/get`, 'read', runId()),
+  authenticated('POST', `${V2}/runs/search`, 'filter_search_runs'),
+  onExperiment('GET', `${V2}/artifacts/list`, 'read', runId()),
+  // Accepts run_id or model_id; only the run form is resolvable here, so a model_id-only request
+  // is refused as missing run_id rather than let through.
+  onExperiment('POST', `${V2}/artifacts/presigned-upload-url`, 'edit', runId()),
+  onExperiment('POST', `${V2}/artifacts/presigned-download-url`, 'read', runId()),
+  onExperiment('GET', `${V2}/metrics/get-history`, 'read', runId()),
+  onExperiment('GET', `${V2}/metrics/get-history-bulk-interval`, 'read', runIds('run_ids')),
+];
+
+const traceRoutes = [
+  onExperiment('POST', `${V2}/traces`, 'edit'),
+  onExperiment('PATCH', `${V2}/traces/:request_id`, 'edit', traceParam('request_id')),
+  onExperiment('GET', `${V2}/traces/:request_id/info`, 'read', traceParam('request_id')),
+  onExperiment('PATCH', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')),
+  onExperiment('DELETE', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')),
+  authenticated('GET', `${V2}/traces`, 'filter_search_traces'),
+  onExperiment('POST', `${V2}/traces/delete-traces`, 'manage'),
+  onExperiment('POST', `${V2}/traces/link-to-run`, 'edit', runId()),
+  onExperiment('POST', `${V2}/traces/link-prompts`, 'edit', traceField('trace_id')),
+  // Databricks-only lookups (SQL warehouse, inference tables): nothing local to resolve.
+  admin('GET', `${V2}/unified-traces`),
+  admin('GET', `${V2}/get-online-trace-details`),
+
+  onExperiment('POST', `${V3}/traces`, 'edit', experimentId('body', 'trace.trace_info.trace_location.mlflow_experiment.experiment_id')),
+  onExperiment('GET', `${V3}/traces/:trace_id`, 'read', traceParam('trace_id')),
+  onExperiment('GET', `${V3}/traces/get`, 'read', traceField('trace_id')),
+  onExperiment('GET', `${V3}/traces/batchGet`, 'read', traceIds),
+  onExperiment('POST', `${V3}/traces/batchGetInfos`, 'read', traceIds),
+  authenticated('POST', `${V3}/traces/search`, 'filter_search_traces'),
+  onExperiment('POST', `${V3}/traces/delete-traces`, 'manage'),
+  onExperiment('POST', `${V3}/traces/calculate-filter-correlation`, 'read', experimentIds()),
+  onExperiment('POST', `${V3}/traces/metrics`, 'read', experimentIds()),
+  onExperiment('PATCH', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')),
+  onExperiment('DELETE', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')),
+  onExperiment('POST', `${V3}/traces/:trace_id/assessments`, 'edit', traceParam('trace_id')),
+  onExperiment('GET', `${V3}/traces/:trace_id/assessments/:assessment_id`, 'read', traceParam('trace_id')),
+  onExperiment('PATCH', `${V3}/traces/:trace_id/assessments/:assessment_id`, 'edit', traceParam('trace_id')),
+  onExperiment('DELETE', `${V3}/traces/:trace_id/assessments/:assessment_id`, 'edit', traceParam('trace_id')),
+];
+
+const loggedModelRoutes = [
+  onExperiment('POST', `${V2}/logged-models`, 'edit'),
+  authenticated('POST', `${V2}/logged-models/search`, 'filter_search_logged_models'),
+  onExperiment('GET', `${V2}/logged-models/:model_id`, 'read', loggedModelParam),
+  onExperiment('PATCH', `${V2}/logged-models/:model_id`, 'edit', loggedModelParam),
+  onExperiment('DELETE', `${V2}/logged-models/:model_id`, 'manage', loggedModelParam),
+  onExperiment('PATCH', `${V2}/logged-models/:model_id/tags`, 'edit', loggedModelParam),
+  onExperiment('DELETE', `${V2}/logged-models/:model_id/tags/:tag_key`, 'edit', loggedModelParam),
+  onExperiment('GET', `${V2}/logged-models/:model_id/artifacts/directories`, 'read', loggedModelParam),
+  onExperiment('POST', `${V2}/logged-models/:model_id/params`, 'edit', loggedModelParam),
+];
+
+/*
+ * Experiment-scoped GenAI features. Routes addressed by their own id (dataset, issue, label
+ * schema, review queue, prompt-optimization job) would need a look-up from that id to its
+ * experiment(s), which flowgate does not have yet: they are admin until it does.
+ */
+const genaiRoutes = [
+  onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
+  onExperiment('POST', `${V3}/datasets/search`, 'read', experimentIds()),
+  onExperiment('GET', `${V3}/datasets/search`, 'read', experimentIds()),
+  admin('GET', `${V3}/datasets/:dataset_id`),
+  admin('DELETE', `${V3}/datasets/:dataset_id`),
+  admin('PATCH', `${V3}/datasets/:dataset_id/tags`),
+  admin('DELETE', `${V3}/datasets/:dataset_id/tags/:key`),
+  admin('POST', `${V3}/datasets/:dataset_id/records`),
+  admin('GET', `${V3}/datasets/:dataset_id/records`),
+  admin('DELETE', `${V3}/datasets/:dataset_id/records`),
+  admin('GET', `${V3}/datasets/:dataset_id/experiment-ids`),
+  admin('POST', `${V3}/datasets/:dataset_id/add-experiments`),
+  admin('POST', `${V3}/datasets/:dataset_id/remove-experiments`),
+
+  onExperiment('POST', `${V3}/issues`, 'edit'),
+  onExperiment('POST', `${V3}/issues/search`, 'read'),
+  admin('GET', `${V3}/issues/:issue_id`),
+  admin('PATCH', `${V3}/issues/:issue_id`),
+
+  onExperiment('POST', `${V3}/label-schemas/create`, 'edit'),
+  onExperiment('GET', `${V3}/label-schemas/get-by-name`, 'read'),
+  onExperiment('GET', `${V3}/label-schemas/list`, 'read'),
+  admin('GET', `${V3}/label-schemas/get`),
+  admin('PATCH', `${V3}/label-schemas/update`),
+  admin('DELETE', `${V3}/label-schemas/delete`),
+
+  onExperiment('POST', `${V3}/review-queues/create`, 'edit'),
+  onExperiment('POST', `${V3}/review-queues/get-or-create-user`, 'edit'),
+  onExperiment('GET', `${V3}/review-queues/get-by-name`, 'read'),
+  onExperiment('GET', `${V3}/review-queues/list`, 'read'),
+  admin('GET', `${V3}/review-queues/get`),
+  admin('POST', `${V3}/review-queues/update`),
+  admin('POST', `${V3}/review-queues/delete`),
+  admin('POST', `${V3}/review-queues/items/add`),
+  admin('POST', `${V3}/review-queues/items/remove`),
+  admin('GET', `${V3}/review-queues/items/list`),
+  admin('POST', `${V3}/review-queues/items/set-status`),
+
+  // Scorers live inside an experiment and are named by (experiment_id, name).
+  onExperiment('POST', `${V3}/scorers/register`, 'edit'),
+  // MLflow also answers a list without experiment_id (all experiments); flowgate has no filter
+  // for that, so experiment_id is required.
+  onExperiment('GET', `${V3}/scorers/list`, 'read'),
+  onExperiment('GET', `${V3}/scorers/versions`, 'read'),
+  onExperiment('GET', `${V3}/scorers/get`, 'read'),
+  onExperiment('DELETE', `${V3}/scorers/delete`, 'manage'),
+  onExperiment('PUT', `${V3}/scorers/online-config`, 'edit', experimentId('body')),
+  // Keyed by scorer ids, whose experiments flowgate cannot look up.
+  admin('GET', `${V3}/scorers/online-configs`),
+
+  // The optimization worker runs without the caller's identity and reads the source prompt named
+  // in the body, which the experiment check alone would not cover.
+  admin('POST', `${V3}/prompt-optimization/jobs`),
+  onExperiment('POST', `${V3}/prompt-optimization/jobs/search`, 'read'),
+  onExperiment('GET', `${V3}/prompt-optimization/jobs/search`, 'read'),
+  admin('GET', `${V3}/prompt-optimization/jobs/:job_id`),
+  admin('POST', `${V3}/prompt-optimization/jobs/:job_id/cancel`),
+  admin('DELETE', `${V3}/prompt-optimization/jobs/:job_id`),
+];
+
+const GATEWAY_CONFIG_ROUTES: ReadonlyArray<readonly [HttpMethod, string]> = [
+  ['POST', 'secrets/create'], ['GET', 'secrets/get'], ['POST', 'secrets/update'], ['DELETE', 'secrets/delete'],
+  ['GET', 'secrets/list'], ['POST', 'endpoints/create'], ['GET', 'endpoints/get'], ['POST', 'endpoints/update'],
+  ['DELETE', 'endpoints/delete'], ['GET', 'endpoints/list'], ['POST', 'model-definitions/create'],
+  ['GET', 'model-definitions/get'], ['GET', 'model-definitions/list'], ['POST', 'model-definitions/update'],
+  ['DELETE', 'model-definitions/delete'], ['POST', 'endpoints/models/attach'], ['POST', 'endpoints/models/detach'],
+  ['POST', 'endpoints/bindings/create'], ['DELETE', 'endpoints/bindings/delete'], ['GET', 'endpoints/bindings/list'],
+  ['POST', 'endpoints/set-tag'], ['DELETE', 'endpoints/delete-tag'], ['POST', 'budgets/create'], ['GET', 'budgets/get'],
+  ['POST', 'budgets/update'], ['DELETE', 'budgets/delete'], ['GET', 'budgets/list'], ['GET', 'budgets/windows'],
+  ['POST', 'guardrails/create'], ['GET', 'guardrails/get'], ['DELETE', 'guardrails/delete'], ['GET', 'guardrails/list'],
+  ['POST', 'guardrails/add-to-endpoint'], ['DELETE', 'guardrails/remove-from-endpoint'],
+  ['GET', 'guardrails/list-for-endpoint'], ['PATCH', 'guardrails/update-config'],
+];
+
+/** Gateway secrets, endpoints, budgets and guardrails hold provider credentials and spend: admin. */
+const gatewayConfigRoutes = GATEWAY_CONFIG_ROUTES.map(([method, path]) => admin(method, `${V3}/gateway/${path}`));
+
+const workspaceRoutes = [
+  admin('GET', `${V3}/workspaces`),
+  admin('POST', `${V3}/workspaces`),
+  admin('GET', `${V3}/workspaces/:workspace_name`),
+  admin('PATCH', `${V3}/workspaces/:workspace_name`),
+  admin('DELETE', `${V3}/workspaces/:workspace_name`),
+];
+
+const webhookRoutes = [
+  admin('POST', `${V2}/webhooks`),
+  admin('GET', `${V2}/webhooks`),
+  admin('GET', `${V2}/webhooks/:webhook_id`),
+  admin('PATCH', `${V2}/webhooks/:webhook_id`),
+  admin('DELETE', `${V2}/webhooks/:webhook_id`),
+  admin('POST', `${V2}/webhooks/:webhook_id/test`),
+];
+
+const registryRoutes = [
+  route('POST', `${V2}/registered-models/create`, 'create', 'model_or_prompt', modelName(), 'grant_creator_registered_model'),
+  onModel('POST', `${V2}/registered-models/rename`, 'edit', 'move_registered_model_grants'),
+  onModel('PATCH', `${V2}/registered-models/update`, 'edit'),
+  onModel('DELETE', `${V2}/registered-models/delete`, 'manage', 'drop_registered_model_grants'),
+  onModel('GET', `${V2}/registered-models/get`, 'read'),
+  authenticated('GET', `${V2}/registered-models/search`, 'filter_search_registered_models'),
+  onModel('POST', `${V2}/registered-models/get-latest-versions`, 'read'),
+  onModel('GET', `${V2}/registered-models/get-latest-versions`, 'read'),
+  onModel('POST', `${V2}/registered-models/set-tag`, 'edit'),
+  onModel('DELETE', `${V2}/registered-models/delete-tag`, 'manage'),
+  onModel('POST', `${V2}/registered-models/alias`, 'edit'),
+  onModel('DELETE', `${V2}/registered-models/alias`, 'manage'),
+  onModel('GET', `${V2}/registered-models/alias`, 'read'),
+  onModel('POST', `${V2}/model-versions/create`, 'edit'),
+  onModel('PATCH', `${V2}/model-versions/update`, 'edit'),
+  onModel('POST', `${V2}/model-versions/transition-stage`, 'edit'),
+  onModel('DELETE', `${V2}/model-versions/delete`, 'manage'),
+  onModel('GET', `${V2}/model-versions/get`, 'read'),
+  authenticated('GET', `${V2}/model-versions/search`, 'filter_search_model_versions'),
+  onModel('GET', `${V2}/model-versions/get-download-uri`, 'read'),
+  onModel('POST', `${V2}/model-versions/set-tag`, 'edit'),
+  onModel('DELETE', `${V2}/model-versions/delete-tag`, 'manage'),
+];
+
+/** Proxied artifacts (`--serve-artifacts`): the first path segment is the experiment id. */
+const artifactRoutes = [
+  onExperiment('GET', `${ARTIFACTS}/artifacts/*`, 'read', artifactWildcard),
+  onExperiment('PUT', `${ARTIFACTS}/artifacts/*`, 'edit', artifactWildcard),
+  onExperiment('DELETE', `${ARTIFACTS}/artifacts/*`, 'manage', artifactWildcard),
+  onExperiment('GET', `${ARTIFACTS}/artifacts`, 'read', { kind: 'artifact_path', field: 'path', from: 'auto' }),
+  onExperiment('POST', `${ARTIFACTS}/mpu/create/*`, 'edit', artifactWildcard),
+  onExperiment('POST', `${ARTIFACTS}/mpu/complete/*`, 'edit', artifactWildcard),
+  onExperiment('POST', `${ARTIFACTS}/mpu/abort/*`, 'edit', artifactWildcard),
+  onExperiment('GET', `${ARTIFACTS}/presigned/*`, 'read', artifactWildcard),
+];
+
+/** MCP server registry: its own resource type with name-and-version grants flowgate does not model. */
+const mcpServerRoutes = (['GET', 'POST', 'PATCH', 'DELETE'] as const).flatMap((method) => [
+  ...(method === 'GET' || method === 'POST' ? [admin(method, `${V3}/mcp-servers`)] : []),
+  admin(method, `${V3}/mcp-servers/*`),
+]);
+
+const serverInfoRoutes = [publicRoute('GET', `${V3}/server-info`)];
+
+const twinnedRoutes = withAjaxTwins([
+  ...experimentRoutes,
+  ...runRoutes,
+  ...traceRoutes,
+  ...loggedModelRoutes,
+  ...genaiRoutes,
+  ...gatewayConfigRoutes,
+  ...workspaceRoutes,
+  ...webhookRoutes,
+  ...registryRoutes,
+  ...artifactRoutes,
+  ...mcpServerRoutes,
+  ...serverInfoRoutes,
+]);
+
+/** Routes MLflow registers only for its UI (no `/api/` twin). */
+const ajaxOnlyRoutes = [
+  onExperiment('GET', `${AJAX_V2}/metrics/get-history-bulk`, 'read', runIds('run_id')),
+  onExperiment('POST', `${AJAX_V2}/experiments/search-datasets`, 'read', experimentIds()),
+  onExperiment('POST', `${AJAX_V2}/runs/create-promptlab-run`, 'edit'),
+  onExperiment('POST', `${AJAX_V2}/upload-artifact`, 'edit', runId('query')),
+  onExperiment('GET', `${AJAX_V2}/get-trace-artifact`, 'read', traceField('request_id', 'query')),
+  onExperiment('GET', `${AJAX_V3}/get-trace-artifact`, 'read', traceField('request_id', 'query')),
+  onExperiment('GET', `${AJAX_V2}/logged-models/:model_id/artifacts/files`, 'read', loggedModelParam),
+  // Forwards arbitrary calls to a gateway endpoint with the server's credentials.
+  admin('GET', `${AJAX_V2}/gateway-proxy`),
+  admin('POST', `${AJAX_V2}/gateway-proxy`),
+  // Static capability lists backing the gateway UI: no secret material in them.
+  authenticated('GET', `${AJAX_V3}/gateway/supported-providers`),
+  authenticated('GET', `${AJAX_V3}/gateway/supported-models`),
+  authenticated('GET', `${AJAX_V3}/gateway/provider-config`),
+  authenticated('GET', `${AJAX_V3}/gateway/secrets/config`),
+  onExperiment('POST', `${AJAX_V3}/scorer/invoke`, 'edit'),
+  onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit'),
+  // May decrypt a gateway secret (secret_id) into the job it starts.
+  admin('POST', `${AJAX_V3}/issues/invoke`),
+  // Demo data lands in new experiments; deleting it removes them whoever owns them.
+  route('POST', `${AJAX_V3}/demo/generate`, 'create', 'experiment'),
+  admin('POST', `${AJAX_V3}/demo/delete`),
+  // Jobs are owned by whoever submitted them; flowgate has no job → owner look-up.
+  admin('GET', `${AJAX_V3}/jobs/:job_id`),
+  admin('PATCH', `${AJAX_V3}/jobs/cancel/:job_id`),
+  admin('GET', '/ajax-api/3.0/jobs/:job_id'),
+  admin('POST', '/ajax-api/3.0/jobs/'),
+  admin('PATCH', '/ajax-api/3.0/jobs/cancel/:job_id'),
+  admin('POST', '/ajax-api/3.0/jobs/search'),
+  // The assistant runs tools on the server host.
+  admin('POST', `${AJAX_V3}/assistant/message`),
+  admin('GET', `${AJAX_V3}/assistant/sessions/:session_id/stream`),
+  admin('PATCH', `${AJAX_V3}/assistant/sessions/:session_id`),
+  admin('POST', `${AJAX_V3}/assistant/sessions/:session_id/permission`),
+  admin('POST', `${AJAX_V3}/assistant/sessions/:session_id/tool-result`),
+  admin('GET', `${AJAX_V3}/assistant/providers/:provider/health`),
+  admin('GET', `${AJAX_V3}/assistant/providers`),
+  admin('GET', `${AJAX_V3}/assistant/config`),
+  admin('PUT', `${AJAX_V3}/assistant/config`),
+  admin('POST', `${AJAX_V3}/assistant/skills/install`),
+  admin('GET', `${AJAX_V3}/assistant/providers/:provider/models`),
+  authenticated('GET', `${AJAX_V3}/ui-telemetry`),
+  authenticated('POST', `${AJAX_V3}/ui-telemetry`),
+];
+
+/** Routes outside `/api/` and `/ajax-api/`. */
+const rootRoutes = [
+  publicRoute('GET', '/'),
+  publicRoute('GET', '/static-files/*'),
+  // Flask's own static route for the UI build folder (`js/build`): the same shell as /static-files.
+  publicRoute('GET', '/build/*'),
+  publicRoute('GET', '/health'),
+  publicRoute('GET', '/version'),
+  authenticated('GET', '/graphql', 'graphql'),
+  authenticated('POST', '/graphql', 'graphql'),
+  onExperiment('GET', '/get-artifact', 'read', runId('query')),
+  onModel('GET', '/model-versions/get-artifact', 'read'),
+  // OTLP trace export: the target experiment travels in a header.
+  onExperiment('POST', '/v1/traces', 'edit', { kind: 'experiment_id', field: 'x-mlflow-experiment-id', from: 'header' }),
+  // Gateway invocations spend provider credentials per endpoint; flowgate has no endpoint grants.
+  admin('POST', '/gateway/:endpoint_name/mlflow/invocations'),
+  admin('POST', '/gateway/mlflow/v1/chat/completions'),
+  admin('GET', '/gateway/mlflow/v1/models'),
+  admin('POST', '/gateway/openai/v1/chat/completions'),
+  admin('POST', '/gateway/openai/v1/embeddings'),
+  admin('POST', '/gateway/typesafe/v1/systemone'),
+  admin('POST', '/gateway/openai/v1/responses'),
+  admin('POST', '/gateway/openai/v1/responses/compact'),
+  admin('POST', '/gateway/anthropic/v1/messages'),
+  // `<endpoint>:generateContent` / `:streamGenerateContent`: one wildcard row, since find-my-way
+  // cannot end a parameter at a `:`.
+  admin('POST', '/gateway/gemini/v1beta/models/*'),
+  admin('POST', '/gateway/proxy/:endpoint_name/*'),
+];
+
+export const ROUTE_CATALOG: readonly RouteEntry[] = Object.freeze(
+  [...twinnedRoutes, ...ajaxOnlyRoutes, ...rootRoutes].map((row) => Object.freeze(row)),
+);

@@ -1,0 +1,185 @@
+import { LRUCache } from 'lru-cache';
+import { FlowgateError, badRequest } from '../errors.js';
+
+/** The facts about MLflow resources that authorization needs and requests do not carry. */
+export interface MlflowLookups {
+  experimentOfRun(runId: string): Promise<string>;
+  experimentOfLoggedModel(modelId: string): Promise<string>;
+  experimentOfTrace(traceId: string): Promise<string>;
+  experimentIdByName(name: string): Promise<string>;
+  /** True when the registered model is a prompt (tag `mlflow.prompt.is_prompt` = "true"). */
+  isPrompt(modelName: string): Promise<boolean>;
+}
+
+export interface CachedMlflowLookups extends MlflowLookups {
+  /** After a model is renamed, deleted or re-tagged. */
+  invalidateModel(name: string): void;
+  /** After an experiment is renamed, deleted or restored. */
+  invalidateExperimentName(name: string): void;
+}
+
+export type LookupCacheName = 'run_experiment' | 'logged_model_experiment' | 'trace_experiment' | 'experiment_name' | 'model_is_prompt';
+
+export interface MlflowLookupsOptions {
+  /** MLflow's own address, e.g. `http://127.0.0.1:5000`. */
+  readonly upstreamUrl: string;
+  /** MLflow's `--static-prefix`, '' when none. */
+  readonly staticPrefix: string;
+  /** Entries per look-up cache. */
+  readonly cacheSize: number;
+  /** Lifetime of the mutable mappings (experiment name → id, model → prompt flag); 0 disables caching them. */
+  readonly ttlMs: number;
+  readonly timeoutMs?: number;
+  readonly fetch?: typeof fetch;
+  readonly onCache?: (cache: LookupCacheName, hit: boolean) => void;
+}
+
+export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
+
+interface Lookup<V> {
+  get(key: string): Promise<V>;
+  delete(key: string): void;
+}
+
+/**
+ * A bounded cache in front of one look-up. Concurrent misses for the same key share one
+ * upstream request; failures are never cached, so the next request asks again.
+ */
+function cachedLookup<V extends {}>(
+  name: LookupCacheName,
+  options: { max: number; ttlMs?: number },
+  load: (key: string) => Promise<V>,
+  onCache: MlflowLookupsOptions['onCache'],
+): Lookup<V> {
+  const cache = new LRUCache<string, V>(options.ttlMs ? { max: options.max, ttl: options.ttlMs } : { max: options.max });
+  const inFlight = new Map<string, Promise<V>>();
+  const uncached = options.ttlMs === 0;
+  // Bumped by delete(): an answer that was already on its way must not re-fill an invalidated key.
+  let generation = 0;
+
+  return {
+    get(key) {
+      const cached = uncached ? undefined : cache.get(key);
+      onCache?.(name, cached !== undefined);
+      if (cached !== undefined) return Promise.resolve(cached);
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const startedAt = generation;
+      const request = load(key)
+        .then((value) => {
+          if (!uncached && startedAt === generation) cache.set(key, value);
+          return value;
+        })
+        .finally(() => {
+          if (inFlight.get(key) === request) inFlight.delete(key);
+        });
+      inFlight.set(key, request);
+      return request;
+    },
+    delete(key) {
+      generation += 1;
+      cache.delete(key);
+      inFlight.delete(key);
+    },
+  };
+}
+
+/** Reads a nested string out of MLflow's JSON, or undefined when the shape differs. */
+function pick(value: unknown, path: readonly string[]): string | undefined {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return typeof current === 'string' && current !== '' ? current : undefined;
+}
+
+export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflowLookups {
+  const doFetch = options.fetch ?? fetch;
+  const base = options.upstreamUrl.replace(/\/+$/, '') + options.staticPrefix.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 10_000;
+
+  async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
+    const url = new URL(base + path);
+    for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
+    let response: Response;
+    try {
+      response = await doFetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+    } catch {
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: the tracking server did not answer`);
+    }
+    if (response.status === 404) {
+      await response.body?.cancel();
+      throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `${what} does not exist`);
+    }
+    if (response.status === 400) {
+      // MLflow's verdict on a malformed id: the caller's mistake, not an outage.
+      await response.body?.cancel();
+      throw badRequest(`Invalid ${what}`);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: tracking server answered ${response.status}`);
+    }
+    try {
+      return await response.json();
+    } catch {
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: unreadable answer`);
+    }
+  }
+
+  function required(what: string, value: string | undefined): string {
+    if (value === undefined) {
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: unexpected answer`);
+    }
+    return value;
+  }
+
+  const max = options.cacheSize;
+  const onCache = options.onCache;
+
+  // A run, logged model or trace never moves to another experiment: cached without expiry.
+  const runs = cachedLookup('run_experiment', { max }, async (runId) => {
+    const json = await getJson(`run ${runId}`, '/api/2.0/mlflow/runs/get', { run_id: runId });
+    return required(`run ${runId}`, pick(json, ['run', 'info', 'experiment_id']));
+  }, onCache);
+
+  const loggedModels = cachedLookup('logged_model_experiment', { max }, async (modelId) => {
+    const json = await getJson(`logged model ${modelId}`, `/api/2.0/mlflow/logged-models/${encodeURIComponent(modelId)}`);
+    return required(`logged model ${modelId}`, pick(json, ['model', 'info', 'experiment_id']));
+  }, onCache);
+
+  const traces = cachedLookup('trace_experiment', { max }, async (traceId) => {
+    const json = await getJson(`trace ${traceId}`, `/api/3.0/mlflow/traces/${encodeURIComponent(traceId)}`);
+    return required(
+      `trace ${traceId}`,
+      pick(json, ['trace', 'trace_info', 'trace_location', 'mlflow_experiment', 'experiment_id']),
+    );
+  }, onCache);
+
+  // Names are reused after delete + garbage collection, and tags change: these expire.
+  const experimentNames = cachedLookup('experiment_name', { max, ttlMs: options.ttlMs }, async (name) => {
+    const json = await getJson(`experiment '${name}'`, '/api/2.0/mlflow/experiments/get-by-name', { experiment_name: name });
+    return required(`experiment '${name}'`, pick(json, ['experiment', 'experiment_id']));
+  }, onCache);
+
+  const promptFlags = cachedLookup('model_is_prompt', { max, ttlMs: options.ttlMs }, async (name) => {
+    const json = await getJson(`registered model '${name}'`, '/api/2.0/mlflow/registered-models/get', { name });
+    const model = (json as { registered_model?: { name?: unknown; tags?: unknown } } | null)?.registered_model;
+    if (typeof model?.name !== 'string') required(`registered model '${name}'`, undefined);
+    const tags = Array.isArray(model?.tags) ? (model.tags as Array<{ key?: unknown; value?: unknown }>) : [];
+    const tag = tags.find((t) => t.key === PROMPT_TAG);
+    // MLflow's server-side test: the tag's value, lower-cased, equals "true".
+    return typeof tag?.value === 'string' && tag.value.toLowerCase() === 'true';
+  }, onCache);
+
+  return {
+    experimentOfRun: (runId) => runs.get(runId),
+    experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
+    experimentOfTrace: (traceId) => traces.get(traceId),
+    experimentIdByName: (name) => experimentNames.get(name),
+    isPrompt: (name) => promptFlags.get(name),
+    invalidateModel: (name) => promptFlags.delete(name),
+    invalidateExperimentName: (name) => experimentNames.delete(name),
+  };
+}

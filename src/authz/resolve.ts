@@ -1,0 +1,232 @@
+import { badRequest } from '../errors.js';
+import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
+import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
+
+export interface ResolveRequest {
+  readonly method: string;
+  readonly query: URLSearchParams;
+  /** Parsed JSON body, or undefined when there is none. */
+  readonly body: unknown;
+  readonly params: Record<string, string>;
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => Promise<ResourceRef[]>;
+
+/** More ids than this in one request is refused rather than looked up one by one. */
+const MAX_IDS = 1000;
+
+const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
+
+/** MLflow accepts a field under its proto name and its lowerCamelCase JSON name. */
+const spellings = (name: string) => [...new Set([name, camelCase(name)])];
+
+/** Older MLflow clients post their JSON body double-encoded as a string; MLflow decodes it again. */
+function bodyObject(body: unknown): Record<string, unknown> | undefined {
+  let value = body;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** Every leaf found under a dotted path, trying both spellings at each level. */
+function bodyLeaves(node: unknown, path: readonly string[], field: string): unknown[] {
+  if (path.length === 0) return [node];
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [];
+  const [head, ...rest] = path as [string, ...string[]];
+  return spellings(head).flatMap((key) =>
+    Object.hasOwn(node, key) ? bodyLeaves((node as Record<string, unknown>)[key], rest, field) : [],
+  );
+}
+
+function asStrings(value: unknown, field: string): string[] {
+  if (value === null || value === undefined) return [];
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap((item) => asStrings(item, field));
+  throw badRequest(`Parameter '${field}' must be a string`);
+}
+
+/** Node joins a repeated header into one comma-separated string; the tracker reads only the first. */
+function headerValues(headers: ResolveRequest['headers'], name: string): string[] {
+  const value = headers[name.toLowerCase()];
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim());
+}
+
+/**
+ * Every value the request gives for a field, from each place MLflow might read it. `auto` reads
+ * both the query and the body whatever the method: MLflow reads a GET's body when its query is
+ * empty and a DELETE's query when it has no JSON body, so any second copy must agree.
+ */
+function collect(request: ResolveRequest, from: IdLocation, field: string): string[] {
+  switch (from) {
+    case 'param': {
+      const value = request.params[field];
+      return value === undefined ? [] : [value];
+    }
+    case 'header':
+      return headerValues(request.headers, field);
+    case 'query':
+      return spellings(field).flatMap((name) => request.query.getAll(name));
+    case 'body':
+      return bodyLeaves(bodyObject(request.body), field.split('.'), field).flatMap((v) => asStrings(v, field));
+    case 'auto':
+      return [...collect(request, 'query', field), ...collect(request, 'body', field)];
+  }
+}
+
+const present = (values: readonly string[]) => [...new Set(values.filter((v) => v !== ''))];
+
+/** The one value of a single-valued field; a second, different value anywhere is a 400. */
+function readOne(request: ResolveRequest, from: IdLocation, field: string, alias?: string): string | undefined {
+  const values = present([...collect(request, from, field), ...(alias ? collect(request, from, alias) : [])]);
+  if (values.length > 1) {
+    const names = alias ? `'${field}' / '${alias}'` : `'${field}'`;
+    throw badRequest(`Conflicting values for parameter ${names}`);
+  }
+  return values[0];
+}
+
+/** A repeated field: the query's copy and the body's copy, when both are given, must be the same set. */
+function readMany(request: ResolveRequest, from: IdLocation, field: string): string[] {
+  if (from === 'auto') {
+    const inQuery = present(collect(request, 'query', field));
+    const inBody = present(collect(request, 'body', field));
+    if (inQuery.length > 0 && inBody.length > 0) {
+      const same = inQuery.length === inBody.length && inQuery.every((v) => inBody.includes(v));
+      if (!same) throw badRequest(`Conflicting values for parameter '${field}'`);
+    }
+    return inQuery.length > 0 ? inQuery : inBody;
+  }
+  return present(collect(request, from, field));
+}
+
+/**
+ * The raw value(s) an id source names, for the proxy's own use (after-hooks, logs). Throws 400
+ * on conflicting copies; returns [] when the field is absent.
+ */
+export function readField(id: IdSource, request: ResolveRequest): string[] {
+  switch (id.kind) {
+    case 'none':
+      return [];
+    case 'experiment_ids':
+    case 'run_ids':
+    case 'trace_ids':
+      return readMany(request, id.from, id.field);
+    case 'run_id': {
+      const value = readOne(request, id.from, id.field, id.alias);
+      return value === undefined ? [] : [value];
+    }
+    default: {
+      const value = readOne(request, id.from, id.field);
+      return value === undefined ? [] : [value];
+    }
+  }
+}
+
+function requireOne(id: Exclude<IdSource, { kind: 'none' }>, request: ResolveRequest): string {
+  const [value] = readField(id, request);
+  if (value === undefined) {
+    const where = id.from === 'header' ? 'header' : id.from === 'param' ? 'path segment' : 'parameter';
+    const name = id.field === '*' ? 'artifact path' : id.field;
+    throw badRequest(`Missing value for required ${where} '${name}'`);
+  }
+  return value;
+}
+
+function requireMany(id: Exclude<IdSource, { kind: 'none' }>, request: ResolveRequest): string[] {
+  const values = readField(id, request);
+  if (values.length === 0) throw badRequest(`Missing value for required parameter '${id.field}'`);
+  if (values.length > MAX_IDS) throw badRequest(`Too many values for parameter '${id.field}' (at most ${MAX_IDS})`);
+  return values;
+}
+
+/** `<experiment_id>/<run_id>/artifacts/...`, `<experiment_id>/models/<id>/...`: the first segment. */
+function experimentOfArtifactPath(path: string, field: string): string {
+  const segments = path.split('/');
+  if (segments.some((s) => s === '..' || s === '.') || path.includes('\\')) {
+    throw badRequest(`Invalid artifact path in '${field}'`);
+  }
+  const first = segments[0];
+  if (!first) throw badRequest(`Artifact path in '${field}' must start with an experiment id`);
+  return canonicalExperimentId(first, field === '*' ? 'artifact path' : field);
+}
+
+/**
+ * MLflow's SQL store runs experiment ids through Python's int(), which also accepts ' 01', '+1',
+ * '1_0' and non-ASCII digits. Only the canonical spelling is let through, so the id flowgate
+ * decides on is the experiment MLflow acts on.
+ */
+function canonicalExperimentId(id: string, field: string): string {
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(id)) throw badRequest(`Parameter '${field}' must be an experiment id in plain decimal`);
+  return id;
+}
+
+const experimentRefs = (ids: Iterable<string>): ResourceRef[] =>
+  [...new Set(ids)].map((id) => ({ kind: 'experiment', id }));
+
+const requestedExperiments = (ids: readonly string[], field: string): ResourceRef[] =>
+  experimentRefs(ids.map((id) => canonicalExperimentId(id, field)));
+
+function tagsSayPrompt(tags: unknown): boolean {
+  if (!Array.isArray(tags)) return false;
+  return tags.some(
+    (tag) =>
+      typeof tag === 'object' &&
+      tag !== null &&
+      (tag as { key?: unknown }).key === PROMPT_TAG &&
+      String((tag as { value?: unknown }).value).toLowerCase() === 'true',
+  );
+}
+
+export function createResourceResolver(lookups: MlflowLookups): ResourceResolver {
+  async function modelRefs(entry: RouteEntry, request: ResolveRequest, name: string): Promise<ResourceRef[]> {
+    if (entry.resource === 'registered_model' || entry.resource === 'prompt') return [{ kind: entry.resource, id: name }];
+    // Setting or removing the prompt tag turns a model into a prompt or back: the caller must
+    // hold the right on both sides, or a model grant could be used to reach prompt grants.
+    if (readOne(request, 'auto', 'key') === PROMPT_TAG) {
+      return [
+        { kind: 'registered_model', id: name },
+        { kind: 'prompt', id: name },
+      ];
+    }
+    const prompt =
+      entry.need === 'create'
+        ? tagsSayPrompt(bodyLeaves(bodyObject(request.body), ['tags'], 'tags')[0])
+        : await lookups.isPrompt(name);
+    return [{ kind: prompt ? 'prompt' : 'registered_model', id: name }];
+  }
+
+  return async function resolve(entry, request) {
+    const id = entry.id;
+    switch (id.kind) {
+      case 'none':
+        return [];
+      case 'experiment_id':
+        return requestedExperiments([requireOne(id, request)], id.field);
+      case 'experiment_ids':
+        return requestedExperiments(requireMany(id, request), id.field);
+      case 'experiment_name':
+        return experimentRefs([await lookups.experimentIdByName(requireOne(id, request))]);
+      case 'run_id':
+        return experimentRefs([await lookups.experimentOfRun(requireOne(id, request))]);
+      case 'run_ids':
+        return experimentRefs(await Promise.all(requireMany(id, request).map((r) => lookups.experimentOfRun(r))));
+      case 'logged_model_id':
+        return experimentRefs([await lookups.experimentOfLoggedModel(requireOne(id, request))]);
+      case 'trace_id':
+        return experimentRefs([await lookups.experimentOfTrace(requireOne(id, request))]);
+      case 'trace_ids':
+        return experimentRefs(await Promise.all(requireMany(id, request).map((t) => lookups.experimentOfTrace(t))));
+      case 'model_name':
+        return modelRefs(entry, request, requireOne(id, request));
+      case 'artifact_path':
+        return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+    }
+  };
+}

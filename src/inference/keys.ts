@@ -1,0 +1,121 @@
+import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { Logger } from '../logging.js';
+import type { ApiKey } from './api-key.js';
+import { parseKeyFile } from './key-file.js';
+
+/** The valid keys right now. Readers take a snapshot per request; a reload swaps it whole. */
+export interface KeyStore {
+  current(): readonly ApiKey[];
+  /** Re-reads the file now; false when the new content was rejected and the old keys stay. */
+  reload(): boolean;
+  close(): void;
+}
+
+export interface KeyStoreOptions {
+  /** The key file (YAML or JSON), normally a mounted Kubernetes Secret. */
+  file?: string;
+  /** Keys that do not come from the file (e.g. an environment variable); they never change. */
+  fixedKeys?: readonly ApiKey[];
+  /** Route names a key may be scoped to; a scope naming anything else is rejected. */
+  knownRoutes?: ReadonlySet<string>;
+  pollIntervalMs?: number;
+  logger: Logger;
+}
+
+/** Holds keys that never change. */
+export function staticKeyStore(keys: readonly ApiKey[]): KeyStore {
+  const frozen = Object.freeze([...keys]);
+  return { current: () => frozen, reload: () => true, close: () => {} };
+}
+
+/**
+ * Loads the key file at once (throwing when it is unreadable or invalid, so a bad start fails
+ * fast), then follows it. Kubernetes updates a Secret volume by swapping a `..data` symlink in the
+ * file's directory, which a watch on the file itself misses, so the directory is watched, and a
+ * periodic stat catches whatever the watch does not (network filesystems, dropped events).
+ */
+export function openKeyStore(opts: KeyStoreOptions): KeyStore {
+  const fixed = opts.fixedKeys ?? [];
+  const file = opts.file;
+  if (!file) return staticKeyStore(fixed);
+
+  const log = opts.logger.child({ component: 'inference-keys' });
+  let lastSignature = statSignature(file);
+  let lastContent = readFileSync(file, 'utf8');
+  let lastRejected = false;
+  let keys: readonly ApiKey[] = Object.freeze([...parseKeyFile(lastContent, file, opts.knownRoutes), ...fixed]);
+  log.info({ file, keys: keys.length }, 'inference keys loaded');
+
+  const reload = (): boolean => {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      log.error({ file, code: (e as NodeJS.ErrnoException).code }, 'inference key file unreadable; keeping the last good keys');
+      return false;
+    }
+    // Unchanged content is not parsed or logged again; a rejected file stays rejected.
+    if (text === lastContent) return !lastRejected;
+    lastContent = text;
+    try {
+      keys = Object.freeze([...parseKeyFile(text, file, opts.knownRoutes), ...fixed]);
+      lastRejected = false;
+    } catch (e) {
+      lastRejected = true;
+      const problems = (e as { problems?: readonly string[] }).problems ?? ['unknown error'];
+      log.error({ file, problems }, 'inference key file invalid; keeping the last good keys');
+      return false;
+    }
+    log.info({ file, keys: keys.length, ids: keys.map((k) => k.id) }, 'inference keys reloaded');
+    return true;
+  };
+
+  // Editors and kubelet write in several steps; one reload after the burst is enough.
+  let debounce: NodeJS.Timeout | undefined;
+  const scheduleReload = () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(reload, 25);
+    debounce.unref();
+  };
+
+  let watcher: FSWatcher | undefined;
+  try {
+    const name = basename(file);
+    watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
+      if (!changed || changed === name || changed.startsWith('..')) scheduleReload();
+    });
+    watcher.on('error', (e) => log.warn({ file, err: e.message }, 'watch on inference key directory failed; polling only'));
+  } catch (e) {
+    log.warn({ file, err: (e as Error).message }, 'cannot watch inference key directory; polling only');
+  }
+
+  const poll = setInterval(() => {
+    const signature = statSignature(file);
+    if (signature !== lastSignature) {
+      lastSignature = signature;
+      reload();
+    }
+  }, opts.pollIntervalMs ?? 10_000);
+  poll.unref();
+
+  return {
+    current: () => keys,
+    reload,
+    close: () => {
+      clearInterval(poll);
+      clearTimeout(debounce);
+      watcher?.close();
+    },
+  };
+}
+
+/** stat follows the symlink chain, so a swapped Secret shows up as a new inode. */
+function statSignature(file: string): string {
+  try {
+    const s = statSync(file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}

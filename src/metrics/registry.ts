@@ -1,0 +1,185 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Authenticator, CredentialLoader } from '../proxy/authenticate.js';
+
+/**
+ * flowgate's instruments on one injected registry. Every label value comes from a bounded set:
+ * route templates (catalog patterns, admin route paths), decision reasons and error codes defined in
+ * code, cache names, status classes. Never a raw path, user name, token or resource id.
+ */
+
+export type DecisionLabel = 'allow' | 'deny';
+export type ResourceTypeLabel = 'experiment' | 'registered_model' | 'prompt' | 'none' | 'admin';
+export type AuthMethodLabel = 'basic' | 'bearer' | 'session' | 'none';
+export type AuthResultLabel = 'success' | 'failure' | 'anonymous';
+
+export interface DecisionRecord {
+  readonly decision: DecisionLabel;
+  /** The gate's reason (`group-grant`, `admin`, …) or a FlowgateError code (`PERMISSION_DENIED`). */
+  readonly reason: string;
+  readonly resourceType: string;
+  /** A route template, never a raw path. */
+  readonly route: string;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Counts one authorization decision; `seconds` (when the decision was timed) feeds the histogram. */
+  recordDecision(d: DecisionRecord, seconds?: number): void;
+  authAttempt(method: AuthMethodLabel, result: AuthResultLabel): void;
+  /** A hit/miss recorder for one named cache, bound once at start (cheap per call). */
+  cache(name: string): (hit: boolean) => void;
+  /** The same, for modules that report `(cacheName, hit)` (MLflow look-ups). */
+  namedCache(name: string, hit: boolean): void;
+  /** One upstream exchange: `status` 0 when no response came (connection failure, timeout). */
+  upstream(route: string, status: number, seconds: number): void;
+  readonly inFlight: { inc(): void; dec(): void };
+}
+
+export interface MetricsOptions {
+  readonly version: string;
+  readonly registry?: Registry;
+  /** Node process metrics (`process_*`, `nodejs_*`); on by default. */
+  readonly defaultMetrics?: boolean;
+}
+
+const RESOURCE_TYPES: ReadonlySet<string> = new Set<ResourceTypeLabel>(['experiment', 'registered_model', 'prompt', 'none', 'admin']);
+/** Reasons and routes are code-defined; anything else (a bug) is folded so it cannot explode cardinality. */
+const REASON = /^[A-Za-z0-9_.-]{1,48}$/;
+const ROUTE = /^[A-Za-z0-9_.:/{}<>*-]{1,200}$/;
+
+/** Fine buckets from 1 µs: a warm decision is a few µs, one that waits on an MLflow look-up is ms. */
+export const DECISION_BUCKETS = [
+  1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+export const UPSTREAM_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export function statusClass(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'error';
+}
+
+export function createMetrics(opts: MetricsOptions): Metrics {
+  const registry = opts.registry ?? new Registry();
+  const registers = [registry];
+
+  const decisions = new Counter({
+    name: 'flowgate_authz_decisions_total',
+    help: 'Authorization decisions on requests bound for MLflow and the admin API.',
+    labelNames: ['decision', 'reason', 'resource_type', 'route'] as const,
+    registers,
+  });
+  const decisionSeconds = new Histogram({
+    name: 'flowgate_authz_decision_duration_seconds',
+    help: 'Time to reach an authorization decision: route match, resource resolution (look-ups included) and decide().',
+    labelNames: ['decision'] as const,
+    buckets: DECISION_BUCKETS,
+    registers,
+  });
+  const authn = new Counter({
+    name: 'flowgate_authn_attempts_total',
+    help: 'Authentication attempts by credential kind and result; anonymous = no credentials offered.',
+    labelNames: ['method', 'result'] as const,
+    registers,
+  });
+  const upstreamSeconds = new Histogram({
+    name: 'flowgate_upstream_request_duration_seconds',
+    help: "Time from forwarding a request to MLflow until its response headers arrive; status_class 'error' when none came.",
+    labelNames: ['route', 'status_class'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers,
+  });
+  const inFlight = new Gauge({
+    name: 'flowgate_http_requests_in_flight',
+    help: 'Requests on the public listener that have not finished yet.',
+    registers,
+  });
+  const caches = new Counter({
+    name: 'flowgate_cache_requests_total',
+    help: 'Cache look-ups by cache and result (hit or miss).',
+    labelNames: ['cache', 'result'] as const,
+    registers,
+  });
+  const build = new Gauge({
+    name: 'flowgate_build_info',
+    help: 'Always 1; the labels carry the flowgate version and the Node.js version.',
+    labelNames: ['version', 'node'] as const,
+    registers,
+  });
+  build.set({ version: opts.version, node: process.version }, 1);
+  if (opts.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    // Gauges named `_total` fail `promtool check metrics`; the per-type gauges (`nodejs_active_handles`, …) stay.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+      registry.removeSingleMetric(name);
+  }
+
+  // Bound children: the hot path increments a prepared series instead of hashing labels.
+  const cacheRecorders = new Map<string, (hit: boolean) => void>();
+  function cache(name: string): (hit: boolean) => void {
+    let recorder = cacheRecorders.get(name);
+    if (!recorder) {
+      const hit = caches.labels({ cache: name, result: 'hit' });
+      const miss = caches.labels({ cache: name, result: 'miss' });
+      recorder = (h) => (h ? hit.inc() : miss.inc());
+      cacheRecorders.set(name, recorder);
+    }
+    return recorder;
+  }
+
+  return {
+    registry,
+    recordDecision(d, seconds) {
+      decisions.inc({
+        decision: d.decision,
+        reason: REASON.test(d.reason) ? d.reason : 'other',
+        resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
+        route: ROUTE.test(d.route) ? d.route : 'other',
+      });
+      if (seconds !== undefined) decisionSeconds.observe({ decision: d.decision }, seconds);
+    },
+    authAttempt(method, result) {
+      authn.inc({ method, result });
+    },
+    cache,
+    namedCache(name, hit) {
+      cache(name)(hit);
+    },
+    upstream(route, status, seconds) {
+      upstreamSeconds.observe({ route: ROUTE.test(route) ? route : 'other', status_class: statusClass(status) }, seconds);
+    },
+    inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
+  };
+}
+
+/**
+ * Wraps a credential loader so each attempt of its kind is counted: a principal = success, a thrown
+ * error = failure, `undefined` = this kind of credential was not offered (not counted). A synchronous
+ * loader stays synchronous.
+ */
+export function countedLoader(method: Exclude<AuthMethodLabel, 'none'>, load: CredentialLoader, metrics: Metrics): CredentialLoader {
+  const failed = (e: unknown): never => {
+    metrics.authAttempt(method, 'failure');
+    throw e;
+  };
+  const settled = <P>(principal: P): P => {
+    if (principal) metrics.authAttempt(method, 'success');
+    return principal;
+  };
+  return (req) => {
+    let out: ReturnType<CredentialLoader>;
+    try {
+      out = load(req);
+    } catch (e) {
+      return failed(e);
+    }
+    return out instanceof Promise ? out.then(settled, failed) : settled(out);
+  };
+}
+
+/** Counts requests that reached authentication without offering any credential. */
+export function countedAuthenticator(authenticate: Authenticator, metrics: Metrics): Authenticator {
+  return async (req) => {
+    const outcome = await authenticate(req);
+    if (outcome.method === 'none') metrics.authAttempt('none', 'anonymous');
+    return outcome;
+  };
+}

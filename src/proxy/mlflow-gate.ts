@@ -1,0 +1,260 @@
+import type { ServerResponse } from 'node:http';
+import type { AuditLog } from '../audit/audit-log.js';
+import { decide, type Decision } from '../authz/decide.js';
+import type { GrantsRepo } from '../authz/grants-repo.js';
+import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
+import type { PolicyReader } from '../authz/policy.js';
+import type { ResourceResolver, ResolveRequest } from '../authz/resolve.js';
+import type { RouteMatcher } from '../authz/route-matcher.js';
+import type { AfterHook, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
+import { forbidden, sendJson, unauthenticated } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { Principal } from '../principals/types.js';
+import type { Db } from '../store/database.js';
+import { filteredSearch } from './after/filtered-search.js';
+import { listedExperiments, narrowedRequest, type ExperimentList } from './after/narrow-experiments.js';
+import { relayAfter } from './after/relay.js';
+import { SEARCH_KINDS } from './after/search-specs.js';
+import type { UpstreamJson } from './after/upstream-json.js';
+import { parseJson, readBody } from './body.js';
+import type { GateNotes, GatePass, GateRequest, MlflowGate } from './gate.js';
+
+export interface MlflowGateDeps {
+  readonly matcher: RouteMatcher;
+  readonly resolve: ResourceResolver;
+  readonly lookups: CachedMlflowLookups;
+  readonly policy: PolicyReader;
+  readonly grants: GrantsRepo;
+  readonly audit: AuditLog;
+  readonly db: Db;
+  readonly policyChanged: () => void;
+  readonly upstream: UpstreamJson;
+  readonly defaultPermission: Permission;
+  readonly createRequiresAdmin: boolean;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+}
+
+/** Hooks that read the request's JSON body even when the route's id does not come from it. */
+const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
+  'grant_creator_registered_model',
+  'move_registered_model_grants',
+  'drop_registered_model_grants',
+  'filter_search_runs',
+  'filter_search_traces',
+  'filter_search_experiments',
+  'filter_search_logged_models',
+  'filter_search_registered_models',
+  'filter_search_model_versions',
+]);
+
+function needsBody(method: string, entry: RouteEntry): boolean {
+  if (method === 'GET') return false;
+  if (entry.after && HOOKS_READING_BODY.has(entry.after)) return true;
+  if (entry.need === 'create') return true;
+  return entry.id.kind !== 'none' && (entry.id.from === 'auto' || entry.id.from === 'body');
+}
+
+function experimentList(entry: RouteEntry): ExperimentList {
+  if (entry.after === 'filter_search_runs') return { in: 'body', shape: 'experiment_ids' };
+  return entry.method === 'GET' ? { in: 'query', field: 'experiment_ids' } : { in: 'body', shape: 'trace_locations' };
+}
+
+const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+
+/**
+ * The enforcement gate: match the catalog row, resolve the resource, decide, and arrange the
+ * after-response work. Anything it cannot classify or resolve is denied (or answered 4xx/5xx).
+ */
+export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
+  function decideFor(principal: Principal, need: RouteEntry['need'], refs: readonly ResourceRef[]): Decision {
+    return decide({
+      isAdmin: principal.isAdmin,
+      need,
+      facts: refs.map((ref) => deps.policy.factsFor(principal.userId, ref)),
+      defaultPermission: deps.defaultPermission,
+      createRequiresAdmin: deps.createRequiresAdmin,
+    });
+  }
+
+  const canRead = (principal: Principal, refs: readonly ResourceRef[]) => refs.length > 0 && decideFor(principal, 'read', refs).allow;
+
+  function grantCreator(principal: Principal, ref: ResourceRef): void {
+    deps.db.transaction(() => {
+      const who = { type: 'user' as const, id: principal.userId };
+      const old = deps.grants.get(who, ref.kind, ref.id);
+      if (old === 'MANAGE') return;
+      if (old === undefined) deps.grants.insert(who, ref.kind, ref.id, 'MANAGE');
+      else deps.grants.update(who, ref.kind, ref.id, 'MANAGE');
+      deps.audit.record({
+        actor: principal.username,
+        action: 'grant.creator',
+        target: `${ref.kind}:${ref.id}/user:${principal.username}`,
+        oldValue: old,
+        newValue: 'MANAGE',
+      });
+    })();
+    deps.policyChanged();
+  }
+
+  function changeModelGrants(principal: Principal, name: string, newName: string | undefined): void {
+    let changed = 0;
+    deps.db.transaction(() => {
+      for (const kind of ['registered_model', 'prompt'] as const)
+        changed += newName === undefined ? deps.grants.deleteResource(kind, name) : deps.grants.moveResource(kind, name, newName);
+      if (changed > 0)
+        deps.audit.record({
+          actor: principal.username,
+          action: newName === undefined ? 'grant.drop-with-model' : 'grant.move-with-model',
+          target: `registered_model:${name}`,
+          newValue: newName,
+          oldValue: { grants: changed },
+        });
+    })();
+    deps.lookups.invalidateModel(name);
+    if (newName !== undefined) deps.lookups.invalidateModel(newName);
+    deps.policyChanged();
+  }
+
+  const hookFailed = (hook: string) => (err: unknown) =>
+    deps.logger.error({ hook, err: { message: (err as Error).message } }, 'after-response hook failed');
+
+  async function afterWork(
+    entry: RouteEntry,
+    principal: Principal,
+    request: ResolveRequest,
+    refs: readonly ResourceRef[],
+    r: GateRequest,
+  ): Promise<Partial<GatePass>> {
+    const hook = entry.after;
+    if (hook === undefined) return {};
+    switch (hook) {
+      case 'grant_creator_experiment':
+        return {
+          onResponse: relayAfter((json) => {
+            const id = obj(json).experiment_id;
+            if (typeof id === 'string' && id) grantCreator(principal, { kind: 'experiment', id });
+          }, hookFailed(hook)),
+        };
+      case 'grant_creator_registered_model': {
+        const kind = refs.some((ref) => ref.kind === 'prompt') ? 'prompt' : 'registered_model';
+        return {
+          onResponse: relayAfter((json) => {
+            const name = obj(obj(json).registered_model).name;
+            if (typeof name === 'string' && name) {
+              grantCreator(principal, { kind, id: name });
+              deps.lookups.invalidateModel(name);
+            }
+          }, hookFailed(hook)),
+        };
+      }
+      case 'drop_registered_model_grants':
+      case 'move_registered_model_grants': {
+        const [name] = request.query.getAll('name').concat(typeof obj(request.body).name === 'string' ? [obj(request.body).name as string] : []);
+        const newName = obj(request.body).new_name;
+        if (typeof name !== 'string') return {};
+        return {
+          onResponse: relayAfter(
+            () => changeModelGrants(principal, name, hook === 'move_registered_model_grants' && typeof newName === 'string' ? newName : undefined),
+            hookFailed(hook),
+          ),
+        };
+      }
+      case 'filter_search_runs':
+      case 'filter_search_traces': {
+        if (principal.isAdmin) return {};
+        const where = experimentList(entry);
+        const listed = listedExperiments(where, request.body, request.query);
+        const keep = new Set(listed.filter((id) => canRead(principal, [{ kind: 'experiment', id }])));
+        if (keep.size === 0) return { respond: (res: ServerResponse) => Promise.resolve(sendJson(res, 200, {})) };
+        return narrowedRequest(where, request.body, request.query, keep);
+      }
+      case 'filter_search_experiments':
+      case 'filter_search_registered_models':
+      case 'filter_search_model_versions':
+      case 'filter_search_logged_models': {
+        if (principal.isAdmin) return {};
+        const kind = SEARCH_KINDS[hook]!;
+        const method = r.method === 'GET' ? 'GET' : 'POST';
+        const input: Record<string, unknown> =
+          method === 'GET'
+            ? Object.fromEntries([...new Set(request.query.keys())].map((k) => {
+                const all = request.query.getAll(k);
+                return [k, all.length > 1 ? all : all[0]];
+              }))
+            : { ...obj(request.body) };
+        if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
+          input.experiment_ids = input.experiment_ids.filter((id) => canRead(principal, [{ kind: 'experiment', id: String(id) }]));
+          if ((input.experiment_ids as unknown[]).length === 0) return { respond: (res) => Promise.resolve(sendJson(res, 200, {})) };
+        }
+        const isPrompt = (name: string) => deps.lookups.isPrompt(name);
+        const readable = async (items: readonly unknown[]) =>
+          Promise.all(
+            items.map(async (item) => {
+              try {
+                return canRead(principal, await kind.refsOf(item, isPrompt));
+              } catch {
+                return false;
+              }
+            }),
+          );
+        return {
+          respond: async (res) => {
+            const { status, json } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable);
+            sendJson(res, status, json);
+          },
+        };
+      }
+      case 'graphql':
+        if (principal.isAdmin) return {};
+        throw forbidden('GraphQL is available to administrators only in this flowgate version', 'graphql-admin-only');
+    }
+  }
+
+  return {
+    async authorize(r: GateRequest): Promise<GatePass> {
+      const notes: GateNotes = r.notes ?? {};
+      const m = deps.matcher.match(r.method, r.path);
+      if (!m) {
+        notes.route = 'unmatched';
+        if (!r.principal) throw unauthenticated();
+        if (r.principal.isAdmin) return { routeTemplate: 'unmatched', reason: 'admin' };
+        notes.reason = 'route-not-found';
+        throw forbidden(`Permission denied: ${r.method} ${r.path} is not an MLflow route flowgate knows`, 'route-not-found');
+      }
+      const { entry, params } = m;
+      notes.route = entry.pattern;
+      notes.resourceType = entry.resource === 'model_or_prompt' ? 'registered_model' : entry.resource;
+      if (entry.need === 'public') return { routeTemplate: entry.pattern, reason: 'public-route' };
+      const principal = r.principal;
+      if (!principal) throw unauthenticated();
+
+      const raw = needsBody(r.method, entry) ? await readBody(r.req, deps.maxBodyBytes) : undefined;
+      const request: ResolveRequest = {
+        method: r.method,
+        query: new URLSearchParams(r.search),
+        body: raw ? parseJson(raw) : undefined,
+        params,
+        headers: r.req.headers,
+      };
+      const resolveNeeded =
+        (!principal.isAdmin && (entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage')) ||
+        entry.after === 'grant_creator_registered_model';
+      const refs = resolveNeeded ? await deps.resolve(entry, request) : [];
+      if (refs[0]) notes.resourceType = refs[0].kind;
+      const decision = decideFor(principal, entry.need, refs);
+      notes.reason = decision.reason;
+      if (!decision.allow) {
+        const what = refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
+        throw forbidden(`Permission denied: ${principal.username} may not ${entry.need}${what}`, decision.reason);
+      }
+      const after = await afterWork(entry, principal, request, refs, r);
+      return {
+        routeTemplate: entry.pattern,
+        reason: decision.reason,
+        ...(raw ? { body: raw } : {}),
+        ...after,
+      };
+    },
+  };
+}

@@ -1,0 +1,238 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, ADMIN, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { runOps, type Op, type Outcome } from '../helpers/python-ops.js';
+
+/**
+ * The real MLflow (pinned, from PyPI) behind flowgate, driven by the real MLflow Python client as
+ * personas holding READ, EDIT, MANAGE and NO_PERMISSIONS through direct grants, group grants and
+ * the default permission.
+ */
+let mlflow: MlflowServer;
+let fg: TestFlowgate;
+let fgDefaultRead: TestFlowgate;
+const tokens: Record<string, string> = {};
+const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
+const suffix = Date.now().toString(36);
+
+const admin = () => request(fg.url);
+async function adminCall(method: 'post' | 'patch', path: string, body: object) {
+  const res = await admin()[method](path).set('Authorization', adminAuth()).send(body);
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as Record<string, unknown>;
+}
+const as = (user: string, ops: Op[], target = fg) => runOps(mlflow.venv, target.url, user, tokens[user]!, ops);
+const asAdmin = (ops: Op[]) => runOps(mlflow.venv, fg.url, ADMIN.username, ADMIN.token, ops);
+const value = (o: Outcome | undefined) => {
+  if (!o?.ok) throw new Error(`expected success, got ${JSON.stringify(o)}`);
+  return o.value;
+};
+const outcome = (o: Outcome | undefined) => (o?.ok ? 'ok' : o?.error);
+
+let A = '';
+let B = '';
+let baseRun = '';
+let runInB = '';
+const runFor: Record<string, string> = {};
+const PERSONAS = ['reader', 'editor', 'manager', 'blocked', 'nobody'];
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
+  fgDefaultRead = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_DEFAULT_PERMISSION: 'READ' }, fg.dir + '-read');
+
+  for (const u of [...PERSONAS, 'pager']) {
+    await adminCall('post', '/api/2.0/mlflow/users/create', { username: u });
+    tokens[u] = (await adminCall('patch', '/api/2.0/mlflow/permissions/users/access-token', { username: u, expiration: inDays(1) })).token as string;
+  }
+  for (const g of ['team-edit', 'team-blocked']) await adminCall('post', '/api/2.0/mlflow/permissions/groups', { group_name: g });
+  for (const [g, u] of [['team-edit', 'editor'], ['team-edit', 'blocked'], ['team-blocked', 'blocked']] as const)
+    await adminCall('post', `/api/2.0/mlflow/permissions/groups/${g}/users`, { username: u });
+
+  const setup = await asAdmin([
+    ['A', 'create_experiment', `shared-${suffix}`],
+    ['B', 'create_experiment', `private-${suffix}`],
+  ]);
+  A = value(setup.A) as string;
+  B = value(setup.B) as string;
+  const runs = await asAdmin([
+    ['base', 'create_run', A],
+    ['inB', 'create_run', B],
+    ...PERSONAS.map((p): Op => [p, 'create_run', A]),
+  ]);
+  baseRun = value(runs.base) as string;
+  runInB = value(runs.inB) as string;
+  for (const p of PERSONAS) runFor[p] = value(runs[p]) as string;
+  const seeded = await asAdmin([['seed', 'log_artifact', baseRun, 'seed.txt']]);
+  value(seeded.seed);
+
+  await adminCall('post', `/api/2.0/mlflow/permissions/users/reader/experiments/${A}`, { permission: 'READ' });
+  await adminCall('post', `/api/2.0/mlflow/permissions/groups/team-edit/experiments/${A}`, { permission: 'EDIT' });
+  await adminCall('post', `/api/2.0/mlflow/permissions/users/manager/experiments/${A}`, { permission: 'MANAGE' });
+  await adminCall('post', `/api/2.0/mlflow/permissions/groups/team-blocked/experiments/${A}`, { permission: 'NO_PERMISSIONS' });
+}, 600_000);
+
+afterAll(async () => {
+  await fg?.close();
+  await fgDefaultRead?.close();
+  await mlflow?.stop();
+  if (fg) {
+    removeDir(fg.dir);
+    removeDir(fg.dir + '-read');
+  }
+});
+
+const experimentOps = (p: string): Op[] => [
+  ['get_experiment', 'get_experiment', A],
+  ['get_run', 'get_run', baseRun],
+  ['list_artifacts', 'list_artifacts', baseRun],
+  ['download_artifact', 'download_artifact', baseRun, 'seed.txt'],
+  ['log_metric', 'log_metric', baseRun],
+  ['upload_artifact', 'log_artifact', baseRun, `${p}.txt`],
+  ['delete_run', 'delete_run', runFor[p] ?? runFor.nobody!],
+];
+
+const DENIED = 'PERMISSION_DENIED';
+const READ_ONLY = { get_experiment: 'ok', get_run: 'ok', list_artifacts: 'ok', download_artifact: 'ok', log_metric: DENIED, upload_artifact: DENIED, delete_run: DENIED };
+const EDIT = { ...READ_ONLY, log_metric: 'ok', upload_artifact: 'ok' };
+const MANAGE = { ...EDIT, delete_run: 'ok' };
+const NOTHING = Object.fromEntries(Object.keys(READ_ONLY).map((k) => [k, DENIED]));
+
+describe('experiments, runs and artifacts', () => {
+  it.each([
+    ['reader', 'direct READ', READ_ONLY],
+    ['editor', 'group EDIT', EDIT],
+    ['manager', 'direct MANAGE', MANAGE],
+    ['blocked', 'group EDIT + another group NO_PERMISSIONS', NOTHING],
+    ['nobody', 'no grant, default NO_PERMISSIONS', NOTHING],
+  ])('%s (%s)', async (persona, _how, expected) => {
+    const results = await as(persona, experimentOps(persona));
+    expect(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, outcome(v)]))).toEqual(expected);
+    if (expected.download_artifact === 'ok') expect(results.download_artifact).toEqual({ ok: true, value: 'hello from admin' });
+  });
+
+  it('the default permission applies to a user without grants (FLOWGATE_DEFAULT_PERMISSION=READ)', async () => {
+    // the second flowgate has its own store: give it the same user
+    const r = request(fgDefaultRead.url);
+    await r.post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'nobody' });
+    const t = await r.patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'nobody', expiration: inDays(1) });
+    const results = await runOps(mlflow.venv, fgDefaultRead.url, 'nobody', t.body.token, experimentOps('nobody').filter(([l]) => l !== 'delete_run'));
+    const { delete_run: _ignored, ...expected } = READ_ONLY;
+    expect(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, outcome(v)]))).toEqual(expected);
+  });
+
+  it('the creator of an experiment gets MANAGE on it', async () => {
+    const created = await as('nobody', [['create', 'create_experiment', `mine-${suffix}`]]);
+    const id = value(created.create) as string;
+    const after = await as('nobody', [
+      ['get', 'get_experiment', id],
+      ['run', 'create_run', id],
+    ]);
+    expect(outcome(after.get)).toBe('ok');
+    expect(outcome(after.run)).toBe('ok');
+    const grants = await admin().get(`/api/2.0/mlflow/permissions/experiments/${id}/users`).set('Authorization', adminAuth());
+    expect(grants.body.users).toEqual([expect.objectContaining({ username: 'nobody', permission: 'MANAGE' })]);
+  });
+
+  it('search_runs is narrowed to readable experiments before MLflow sees it', async () => {
+    const results = await as('reader', [
+      ['both', 'search_runs', [A, B]],
+      ['onlyB', 'search_runs', [B]],
+    ]);
+    const both = value(results.both) as string[];
+    expect(both).toContain(baseRun);
+    expect(both).not.toContain(runInB);
+    expect(value(results.onlyB)).toEqual([]);
+  });
+});
+
+describe('search pagination', () => {
+  it('pages of max_results readable experiments, nothing repeated or skipped, across three pages', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `page-${suffix}-${String(i).padStart(2, '0')}`);
+    const created = await asAdmin(names.map((n): Op => [n, 'create_experiment', n]));
+    const readable = names.filter((_, i) => i % 2 === 1);
+    for (const n of readable) await adminCall('post', `/api/2.0/mlflow/permissions/users/pager/experiments/${value(created[n]) as string}`, { permission: 'READ' });
+    const results = await as('pager', [['pages', 'search_experiment_pages', 2, `page-${suffix}`]]);
+    const pages = value(results.pages) as string[][];
+    expect(pages).toHaveLength(3);
+    for (const page of pages) expect(page).toHaveLength(2);
+    expect(pages.flat().sort()).toEqual(readable);
+  });
+});
+
+describe('registered models, versions and aliases', () => {
+  const model = `churn-${suffix}`;
+  beforeAll(async () => {
+    const made = await asAdmin([
+      ['model', 'create_registered_model', model],
+      ['v1', 'create_model_version', model, baseRun],
+      ['v2', 'create_model_version', model, baseRun],
+      ['v3', 'create_model_version', model, baseRun],
+      ['alias', 'set_alias', model, 'champion', '1'],
+    ]);
+    for (const o of Object.values(made)) value(o);
+    await adminCall('post', `/api/2.0/mlflow/permissions/users/reader/registered-models/${model}`, { permission: 'READ' });
+    await adminCall('post', `/api/2.0/mlflow/permissions/groups/team-edit/registered-models/${model}`, { permission: 'EDIT' });
+    await adminCall('post', `/api/2.0/mlflow/permissions/users/manager/registered-models/${model}`, { permission: 'MANAGE' });
+  });
+
+  it.each([
+    ['reader', { get: 'ok', alias: 'ok', set_alias: DENIED, delete_version: DENIED }, '2'],
+    ['editor', { get: 'ok', alias: 'ok', set_alias: 'ok', delete_version: DENIED }, '2'],
+    ['manager', { get: 'ok', alias: 'ok', set_alias: 'ok', delete_version: 'ok' }, '3'],
+    ['nobody', { get: DENIED, alias: DENIED, set_alias: DENIED, delete_version: DENIED }, '2'],
+  ])('%s', async (persona, expected, version) => {
+    const results = await as(persona, [
+      ['get', 'get_registered_model', model],
+      ['alias', 'get_by_alias', model, 'champion'],
+      ['set_alias', 'set_alias', model, `c-${persona}`, '1'],
+      ['delete_version', 'delete_model_version', model, version],
+    ]);
+    expect(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, outcome(v)]))).toEqual(expected);
+  });
+
+  it('search hides models the caller cannot read', async () => {
+    const r = await as('nobody', [['search', 'search_registered_models']]);
+    expect(value(r.search)).not.toContain(model);
+    const s = await as('reader', [['search', 'search_registered_models']]);
+    expect(value(s.search)).toContain(model);
+  });
+});
+
+describe('prompts', () => {
+  it('a prompt registered by a user is theirs; others need a prompt grant to load it', async () => {
+    const name = `summarizer-${suffix}`;
+    const reg = await as('editor', [
+      ['register', 'register_prompt', name, 'Summarize: {{text}}'],
+      ['load', 'load_prompt', name, 1],
+    ]);
+    expect(reg.register).toEqual({ ok: true, value: 1 });
+    expect(reg.load).toEqual({ ok: true, value: 'Summarize: {{text}}' });
+    expect(outcome((await as('reader', [['load', 'load_prompt', name, 1]])).load)).toBe(DENIED);
+    const grants = await admin().get(`/api/2.0/mlflow/permissions/prompts/${name}/users`).set('Authorization', adminAuth());
+    expect(grants.body.users).toEqual([expect.objectContaining({ username: 'editor', permission: 'MANAGE' })]);
+    await adminCall('post', `/api/2.0/mlflow/permissions/users/reader/prompts/${name}`, { permission: 'READ' });
+    expect((await as('reader', [['load', 'load_prompt', name, 1]])).load).toEqual({ ok: true, value: 'Summarize: {{text}}' });
+    // a grant on a registered model of the same kind of name does not open prompts
+    await adminCall('post', `/api/2.0/mlflow/permissions/users/nobody/registered-models/${name}`, { permission: 'READ' });
+    expect(outcome((await as('nobody', [['load', 'load_prompt', name, 1]])).load)).toBe(DENIED);
+  });
+});
+
+describe('traces', () => {
+  it('are logged by an editor and found only by those who may read the experiment', async () => {
+    const logged = await as('editor', [['trace', 'log_trace', A, 'e2e-span']]);
+    const traceId = value(logged.trace) as string;
+    const editorSees = await as('editor', [['s', 'search_traces', A]]);
+    expect(value(editorSees.s)).toContain(traceId);
+    const readerSees = await as('reader', [['s', 'search_traces', A]]);
+    expect(value(readerSees.s)).toContain(traceId);
+    const nobody = await as('nobody', [
+      ['s', 'search_traces', A],
+      ['log', 'log_trace', A, 'intruder'],
+    ]);
+    expect(nobody.s?.ok ? nobody.s.value : []).toEqual([]);
+    expect(outcome(nobody.log)).not.toBe('ok');
+  });
+});

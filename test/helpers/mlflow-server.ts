@@ -1,0 +1,200 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+
+export interface MlflowServer {
+  /** Base URL including the static prefix, without a trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  readonly venv: string;
+  readonly artifactsDir: string;
+  /** Log lines MLflow wrote so far (stdout and stderr), for failure messages. */
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+/** Process groups still running, killed if the test process exits without stopping them. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
+  });
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The venv holding the pinned MLflow; installs it on first use (minutes), reuses it after. */
+export function mlflowVenv(): Promise<string> {
+  return new Promise((resolvePath, reject) => {
+    execFile('bash', [join(REPO_ROOT, 'scripts/mlflow-venv.sh')], { maxBuffer: 1 << 20, timeout: 900_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`scripts/mlflow-venv.sh failed: ${error.message}\n${stderr}`));
+      else resolvePath(stdout.trim().split('\n').pop() ?? '');
+    });
+  });
+}
+
+/** Environment for running the venv's python and `mlflow` CLI, without leaking the caller's MLflow settings. */
+export function pythonEnv(venv: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('MLFLOW_') && !key.startsWith('_MLFLOW_') && key !== 'PYTHONPATH' && key !== 'PYTHONHOME') {
+      env[key] = value;
+    }
+  }
+  return {
+    ...env,
+    VIRTUAL_ENV: venv,
+    PATH: `${join(venv, 'bin')}:${process.env.PATH ?? ''}`,
+    PYTHONUNBUFFERED: '1',
+    PYTHONWARNINGS: 'ignore',
+    // No usage telemetry from test runs.
+    MLFLOW_DISABLE_TELEMETRY: 'true',
+    DO_NOT_TRACK: 'true',
+    ...extra,
+  };
+}
+
+export interface PythonResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a Python snippet with the venv's interpreter (e.g. the real MLflow client). Never rejects on a non-zero exit. */
+export function runPython(venv: string, code: string, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<PythonResult> {
+  return new Promise((resolveResult, reject) => {
+    const child = spawn(join(venv, 'bin/python'), ['-c', code], { env: pythonEnv(venv, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolveResult({ code, stdout, stderr });
+    });
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function waitForHealth(url: string, child: ChildProcess, logs: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`mlflow server exited early (${child.exitCode ?? child.signalCode}):\n${logs()}`);
+    }
+    try {
+      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
+      if (response.ok && (await response.text()).trim() === 'OK') return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`mlflow server did not become healthy within ${timeoutMs} ms:\n${logs()}`);
+}
+
+export interface StartOptions {
+  /** MLflow's `--static-prefix`, e.g. `/mlflow`. */
+  readonly staticPrefix?: string;
+  readonly startTimeoutMs?: number;
+  /** A fixed port, e.g. to bring MLflow back where a proxy expects it after stop(); a free one by default. */
+  readonly port?: number;
+}
+
+/**
+ * Starts the pinned MLflow on a free loopback port with a throw-away SQLite store and proxied
+ * artifacts, the way flowgate is deployed in front of it. One uvicorn worker (the default ASGI
+ * server, so the FastAPI-only routes such as OTLP exist); job execution off for a fast start.
+ */
+export async function startMlflowServer(options: StartOptions = {}): Promise<MlflowServer> {
+  const venv = await mlflowVenv();
+  const dir = await mkdtemp(join(tmpdir(), 'flowgate-mlflow-'));
+  const artifactsDir = join(dir, 'artifacts');
+  const port = options.port ?? (await freePort());
+  const prefix = (options.staticPrefix ?? '').replace(/\/+$/, '');
+  const args = [
+    'server',
+    '--host', '127.0.0.1',
+    '--port', String(port),
+    '--backend-store-uri', `sqlite:///${join(dir, 'mlflow.db')}`,
+    '--artifacts-destination', artifactsDir,
+    '--serve-artifacts',
+    '--workers', '1',
+    ...(prefix ? ['--static-prefix', prefix] : []),
+  ];
+  installExitHook();
+  const child = spawn(join(venv, 'bin/mlflow'), args, {
+    cwd: dir,
+    env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: `mlflow server` forks uvicorn, which forks its worker; stop() kills them all.
+    detached: true,
+  });
+  const pgid = child.pid;
+  if (pgid === undefined) throw new Error('could not spawn mlflow server');
+  liveGroups.add(pgid);
+
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 400) output.splice(0, output.length - 400);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const logs = () => output.join('');
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        killGroup(pgid, 'SIGTERM');
+        const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 5_000))]);
+        if (timedOut) killGroup(pgid, 'SIGKILL');
+      }
+      // Stragglers in the group (e.g. a uvicorn worker) go too.
+      killGroup(pgid, 'SIGKILL');
+      liveGroups.delete(pgid);
+      await rm(dir, { recursive: true, force: true });
+    })());
+
+  const url = `http://127.0.0.1:${port}${prefix}`;
+  try {
+    await waitForHealth(url, child, logs, options.startTimeoutMs ?? 120_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, port, venv, artifactsDir, logs, stop };
+}

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { ROUTE_CATALOG } from '../../src/authz/catalog.js';
+import { createRouteMatcher, isApiPath } from '../../src/authz/route-matcher.js';
+import type { RouteEntry } from '../../src/authz/types.js';
+
+const matcher = createRouteMatcher(ROUTE_CATALOG);
+
+type Expected = Pick<RouteEntry, 'need' | 'resource'> & { idKind?: RouteEntry['id']['kind']; after?: RouteEntry['after'] };
+
+const cases: Array<[string, string, Expected]> = [
+  ['GET', '/api/2.0/mlflow/experiments/get', { need: 'read', resource: 'experiment', idKind: 'experiment_id' }],
+  ['GET', '/api/2.0/mlflow/experiments/get-by-name', { need: 'read', resource: 'experiment', idKind: 'experiment_name' }],
+  ['POST', '/api/2.0/mlflow/experiments/create', { need: 'create', resource: 'experiment', after: 'grant_creator_experiment' }],
+  ['POST', '/api/2.0/mlflow/experiments/search', { need: 'authenticated', resource: 'none', after: 'filter_search_experiments' }],
+  ['POST', '/api/2.0/mlflow/experiments/delete', { need: 'manage', resource: 'experiment' }],
+  ['POST', '/api/2.0/mlflow/experiments/restore', { need: 'manage', resource: 'experiment' }],
+  ['POST', '/api/2.0/mlflow/experiments/update', { need: 'edit', resource: 'experiment' }],
+  ['POST', '/api/2.0/mlflow/runs/create', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
+  ['GET', '/api/2.0/mlflow/runs/get', { need: 'read', resource: 'experiment', idKind: 'run_id' }],
+  ['POST', '/api/2.0/mlflow/runs/log-batch', { need: 'edit', resource: 'experiment', idKind: 'run_id' }],
+  ['POST', '/api/2.0/mlflow/runs/delete', { need: 'manage', resource: 'experiment', idKind: 'run_id' }],
+  ['POST', '/api/2.0/mlflow/runs/search', { need: 'authenticated', resource: 'none', after: 'filter_search_runs' }],
+  ['GET', '/api/2.0/mlflow/metrics/get-history-bulk-interval', { need: 'read', resource: 'experiment', idKind: 'run_ids' }],
+  ['GET', '/ajax-api/2.0/mlflow/metrics/get-history-bulk', { need: 'read', resource: 'experiment', idKind: 'run_ids' }],
+  ['POST', '/api/2.0/mlflow/registered-models/create', { need: 'create', resource: 'model_or_prompt', after: 'grant_creator_registered_model' }],
+  ['POST', '/api/2.0/mlflow/registered-models/rename', { need: 'edit', resource: 'model_or_prompt', after: 'move_registered_model_grants' }],
+  ['DELETE', '/api/2.0/mlflow/registered-models/delete', { need: 'manage', resource: 'model_or_prompt', after: 'drop_registered_model_grants' }],
+  ['GET', '/api/2.0/mlflow/registered-models/search', { need: 'authenticated', resource: 'none', after: 'filter_search_registered_models' }],
+  ['GET', '/api/2.0/mlflow/model-versions/search', { need: 'authenticated', resource: 'none', after: 'filter_search_model_versions' }],
+  ['POST', '/api/2.0/mlflow/model-versions/create', { need: 'edit', resource: 'model_or_prompt', idKind: 'model_name' }],
+  ['DELETE', '/api/2.0/mlflow/registered-models/alias', { need: 'manage', resource: 'model_or_prompt' }],
+  ['GET', '/api/2.0/mlflow/registered-models/alias', { need: 'read', resource: 'model_or_prompt' }],
+  ['POST', '/api/2.0/mlflow/logged-models/search', { need: 'authenticated', resource: 'none', after: 'filter_search_logged_models' }],
+  ['DELETE', '/api/2.0/mlflow/logged-models/m-123', { need: 'manage', resource: 'experiment', idKind: 'logged_model_id' }],
+  ['GET', '/api/2.0/mlflow/traces', { need: 'authenticated', resource: 'none', after: 'filter_search_traces' }],
+  ['POST', '/api/3.0/mlflow/traces/search', { need: 'authenticated', resource: 'none', after: 'filter_search_traces' }],
+  ['GET', '/api/3.0/mlflow/traces/tr-abc', { need: 'read', resource: 'experiment', idKind: 'trace_id' }],
+  ['GET', '/api/3.0/mlflow/traces/get', { need: 'read', resource: 'experiment', idKind: 'trace_id' }],
+  ['GET', '/api/3.0/mlflow/traces/batchGet', { need: 'read', resource: 'experiment', idKind: 'trace_ids' }],
+  ['POST', '/api/3.0/mlflow/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
+  ['POST', '/v1/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
+  ['GET', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'read', resource: 'experiment', idKind: 'artifact_path' }],
+  ['PUT', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'edit', resource: 'experiment', idKind: 'artifact_path' }],
+  ['DELETE', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'manage', resource: 'experiment' }],
+  ['GET', '/api/2.0/mlflow-artifacts/artifacts', { need: 'read', resource: 'experiment', idKind: 'artifact_path' }],
+  ['POST', '/api/2.0/mlflow-artifacts/mpu/create/1/abc/artifacts/big.bin', { need: 'edit', resource: 'experiment' }],
+  ['POST', '/api/2.0/mlflow-artifacts/mpu/abort/1/abc/artifacts/big.bin', { need: 'edit', resource: 'experiment' }],
+  ['GET', '/api/2.0/mlflow-artifacts/presigned/1/abc/artifacts/f', { need: 'read', resource: 'experiment' }],
+  ['GET', '/get-artifact', { need: 'read', resource: 'experiment', idKind: 'run_id' }],
+  ['GET', '/model-versions/get-artifact', { need: 'read', resource: 'model_or_prompt', idKind: 'model_name' }],
+  ['GET', '/graphql', { need: 'authenticated', resource: 'none', after: 'graphql' }],
+  ['POST', '/graphql', { need: 'authenticated', resource: 'none', after: 'graphql' }],
+  ['POST', '/api/2.0/mlflow/webhooks', { need: 'admin', resource: 'none' }],
+  ['POST', '/api/3.0/mlflow/workspaces', { need: 'admin', resource: 'none' }],
+  ['POST', '/api/3.0/mlflow/gateway/secrets/create', { need: 'admin', resource: 'none' }],
+  ['POST', '/gateway/my-endpoint/mlflow/invocations', { need: 'admin', resource: 'none' }],
+  ['POST', '/gateway/gemini/v1beta/models/ep:generateContent', { need: 'admin', resource: 'none' }],
+  ['GET', '/ajax-api/3.0/mlflow/gateway/supported-providers', { need: 'authenticated', resource: 'none' }],
+  ['DELETE', '/api/3.0/mlflow/mcp-servers/team/server/versions/3', { need: 'admin', resource: 'none' }],
+  ['GET', '/api/3.0/mlflow/server-info', { need: 'public', resource: 'none' }],
+  ['GET', '/health', { need: 'public', resource: 'none' }],
+  ['GET', '/version', { need: 'public', resource: 'none' }],
+  ['GET', '/', { need: 'public', resource: 'none' }],
+  ['GET', '/static-files/static/js/main.js', { need: 'public', resource: 'none' }],
+  ['POST', '/ajax-api/3.0/mlflow/ui-telemetry', { need: 'authenticated', resource: 'none' }],
+  ['POST', '/ajax-api/3.0/mlflow/demo/delete', { need: 'admin', resource: 'none' }],
+  ['POST', '/ajax-api/3.0/mlflow/assistant/message', { need: 'admin', resource: 'none' }],
+  ['GET', '/ajax-api/3.0/jobs/job-1', { need: 'admin', resource: 'none' }],
+  ['GET', '/api/3.0/mlflow/datasets/d-1', { need: 'admin', resource: 'none' }],
+  ['POST', '/api/3.0/mlflow/datasets/search', { need: 'read', resource: 'experiment', idKind: 'experiment_ids' }],
+  ['POST', '/api/3.0/mlflow/scorers/register', { need: 'edit', resource: 'experiment' }],
+];
+
+describe('route catalog', () => {
+  it.each(cases)('%s %s', (method, path, expected) => {
+    const found = matcher.match(method, path);
+    expect(found, `${method} ${path} should be in the catalog`).toBeDefined();
+    const entry = found!.entry;
+    expect(entry.need).toBe(expected.need);
+    expect(entry.resource).toBe(expected.resource);
+    if (expected.idKind) expect(entry.id.kind).toBe(expected.idKind);
+    expect(entry.after).toBe(expected.after);
+  });
+
+  it('gives every /api/ row an identical /ajax-api/ twin', () => {
+    const key = (e: RouteEntry) => `${e.method} ${e.pattern}`;
+    const byKey = new Map(ROUTE_CATALOG.map((e) => [key(e), e]));
+    const apiRows = ROUTE_CATALOG.filter((e) => e.pattern.startsWith('/api/'));
+    expect(apiRows.length).toBeGreaterThan(150);
+    for (const row of apiRows) {
+      const twin = byKey.get(`${row.method} ${row.pattern.replace(/^\/api\//, '/ajax-api/')}`);
+      expect(twin, `ajax twin of ${key(row)}`).toBeDefined();
+      expect({ ...twin, pattern: row.pattern }).toEqual(row);
+    }
+  });
+
+  it('has no duplicate (method, pattern) rows', () => {
+    const keys = ROUTE_CATALOG.map((e) => `${e.method} ${e.pattern}`);
+    const duplicates = keys.filter((k, i) => keys.indexOf(k) !== i);
+    expect(duplicates).toEqual([]);
+  });
+
+  it('names an after hook only where it belongs', () => {
+    for (const entry of ROUTE_CATALOG) {
+      if (entry.after?.startsWith('filter_search') || entry.after === 'graphql') {
+        expect(entry.need, `${entry.method} ${entry.pattern}`).toBe('authenticated');
+      }
+      if (entry.need === 'admin' || entry.need === 'public' || entry.need === 'authenticated') {
+        expect(entry.id.kind, `${entry.method} ${entry.pattern}`).toBe('none');
+      }
+      if (entry.resource === 'none') {
+        expect(['public', 'authenticated', 'admin']).toContain(entry.need);
+      }
+    }
+  });
+
+  it('leaves only the UI shell, health, version and server-info public', () => {
+    const publicRows = ROUTE_CATALOG.filter((e) => e.need === 'public').map((e) => `${e.method} ${e.pattern}`);
+    expect(publicRows.sort()).toEqual(
+      [
+        'GET /',
+        'GET /static-files/*',
+        'GET /build/*',
+        'GET /health',
+        'GET /version',
+        'GET /api/3.0/mlflow/server-info',
+        'GET /ajax-api/3.0/mlflow/server-info',
+      ].sort(),
+    );
+  });
+
+  it('is frozen', () => {
+    expect(Object.isFrozen(ROUTE_CATALOG)).toBe(true);
+    expect(Object.isFrozen(ROUTE_CATALOG[0])).toBe(true);
+  });
+});
+
+describe('route matcher', () => {
+  it('matches HEAD as GET', () => {
+    const head = matcher.match('HEAD', '/api/2.0/mlflow-artifacts/artifacts/1/r/artifacts/x');
+    expect(head?.entry.method).toBe('GET');
+    expect(head?.entry.need).toBe('read');
+  });
+
+  it('does not match a method MLflow does not answer', () => {
+    expect(matcher.match('PUT', '/api/2.0/mlflow/runs/get')).toBeUndefined();
+    expect(matcher.match('TRACE', '/api/2.0/mlflow/runs/get')).toBeUndefined();
+    expect(matcher.match('get', '/api/2.0/mlflow/runs/get')).toBeUndefined();
+  });
+
+  it('is case-sensitive and strict about trailing and doubled slashes', () => {
+    expect(matcher.match('GET', '/API/2.0/mlflow/runs/get')).toBeUndefined();
+    expect(matcher.match('GET', '/api/2.0/mlflow/Runs/get')).toBeUndefined();
+    expect(matcher.match('GET', '/api/2.0/mlflow/runs/get/')).toBeUndefined();
+    expect(matcher.match('GET', '/api/2.0//mlflow/runs/get')).toBeUndefined();
+    expect(matcher.match('GET', 'api/2.0/mlflow/runs/get')).toBeUndefined();
+  });
+
+  it('captures an already-decoded artifact path verbatim: %, spaces, :, ?, #, non-ASCII', () => {
+    const path = '1/run id/artifacts/100% done: a?b#c ü %41 %2F.txt';
+    const found = matcher.match('PUT', `/api/2.0/mlflow-artifacts/artifacts/${path}`);
+    expect(found?.entry.need).toBe('edit');
+    expect(found?.params['*']).toBe(path);
+  });
+
+  it('captures a decoded single-segment parameter verbatim', () => {
+    const found = matcher.match('GET', '/api/2.0/mlflow/logged-models/m 50%25:x');
+    expect(found?.params['model_id']).toBe('m 50%25:x');
+  });
+
+  it('prefers static segments over parameters', () => {
+    expect(matcher.match('GET', '/api/3.0/mlflow/traces/get')?.entry.id).toEqual({ kind: 'trace_id', field: 'trace_id', from: 'auto' });
+    expect(matcher.match('GET', '/api/3.0/mlflow/traces/tr-1')?.params).toEqual({ trace_id: 'tr-1' });
+  });
+
+  it('does not treat a query string in the path as one', () => {
+    expect(matcher.match('GET', '/api/2.0/mlflow/runs/get?run_id=1')).toBeUndefined();
+  });
+
+  it('knows which paths are API paths', () => {
+    for (const p of ['/api/2.0/mlflow/unknown', '/ajax-api/x', '/graphql', '/get-artifact', '/model-versions/x', '/v1/metrics', '/gateway/x']) {
+      expect(isApiPath(p), p).toBe(true);
+    }
+    for (const p of ['/', '/static-files/x.js', '/favicon.ico', '/apidocs']) {
+      expect(isApiPath(p), p).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,218 @@
+import http from 'node:http';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseInferenceConfig } from '../../src/inference/config.js';
+import { createInferenceGateway, type InferenceGateway } from '../../src/inference/gateway.js';
+import { parseKeyFile } from '../../src/inference/key-file.js';
+import { staticKeyStore } from '../../src/inference/keys.js';
+import { createLogger } from '../../src/logging.js';
+import { closeServer, fakeModelServer, freePort, listen, type FakeModelServer } from '../helpers/model-server.js';
+
+const IRIS_KEY = 'iris-key-0123456789abcdef';
+const ALL_KEY = 'all-key-0123456789abcdef';
+const FRAUD_KEY = 'fraud-key-0123456789abcdef';
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** Raw requests: fetch would resolve `..` and merge repeated headers before they left the client. */
+function send(base: string, path: string, opts: { method?: string; headers?: Array<[string, string]>; body?: string } = {}): Promise<Answer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path, method: opts.method ?? 'GET', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    const given = new Map<string, string[]>();
+    for (const [k, v] of opts.headers ?? []) given.set(k.toLowerCase(), [...(given.get(k.toLowerCase()) ?? []), v]);
+    for (const [k, values] of given) req.setHeader(k, values.length === 1 ? values[0]! : values);
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+describe('inference gateway', () => {
+  let upstream: FakeModelServer;
+  let fraud: FakeModelServer;
+  let gateway: InferenceGateway;
+  let server: http.Server;
+  let base: string;
+  let deadPort: number;
+  const registry = new Registry();
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    upstream = await fakeModelServer();
+    fraud = await fakeModelServer();
+    deadPort = await freePort();
+    const config = parseInferenceConfig(`
+routes:
+  - { name: iris, upstream: "${upstream.url}", pathPrefix: /models/iris, stripPrefix: true, model: iris }
+  - { name: fraud, upstream: "${fraud.url}/base", hosts: [fraud.models.example.com], publicHealth: true }
+  - { name: down, upstream: "http://127.0.0.1:${deadPort}", pathPrefix: /models/down }
+  - { name: slow, upstream: "${upstream.url}", pathPrefix: /models/slow, stripPrefix: true }
+upstreamTimeoutSeconds: 0.3
+`);
+    const keys = parseKeyFile(
+      `keys:
+  - { id: iris-team, value: ${IRIS_KEY}, routes: [iris] }
+  - { id: all, value: ${ALL_KEY} }
+  - { id: fraud-team, value: ${FRAUD_KEY}, routes: [fraud] }
+`,
+      'keys.yaml',
+    );
+    const logger = createLogger('debug', { write: (s: string) => void logLines.push(s) });
+    gateway = createInferenceGateway({ config, keys: staticKeyStore(keys), registry, logger });
+    server = http.createServer((req, res) => {
+      if (!gateway.handle(req, res)) {
+        res.writeHead(404, { 'x-handled-by': 'tracking' });
+        res.end();
+      }
+    });
+    base = await listen(server);
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+    await closeServer(server);
+    await upstream.close();
+    await fraud.close();
+  });
+
+  beforeEach(() => {
+    upstream.requests.length = 0;
+    fraud.requests.length = 0;
+    upstream.handler = undefined;
+  });
+
+  it('forwards a keyed request with the prefix stripped, query kept and the key removed', async () => {
+    const r = await send(base, '/models/iris/invocations?format=json', {
+      method: 'POST',
+      headers: [['x-api-key', IRIS_KEY], ['content-type', 'application/json']],
+      body: '{"inputs":[[1,2]]}',
+    });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toEqual({ method: 'POST', url: '/invocations?format=json', bodyBytes: 18 });
+    expect(upstream.requests).toHaveLength(1);
+    expect(upstream.requests[0]!.headers['x-api-key']).toBeUndefined();
+    expect(upstream.requests[0]!.headers.host).toBe(new URL(upstream.url).host);
+  });
+
+  it.each([
+    ['/v1/models/iris:predict', 'POST'],
+    ['/v2/models/iris/versions/1/infer', 'POST'],
+    ['/v2/models/iris', 'GET'],
+    ['/v2/models/iris/ready', 'GET'],
+    ['/invocations', 'POST'],
+  ])('passes %s through unchanged', async (path, method) => {
+    const r = await send(base, `/models/iris${path}`, { method, headers: [['x-api-key', ALL_KEY]] });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).url).toBe(path);
+  });
+
+  it('routes by Host (any port) onto the upstream base path', async () => {
+    const r = await send(base, '/v2/models/fraud/infer', {
+      method: 'POST',
+      headers: [['host', 'Fraud.Models.Example.com:8443'], ['x-api-key', FRAUD_KEY]],
+    });
+    expect(r.status).toBe(200);
+    expect(fraud.requests.map((q) => q.url)).toEqual(['/base/v2/models/fraud/infer']);
+  });
+
+  it.each([
+    ['no key', [], 'An x-api-key header is required', 'missing_key'],
+    ['an empty key', [['x-api-key', '']], 'The x-api-key header is empty', 'missing_key'],
+    ['a repeated key', [['x-api-key', IRIS_KEY], ['x-api-key', IRIS_KEY]], 'Send the x-api-key header exactly once', 'wrong_key'],
+    ['a wrong key', [['x-api-key', 'nope-nope-nope-nope']], 'Invalid API key', 'wrong_key'],
+    ['a key of another route', [['x-api-key', FRAUD_KEY]], 'Invalid API key', 'wrong_key'],
+  ] as Array<[string, Array<[string, string]>, string, string]>)('answers 401 to %s without contacting the model server', async (_label, headers, message) => {
+    const r = await send(base, '/models/iris/invocations', { method: 'POST', headers: [...headers, ['content-type', 'application/json']], body: '{}' });
+    expect(r.status).toBe(401);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(r.body)).toEqual({ error_code: 'UNAUTHENTICATED', message });
+    expect(r.headers['www-authenticate']).toBeUndefined();
+    expect(r.headers.connection).toBe('close');
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it.each([
+    '/models/iris/../../api/2.0/mlflow/experiments/search',
+    '/models/iris/%2e%2e/x',
+    '/models%2Firis/invocations',
+    '/models/iris/a%5cb',
+  ])('refuses %s with 400 before any key check', async (path) => {
+    const r = await send(base, path, { headers: [['x-api-key', ALL_KEY]] });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('leaves other paths and hosts to the tracking side', async () => {
+    for (const [path, host] of [
+      ['/api/2.0/mlflow/experiments/search', 'localhost'],
+      ['/models/iris2/invocations', 'localhost'],
+      ['/invocations', 'other.example.com'],
+    ] as const) {
+      const r = await send(base, path, { headers: [['host', host]] });
+      expect(r.headers['x-handled-by']).toBe('tracking');
+    }
+  });
+
+  it('hides the model server /metrics even from a valid key', async () => {
+    const r = await send(base, '/models/iris/metrics', { headers: [['x-api-key', ALL_KEY]] });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).error_code).toBe('ENDPOINT_NOT_FOUND');
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('lets health probes through without a key only on routes configured for it', async () => {
+    const open = await send(base, '/v2/health/ready', { headers: [['host', 'fraud.models.example.com']] });
+    expect(open.status).toBe(200);
+    const closed = await send(base, '/models/iris/ping');
+    expect(closed.status).toBe(401);
+    const inferWithoutKey = await send(base, '/v2/models/fraud/infer', { method: 'POST', headers: [['host', 'fraud.models.example.com']] });
+    expect(inferWithoutKey.status).toBe(401);
+    expect(fraud.requests.map((q) => q.url)).toEqual(['/base/v2/health/ready']);
+  });
+
+  it('maps an unreachable model server to 502 and a silent one to 504', async () => {
+    const down = await send(base, '/models/down/invocations', { method: 'POST', headers: [['x-api-key', ALL_KEY]] });
+    expect(down.status).toBe(502);
+    expect(JSON.parse(down.body)).toEqual({ error_code: 'BAD_GATEWAY', message: 'The model server could not be reached' });
+
+    upstream.handler = () => {}; // never answers
+    const slow = await send(base, '/models/slow/invocations', { method: 'POST', headers: [['x-api-key', ALL_KEY]] });
+    expect(slow.status).toBe(504);
+    expect(JSON.parse(slow.body)).toEqual({ error_code: 'GATEWAY_TIMEOUT', message: 'The model server did not answer in time' });
+  });
+
+  it('counts requests by route and result, and times them, in the injected registry', async () => {
+    const before = await registry.getSingleMetricAsString('flowgate_inference_requests_total');
+    const count = (text: string, route: string, result: string) =>
+      Number(new RegExp(`flowgate_inference_requests_total\\{route="${route}",result="${result}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', IRIS_KEY]] });
+    await send(base, '/models/iris/invocations', { method: 'POST' });
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', 'nope-nope-nope-nope']] });
+    await new Promise((r) => setTimeout(r, 20));
+    const after = await registry.getSingleMetricAsString('flowgate_inference_requests_total');
+    for (const result of ['allowed', 'missing_key', 'wrong_key']) expect(count(after, 'iris', result) - count(before, 'iris', result)).toBe(1);
+    const text = await registry.metrics();
+    expect(text).toMatch(/flowgate_inference_request_duration_seconds_count\{route="iris"\} \d+/);
+    expect(text).not.toMatch(/invocations|nope-nope/); // no paths or keys as labels
+  });
+
+  it('never logs a presented key, rejected or accepted', async () => {
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', 'leaked-leaked-leaked']] });
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', FRAUD_KEY]] });
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', IRIS_KEY]] });
+    const logs = logLines.join('');
+    expect(logs).toContain('inference request rejected');
+    expect(logs).toContain('"keyId":"fraud-team"');
+    for (const secret of ['leaked-leaked', 'leaked', FRAUD_KEY, IRIS_KEY, IRIS_KEY.slice(0, 8)]) expect(logs).not.toContain(secret);
+  });
+});

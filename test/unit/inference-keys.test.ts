@@ -1,0 +1,115 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { checkApiKey } from '../../src/inference/api-key.js';
+import { openKeyStore, type KeyStore } from '../../src/inference/keys.js';
+import { parseKeyList } from '../../src/inference/key-file.js';
+import { createLogger } from '../../src/logging.js';
+
+const OLD = 'old-key-aaaaaaaaaaaaaaaa';
+const NEW = 'new-key-bbbbbbbbbbbbbbbb';
+const keysYaml = (...entries: Array<[string, string]>) => `keys:\n${entries.map(([id, v]) => `  - id: ${id}\n    value: ${v}\n`).join('')}`;
+
+function captureLogs() {
+  const lines: string[] = [];
+  return { lines, logger: createLogger('debug', { write: (s: string) => void lines.push(s) }) };
+}
+
+/**
+ * The layout kubelet gives a Secret volume: `keys.yaml -> ..data/keys.yaml`, `..data -> ..<timestamp>`;
+ * an update writes a new timestamped directory and renames a fresh `..data` link over the old one.
+ */
+const volumes: string[] = [];
+afterAll(() => {
+  for (const dir of volumes) rmSync(dir, { recursive: true, force: true });
+});
+
+function secretVolume(initial: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'fg-inf-keys-'));
+  volumes.push(dir);
+  let generation = 0;
+  const publish = (content: string) => {
+    generation += 1;
+    const version = `..2026_01_01_00_00_0${generation}`;
+    mkdirSync(join(dir, version));
+    writeFileSync(join(dir, version, 'keys.yaml'), content);
+    symlinkSync(version, join(dir, '..data_tmp'));
+    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    if (generation > 1) rmSync(join(dir, `..2026_01_01_00_00_0${generation - 1}`), { recursive: true });
+  };
+  publish(initial);
+  symlinkSync('..data/keys.yaml', join(dir, 'keys.yaml'));
+  return { file: join(dir, 'keys.yaml'), publish };
+}
+
+const works = (store: KeyStore, key: string) => checkApiKey(['x-api-key', key], store.current(), { route: 'iris', model: 'iris' }).ok;
+
+describe('inference key store', () => {
+  let store: KeyStore | undefined;
+  afterEach(() => store?.close());
+
+  it('follows a rotation through a swapped Secret volume without restart: both keys, then only the new', async () => {
+    const volume = secretVolume(keysYaml(['old', OLD]));
+    const { logger } = captureLogs();
+    store = openKeyStore({ file: volume.file, logger, pollIntervalMs: 60_000 }); // the watch alone must see it
+    expect(works(store, OLD)).toBe(true);
+    expect(works(store, NEW)).toBe(false);
+
+    volume.publish(keysYaml(['old', OLD], ['new', NEW]));
+    await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
+    expect(works(store, OLD)).toBe(true);
+
+    volume.publish(keysYaml(['new', NEW]));
+    await vi.waitFor(() => expect(works(store!, OLD)).toBe(false), { timeout: 3000 });
+    expect(works(store, NEW)).toBe(true);
+  });
+
+  it('picks up a change by polling when no watch event arrives', async () => {
+    const volume = secretVolume(keysYaml(['old', OLD]));
+    store = openKeyStore({ file: volume.file, logger: captureLogs().logger, pollIntervalMs: 50 });
+    volume.publish(keysYaml(['new', NEW]));
+    await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
+    expect(works(store, OLD)).toBe(false);
+  });
+
+  it('keeps the last good keys when the new file is invalid, logs that without the keys, and recovers', async () => {
+    const volume = secretVolume(keysYaml(['old', OLD]));
+    const { lines, logger } = captureLogs();
+    store = openKeyStore({ file: volume.file, logger, pollIntervalMs: 50 });
+
+    volume.publish(`keys:\n  - id: broken\n    value: ${NEW}\n    sha256: nothex\n`);
+    await vi.waitFor(() => expect(lines.join('')).toContain('inference key file invalid; keeping the last good keys'), { timeout: 3000 });
+    expect(works(store, OLD)).toBe(true);
+    expect(works(store, NEW)).toBe(false);
+    expect(store.reload()).toBe(false);
+    expect(lines.join('')).not.toContain(NEW);
+    expect(lines.join('')).not.toContain(OLD);
+
+    volume.publish(keysYaml(['new', NEW]));
+    await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
+    expect(works(store, OLD)).toBe(false);
+    expect(lines.join('')).not.toContain(NEW);
+  });
+
+  it('fails fast when the file is invalid at start', () => {
+    const volume = secretVolume('keys: []\n');
+    expect(() => openKeyStore({ file: volume.file, logger: captureLogs().logger })).toThrow(/at least one key is required/);
+  });
+
+  it('adds fixed keys (from the environment) to the file keys, across reloads', async () => {
+    const volume = secretVolume(keysYaml(['old', OLD]));
+    const ENV = 'env-key-cccccccccccccccc';
+    store = openKeyStore({ file: volume.file, fixedKeys: parseKeyList(ENV), logger: captureLogs().logger, pollIntervalMs: 50 });
+    expect(works(store, ENV)).toBe(true);
+    volume.publish(keysYaml(['new', NEW]));
+    await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
+    expect(works(store, ENV)).toBe(true);
+  });
+
+  it('serves only fixed keys when there is no file', () => {
+    store = openKeyStore({ fixedKeys: parseKeyList(OLD), logger: captureLogs().logger });
+    expect(works(store, OLD)).toBe(true);
+    expect(works(store, NEW)).toBe(false);
+  });
+});
