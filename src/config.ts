@@ -60,6 +60,7 @@ const envSchema = z.object({
   FLOWGATE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(60),
   FLOWGATE_SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(12),
   FLOWGATE_INFERENCE_CONFIG_FILE: z.string().min(1).optional(),
+  FLOWGATE_INFERENCE_API_KEYS: z.string().min(1).optional(),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -101,6 +102,8 @@ export interface Config {
   readonly oidc: OidcConfig | undefined;
   readonly session: { readonly cookieSecure: boolean; readonly idleMinutes: number; readonly absoluteHours: number };
   readonly inferenceConfigFile: string | undefined;
+  /** Comma-separated inference keys valid on every route (prefer the key file, which rotates). */
+  readonly inferenceApiKeys: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -209,5 +212,6 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       absoluteHours: e.FLOWGATE_SESSION_ABSOLUTE_HOURS,
     },
     inferenceConfigFile: e.FLOWGATE_INFERENCE_CONFIG_FILE,
+    inferenceApiKeys: e.FLOWGATE_INFERENCE_API_KEYS,
   });
 }

@@ -19,6 +19,7 @@ import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
 import type { Principal } from './principals/types.js';
+import { openInference } from './inference/index.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { createUpstreamJson } from './proxy/after/upstream-json.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
@@ -149,6 +150,10 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     logger,
   });
 
+  const inference = config.inferenceConfigFile
+    ? openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
+    : undefined;
+
   const forwarder = createForwarder({
     upstreamUrl: config.upstreamUrl,
     staticPrefix: config.upstreamStaticPrefix,
@@ -166,6 +171,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       metrics,
     ),
     ...(oidc ? { ownRoutes: [oidc.ownRoute], onUnauthenticated: oidc.onUnauthenticated } : {}),
+    ...(inference ? { preRoutes: [inference.handle] } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
@@ -235,6 +241,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
         metricsServer.close(),
       ]);
       oidc?.close();
+      await inference?.close();
       forwarder.close();
       db.close();
     },

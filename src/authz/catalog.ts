@@ -263,7 +263,7 @@ const registryRoutes = [
   onModel('POST', `${V2}/registered-models/alias`, 'edit'),
   onModel('DELETE', `${V2}/registered-models/alias`, 'manage'),
   onModel('GET', `${V2}/registered-models/alias`, 'read'),
-  onModel('POST', `${V2}/model-versions/create`, 'edit'),
+  { ...onModel('POST', `${V2}/model-versions/create`, 'edit'), alsoReads: 'model_version_source' as const },
   onModel('PATCH', `${V2}/model-versions/update`, 'edit'),
   onModel('POST', `${V2}/model-versions/transition-stage`, 'edit'),
   onModel('DELETE', `${V2}/model-versions/delete`, 'manage'),

@@ -52,6 +52,11 @@ export interface RouteEntry {
   readonly id: IdSource;
   readonly need: Need;
   readonly after?: AfterHook;
+  /**
+   * A second resource the request reads from, checked besides the main one: creating a model
+   * version copies a run's or logged model's artifacts, so the caller must be able to read them.
+   */
+  readonly alsoReads?: 'model_version_source';
 }
 
 /** A resource the decision is about, after resolution. */

@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { decide, type Decision } from '../authz/decide.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
+import { modelVersionSourceRefs } from '../authz/model-source.js';
 import type { PolicyReader } from '../authz/policy.js';
 import type { ResourceResolver, ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
@@ -61,6 +62,11 @@ function experimentList(entry: RouteEntry): ExperimentList {
 }
 
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+
+function denied(principal: Principal, need: string, refs: readonly ResourceRef[], decision: Decision) {
+  const what = refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
+  return forbidden(`Permission denied: ${principal.username} may not ${need}${what}`, decision.reason);
+}
 
 /**
  * The enforcement gate: match the catalog row, resolve the resource, decide, and arrange the
@@ -244,9 +250,11 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (refs[0]) notes.resourceType = refs[0].kind;
       const decision = decideFor(principal, entry.need, refs);
       notes.reason = decision.reason;
-      if (!decision.allow) {
-        const what = refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
-        throw forbidden(`Permission denied: ${principal.username} may not ${entry.need}${what}`, decision.reason);
+      if (!decision.allow) throw denied(principal, entry.need, refs, decision);
+      if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
+        const sources = await modelVersionSourceRefs(request.body, deps.lookups);
+        const readable = decideFor(principal, 'read', sources);
+        if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
       }
       const after = await afterWork(entry, principal, request, refs, r);
       return {

@@ -192,6 +192,19 @@ describe('registered models, versions and aliases', () => {
     expect(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, outcome(v)]))).toEqual(expected);
   });
 
+  it('a model version cannot copy artifacts of a run the caller may not read', async () => {
+    const r = await as('editor', [
+      ['byRunId', 'create_model_version_from', model, `mlflow-artifacts:/${A}/${baseRun}/artifacts/model`, runInB],
+      ['bySource', 'create_model_version_from', model, `mlflow-artifacts:/${B}/${runInB}/artifacts/model`, ''],
+      ['bucket', 'create_model_version_from', model, 's3://elsewhere/model', ''],
+      ['own', 'create_model_version_from', model, `mlflow-artifacts:/${A}/${baseRun}/artifacts/model`, baseRun],
+    ]);
+    expect(outcome(r.byRunId)).toBe(DENIED);
+    expect(outcome(r.bySource)).toBe(DENIED);
+    expect(outcome(r.bucket)).toBe(DENIED);
+    expect(outcome(r.own)).toBe('ok');
+  });
+
   it('search hides models the caller cannot read', async () => {
     const r = await as('nobody', [['search', 'search_registered_models']]);
     expect(value(r.search)).not.toContain(model);

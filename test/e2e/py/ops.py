@@ -97,6 +97,10 @@ def create_model_version(name, run_id):
     return client.create_model_version(name, run.info.artifact_uri + "/model", run_id=run_id).version
 
 
+def create_model_version_from(name, source, run_id):
+    return client.create_model_version(name, source, run_id=run_id or None).version
+
+
 def get_registered_model(name):
     return client.get_registered_model(name).name
 
