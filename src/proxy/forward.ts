@@ -6,6 +6,9 @@ import { FlowgateError, sendError } from '../errors.js';
 /** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
 const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
 
+/** flowgate's own cookies (session, login binding) are credentials: MLflow never sees them. */
+const FLOWGATE_COOKIE = /^(__Host-)?flowgate_[^=]*=/i;
+
 export interface ForwardOptions {
   readonly upstreamUrl: string;
   readonly staticPrefix: string;
@@ -30,6 +33,16 @@ export function stripClientIdentity(req: IncomingMessage): void {
   for (const name of Object.keys(req.headers)) if (IDENTITY_HEADER.test(name)) delete req.headers[name];
   delete req.headers.authorization;
   delete req.headers['proxy-authorization'];
+  const cookie = req.headers.cookie;
+  if (cookie !== undefined) {
+    const kept = cookie
+      .split(';')
+      .filter((c) => !FLOWGATE_COOKIE.test(c.trim()))
+      .join(';')
+      .trim();
+    if (kept) req.headers.cookie = kept;
+    else delete req.headers.cookie;
+  }
 }
 
 export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) => void;

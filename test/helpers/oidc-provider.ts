@@ -78,6 +78,7 @@ export async function startOidcProvider(o: {
       },
     ],
     pkce: { required: () => true },
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
     claims: {
       openid: ['sub'],
       profile: ['name', 'preferred_username'],

@@ -1,0 +1,500 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, basic, removeDir, startStubUpstream } from '../helpers/flowgate.js';
+import {
+  confirmProviderLogout,
+  CookieJar,
+  freePort,
+  HTML,
+  loginWithFetch,
+  send,
+  startOidcFlowgate,
+  startOidcProvider,
+  type OidcFlowgate,
+  type TestProvider,
+} from '../helpers/oidc-provider.js';
+
+/**
+ * OIDC login end to end with a real OpenID Provider (npm oidc-provider on loopback) and fetch with a
+ * cookie jar standing in for the browser; MLflow is a stub here (the browser test uses the real one).
+ */
+const SESSION = 'flowgate_session';
+const IDLE_MIN = 30;
+const ABSOLUTE_H = 1;
+
+let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+let idp: TestProvider;
+let fg: OidcFlowgate;
+let fgPort: number;
+let base: string;
+
+beforeAll(async () => {
+  upstream = await startStubUpstream();
+  fgPort = await freePort();
+  base = `http://127.0.0.1:${fgPort}`;
+  idp = await startOidcProvider({
+    redirectUris: [`${base}/flowgate/callback`],
+    postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+    accounts: [
+      { username: 'alice', name: 'Alice Analyst', roles: ['team-a'] },
+      { username: 'bob', name: 'Bob Builder', roles: ['team-a'] },
+      { username: 'root', name: 'Root Admin', roles: ['mlflow-admin', 'team-a'] },
+      { username: 'eve', name: 'Eve Outsider', roles: ['other-team'] },
+      { username: 'team-a-sa', name: 'Pipelines', roles: ['team-a'] },
+      { username: 'carol', name: 'Carol', roles: ['team-a'] },
+      { username: 'dave', name: 'Dave', roles: ['team-a'] },
+    ],
+  });
+  fg = await startOidcFlowgate(
+    {
+      FLOWGATE_UPSTREAM_URL: upstream.url,
+      FLOWGATE_OIDC_ISSUER_URL: idp.issuer,
+      FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin',
+      FLOWGATE_OIDC_ALLOWED_ROLES: 'team-a,team-b',
+      FLOWGATE_SESSION_IDLE_MINUTES: String(IDLE_MIN),
+      FLOWGATE_SESSION_ABSOLUTE_HOURS: String(ABSOLUTE_H),
+    },
+    fgPort,
+  );
+});
+
+afterAll(async () => {
+  await fg?.close();
+  await idp?.close();
+  await upstream?.close();
+  if (fg) removeDir(fg.dir);
+});
+
+async function login(username: string, returnTo = '/'): Promise<{ jar: CookieJar; location: string | null; status: number }> {
+  const jar = new CookieJar();
+  const run = await loginWithFetch(jar, `${base}/flowgate/login?return_to=${encodeURIComponent(returnTo)}`, username);
+  return { jar, location: run.final.headers.get('location'), status: run.final.status };
+}
+const current = (jar: CookieJar) =>
+  send(jar, `${base}/api/2.0/mlflow/permissions/users/current`, { headers: { accept: 'application/json' } });
+const userRow = (username: string) =>
+  fg.db.prepare('SELECT * FROM users WHERE username = ?').get(username) as { is_admin: number; display_name: string } | undefined;
+const groupsOf = async (jar: CookieJar) => ((await (await current(jar)).json()) as { user: { groups: string[] } }).user.groups;
+const sessionCount = () => (fg.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+
+async function logout(jar: CookieJar): Promise<{ status: number; location: string }> {
+  const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
+  const location = res.headers.get('location')!;
+  if (location.startsWith(idp.issuer)) await confirmProviderLogout(jar, location);
+  return { status: res.status, location };
+}
+
+describe('browser or program without credentials', () => {
+  it('redirects a browser navigation to login, keeping where it was going', async () => {
+    const res = await send(new CookieJar(), `${base}/experiments?view=list`, { headers: { accept: HTML } });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(`/flowgate/login?return_to=${encodeURIComponent('/experiments?view=list')}`);
+  });
+
+  it('sends a browser opening the MLflow UI (a public page) to login; programs still get the page', async () => {
+    const page = await send(new CookieJar(), `${base}/`, { headers: { accept: HTML } });
+    expect(page.status).toBe(302);
+    expect(page.headers.get('location')).toBe('/flowgate/login?return_to=%2F');
+    const program = await send(new CookieJar(), `${base}/`, { headers: { accept: 'application/json' } });
+    expect(program.status).toBe(200);
+  });
+
+  it('answers API calls, non-GET and non-HTML requests with 401 JSON', async () => {
+    const jar = new CookieJar();
+    for (const [path, init] of [
+      ['/api/2.0/mlflow/experiments/search', { headers: { accept: HTML } }],
+      ['/ajax-api/2.0/mlflow/experiments/search', { headers: { accept: 'application/json, text/plain, */*' } }],
+      ['/experiments', { headers: { accept: 'application/json' } }],
+      ['/', { method: 'POST', headers: { accept: HTML } }],
+      ['/api/2.0/mlflow/permissions/users/current', { headers: { accept: HTML } }],
+    ] as const) {
+      const res = await send(jar, base + path, init);
+      expect(res.status, path).toBe(401);
+      expect(await res.json()).toMatchObject({ error_code: 'UNAUTHENTICATED' });
+    }
+  });
+
+  it('keeps refusing a browser that sends wrong Basic credentials (no redirect)', async () => {
+    const res = await send(new CookieJar(), `${base}/`, { headers: { accept: HTML, authorization: basic('admin', 'wrong') } });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('login', () => {
+  it('creates the user with groups from the role claim, sets a session cookie and returns to the page', async () => {
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login?return_to=${encodeURIComponent('/experiments?x=1')}`, 'alice');
+    expect(run.final.status).toBe(302);
+    expect(run.final.headers.get('location')).toBe('/experiments?x=1');
+    const setCookie = run.final.headers.getSetCookie().find((c) => c.startsWith(`${SESSION}=`))!;
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    expect(setCookie).toMatch(/Path=\//);
+    expect(setCookie).not.toMatch(/Secure/i);
+    const id = jar.get(SESSION)!;
+    expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Only the hash is stored.
+    expect(JSON.stringify(fg.db.prepare('SELECT * FROM sessions').all())).not.toContain(id);
+
+    const me = await current(jar);
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { user: unknown }).user).toMatchObject({ username: 'alice', display_name: 'Alice Analyst', is_admin: false, groups: ['team-a'] });
+
+    const audit = fg.db.prepare("SELECT action, target FROM audit_log WHERE actor = 'oidc'").all();
+    expect(audit).toEqual(
+      expect.arrayContaining([
+        { action: 'user.create', target: 'user:alice' },
+        { action: 'group.create', target: 'group:team-a' },
+        { action: 'group.memberships', target: 'user:alice' },
+      ]),
+    );
+  });
+
+  it('gives a signed-in user what their identity-provider groups are granted, and nothing else', async () => {
+    const { jar } = await login('alice');
+    const get = () => send(jar, `${base}/ajax-api/2.0/mlflow/experiments/get?experiment_id=1`, { headers: { accept: 'application/json' } });
+    expect((await get()).status).toBe(403);
+    const grant = await fetch(`${base}/api/2.0/mlflow/permissions/groups/team-a/experiments/1`, {
+      method: 'POST',
+      headers: { authorization: adminAuth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ permission: 'READ' }),
+    });
+    expect(grant.status).toBeLessThan(300);
+    expect((await get()).status).toBe(200);
+    const other = await send(jar, `${base}/ajax-api/2.0/mlflow/experiments/get?experiment_id=2`, { headers: { accept: 'application/json' } });
+    expect(other.status).toBe(403);
+  });
+
+  it('makes a holder of the admin role an admin, who reaches MLflow', async () => {
+    const { jar } = await login('root');
+    expect(userRow('root')!.is_admin).toBe(1);
+    const seen = upstream.seen.length;
+    const res = await send(jar, `${base}/ajax-api/2.0/mlflow/experiments/search`, { headers: { accept: 'application/json' } });
+    expect(res.status).toBe(200);
+    expect(upstream.seen.length).toBe(seen + 1);
+    expect(String(upstream.seen.at(-1)!.headers.cookie ?? '')).not.toMatch(/flowgate_/);
+  });
+
+  it('refuses a user without an allowed role with a clear 403 page and creates nothing', async () => {
+    const { status } = await login('eve');
+    expect(status).toBe(403);
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'eve');
+    expect(run.final.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await run.final.text()).toContain('Access not granted');
+    expect(jar.get(SESSION)).toBeUndefined();
+    expect(userRow('eve')).toBeUndefined();
+  });
+
+  it('refuses a service account with a clear page', async () => {
+    const created = await fetch(`${base}/api/2.0/mlflow/users/create`, {
+      method: 'POST',
+      headers: { authorization: adminAuth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'team-a-sa', display_name: 'SA', is_admin: false, is_service_account: true }),
+    });
+    expect(created.status).toBe(201);
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'team-a-sa');
+    expect(run.final.status).toBe(403);
+    expect(await run.final.text()).toContain('Service accounts cannot sign in');
+    expect(jar.get(SESSION)).toBeUndefined();
+    const row = fg.db.prepare("SELECT count(*) AS n FROM group_members m JOIN users u ON u.id = m.user_id WHERE u.username = 'team-a-sa'").get() as { n: number };
+    expect(row.n).toBe(0);
+  });
+});
+
+describe('login response checks', () => {
+  it('uses state once: a replayed callback is refused and creates no session', async () => {
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'bob');
+    expect(run.final.status).toBe(302);
+    const before = sessionCount();
+    const replay = await send(jar, run.callbackUrl!, { headers: { accept: HTML } });
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('already used');
+    expect(sessionCount()).toBe(before);
+  });
+
+  it('refuses an ID token whose nonce is not the one sent', async () => {
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'bob', {
+      tamper: (u) => {
+        u.searchParams.set('nonce', 'attacker-chosen-nonce-0123456789');
+        return u;
+      },
+    });
+    expect(run.final.status).toBe(400);
+    expect(await run.final.text()).toContain('Sign-in failed');
+    expect(jar.get(SESSION)).toBeUndefined();
+  });
+
+  it('refuses a code issued for another PKCE challenge', async () => {
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'bob', {
+      tamper: (u) => {
+        u.searchParams.set('code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+        return u;
+      },
+    });
+    expect(run.final.status).toBe(400);
+    expect(jar.get(SESSION)).toBeUndefined();
+  });
+
+  it('refuses a callback delivered to a browser that did not start the login (login CSRF)', async () => {
+    const victim = new CookieJar();
+    const attacker = new CookieJar();
+    const run = await loginWithFetch(attacker, `${base}/flowgate/login`, 'bob', { stopBeforeCallback: true });
+    const res = await send(victim, run.callbackUrl!, { headers: { accept: HTML } });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('not started in this browser');
+    expect(victim.get(SESSION)).toBeUndefined();
+  });
+
+  it('refuses a callback without state or with an unknown state', async () => {
+    for (const q of ['', '?code=x', '?code=x&state=unknown-state']) {
+      const res = await send(new CookieJar(), `${base}/flowgate/callback${q}`, { headers: { accept: HTML } });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    }
+  });
+});
+
+describe('return targets', () => {
+  it.each([
+    '//evil.example',
+    '/\\evil.example',
+    '/\t/evil.example',
+    '/\r\n/evil.example',
+    'https://evil.example/',
+    '/%2F%2Fevil.example',
+    'http:/evil.example',
+    '/flowgate/logout',
+  ])('sends %j back to the base path', async (target) => {
+    const { location, status } = await login('bob', target);
+    expect(status).toBe(302);
+    expect(location).toBe('/');
+  });
+});
+
+describe('sessions', () => {
+  it('treats a tampered or unknown session cookie as no session', async () => {
+    const { jar } = await login('carol');
+    const id = jar.get(SESSION)!;
+    for (const bad of [id.slice(0, -1) + (id.endsWith('A') ? 'B' : 'A'), 'x'.repeat(43), 'not-a-session', '']) {
+      const j = new CookieJar();
+      j.set(SESSION, bad);
+      const api = await current(j);
+      expect(api.status).toBe(401);
+      const page = await send(j, `${base}/`, { headers: { accept: HTML } });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('location')).toMatch(/^\/flowgate\/login\?return_to=/);
+    }
+  });
+
+  it('expires after the idle lifetime', async () => {
+    const { jar } = await login('carol');
+    expect((await current(jar)).status).toBe(200);
+    fg.advance((IDLE_MIN - 1) * 60_000);
+    expect((await current(jar)).status).toBe(200);
+    fg.advance((IDLE_MIN + 1) * 60_000);
+    expect((await current(jar)).status).toBe(401);
+  });
+
+  it('expires after the absolute lifetime even when in use', async () => {
+    const { jar } = await login('carol');
+    const step = (IDLE_MIN - 5) * 60_000;
+    let elapsed = 0;
+    while (elapsed + step < ABSOLUTE_H * 3_600_000) {
+      fg.advance(step);
+      elapsed += step;
+      expect((await current(jar)).status).toBe(200);
+    }
+    fg.advance(step);
+    expect((await current(jar)).status).toBe(401);
+  });
+
+  it('logout destroys the session and signs out at the provider too', async () => {
+    const { jar } = await login('dave');
+    const id = jar.get(SESSION)!;
+    const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.get('location')!);
+    expect(location.origin).toBe(idp.issuer);
+    expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${base}/flowgate/logged-out`);
+    const done = await confirmProviderLogout(jar, location.href);
+    expect(done.finalUrl).toBe(`${base}/flowgate/logged-out`);
+    expect(await done.final.text()).toContain('You are signed out');
+    const old = new CookieJar();
+    old.set(SESSION, id);
+    expect((await current(old)).status).toBe(401);
+    // The provider session is gone too: the next login asks for credentials again.
+    const again = await send(jar, `${base}/flowgate/login`, { headers: { accept: HTML } });
+    const atProvider = await send(jar, again.headers.get('location')!, { headers: { accept: HTML } });
+    const interaction = await send(jar, new URL(atProvider.headers.get('location')!, idp.issuer).href, { headers: { accept: HTML } });
+    expect(await interaction.text()).toContain('name="login"');
+  });
+
+  it('an admin can end all sessions of a user', async () => {
+    const a = await login('dave');
+    const b = await login('dave');
+    const res = await fetch(`${base}/api/2.0/mlflow/permissions/users/dave/sessions`, {
+      method: 'DELETE',
+      headers: { authorization: adminAuth() },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { ended: number }).ended).toBeGreaterThanOrEqual(2);
+    expect((await current(a.jar)).status).toBe(401);
+    expect((await current(b.jar)).status).toBe(401);
+    const audit = fg.db.prepare("SELECT actor FROM audit_log WHERE action = 'session.end_all' AND target = 'user:dave'").get();
+    expect(audit).toEqual({ actor: 'admin' });
+  });
+
+  it('purges expired sessions from the store', async () => {
+    await login('dave');
+    fg.advance(2 * ABSOLUTE_H * 3_600_000);
+    const fresh = await fg.restart();
+    fg = fresh;
+    expect(sessionCount()).toBe(0);
+  });
+});
+
+describe('roles are read at login', () => {
+  it('applies a role added at the provider only after the user signs in again', async () => {
+    const { jar } = await login('bob');
+    expect(await groupsOf(jar)).toEqual(['team-a']);
+    idp.accounts.get('bob')!.roles.push('team-b');
+    expect(await groupsOf(jar)).toEqual(['team-a']);
+    await logout(jar);
+    const again = await login('bob');
+    expect(await groupsOf(again.jar)).toEqual(['team-a', 'team-b']);
+    const change = fg.db
+      .prepare("SELECT old_value, new_value FROM audit_log WHERE actor = 'oidc' AND action = 'group.memberships' AND target = 'user:bob' ORDER BY id DESC")
+      .get() as { old_value: string; new_value: string };
+    expect(JSON.parse(change.old_value)).toEqual({ groups: ['team-a'] });
+    expect(JSON.parse(change.new_value)).toEqual({ groups: ['team-a', 'team-b'] });
+    // Removing a role removes the membership at the next login.
+    idp.accounts.get('bob')!.roles = ['team-b'];
+    const third = await login('bob');
+    expect(await groupsOf(third.jar)).toEqual(['team-b']);
+  });
+
+  it('removes admin rights when the admin role is gone', async () => {
+    await login('root');
+    expect(userRow('root')!.is_admin).toBe(1);
+    idp.accounts.get('root')!.roles = ['team-a'];
+    const { jar } = await login('root');
+    expect(userRow('root')!.is_admin).toBe(0);
+    const res = await send(jar, `${base}/ajax-api/2.0/mlflow/experiments/get?experiment_id=999`, { headers: { accept: 'application/json' } });
+    expect(res.status).toBe(403);
+    idp.accounts.get('root')!.roles = ['mlflow-admin', 'team-a'];
+  });
+});
+
+describe('CSRF on session-authenticated state changes', () => {
+  const create = (jar: CookieJar, headers: Record<string, string>) =>
+    send(jar, `${base}/ajax-api/2.0/mlflow/experiments/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ name: 'x' }),
+    });
+
+  it('refuses a cross-origin POST with a session cookie (403 JSON) and accepts a same-origin one', async () => {
+    const { jar } = await login('root');
+    for (const headers of [{ origin: 'http://evil.example' } as Record<string, string>, { origin: 'null' }, {}, { referer: 'http://evil.example/page' }, { origin: `http://localhost:${fgPort}` }]) {
+      const res = await create(jar, headers);
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(await res.json()).toMatchObject({ error_code: 'PERMISSION_DENIED' });
+    }
+    expect((await create(jar, { origin: base })).status).toBe(200);
+    expect((await create(jar, { referer: `${base}/` })).status).toBe(200);
+  });
+
+  it('covers PATCH and DELETE on the admin API too', async () => {
+    const { jar } = await login('alice');
+    const patch = await send(jar, `${base}/ajax-api/2.0/mlflow/permissions/users/access-token`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: '{}',
+    });
+    expect(patch.status).toBe(403);
+    const del = await send(jar, `${base}/api/2.0/mlflow/permissions/users/alice/sessions`, { method: 'DELETE', headers: { origin: 'http://evil.example' } });
+    expect(del.status).toBe(403);
+    expect((await current(jar)).status).toBe(200);
+  });
+
+  it('does not apply to Basic-authenticated requests', async () => {
+    const res = await fetch(`${base}/ajax-api/2.0/mlflow/experiments/create`, {
+      method: 'POST',
+      headers: { authorization: adminAuth(), origin: 'http://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'y' }),
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('create access key', () => {
+  it('sends a browser without a session to login first', async () => {
+    const res = await send(new CookieJar(), `${base}/flowgate/access-key`, { headers: { accept: HTML } });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(`/flowgate/login?return_to=${encodeURIComponent('/flowgate/access-key')}`);
+  });
+
+  it('lets a signed-in user mint their own token, which then works with Basic', async () => {
+    const { jar } = await login('alice', '/flowgate/access-key');
+    const page = await send(jar, `${base}/flowgate/access-key`, { headers: { accept: HTML } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'nonce-");
+    expect(await page.text()).toContain('Create access key');
+    const res = await send(jar, `${base}/ajax-api/2.0/mlflow/permissions/users/access-token`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: '{}',
+    });
+    expect(res.status).toBe(200);
+    const { token, username } = (await res.json()) as { token: string; username: string };
+    expect(username).toBe('alice');
+    const viaBasic = await fetch(`${base}/api/2.0/mlflow/permissions/users/current`, { headers: { authorization: basic('alice', token) } });
+    expect(viaBasic.status).toBe(200);
+    // A session cannot mint a token for someone else.
+    const other = await send(jar, `${base}/ajax-api/2.0/mlflow/permissions/users/access-token`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ username: 'root' }),
+    });
+    expect(other.status).toBe(403);
+  });
+});
+
+describe('identity provider down', () => {
+  it('shows a clear page at login, keeps existing sessions working, and recovers', async () => {
+    const { jar } = await login('alice');
+    await idp.stop();
+    try {
+      fg = await fg.restart();
+      const res = await send(new CookieJar(), `${base}/flowgate/login`, { headers: { accept: HTML } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/text\/html/);
+      expect(await res.text()).toContain('Sign-in is temporarily unavailable');
+      expect((await current(jar)).status).toBe(200);
+    } finally {
+      await idp.start();
+    }
+    await new Promise((r) => setTimeout(r, 5_500));
+    const after = await login('alice');
+    expect(after.status).toBe(302);
+  });
+
+  it('answers 502 when the provider goes away between login and callback', async () => {
+    const jar = new CookieJar();
+    const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'alice', { stopBeforeCallback: true });
+    const callback = run.callbackUrl;
+    expect(callback).toMatch(/\/flowgate\/callback\?/);
+    await idp.stop();
+    try {
+      const res = await send(jar, callback!, { headers: { accept: HTML } });
+      expect(res.status).toBe(502);
+      expect(await res.text()).toContain('Sign-in is temporarily unavailable');
+    } finally {
+      await idp.start();
+    }
+  });
+});

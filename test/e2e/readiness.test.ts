@@ -1,0 +1,99 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { eventually } from '../helpers/prom.js';
+
+/** Headers a client might send hoping to sway a probe; none of them may change the answer. */
+const CLIENT_HEADERS: ReadonlyArray<Record<string, string>> = [
+  {},
+  { 'User-Agent': 'kube-probe/1.31' },
+  { 'User-Agent': 'GoogleHC/1.0', 'X-Forwarded-For': '127.0.0.1', 'X-Real-Ip': '10.0.0.1' },
+  { Authorization: basic(ADMIN.username, ADMIN.token), 'X-Forwarded-User': 'admin' },
+  { Authorization: basic(ADMIN.username, 'wrong'), Cookie: 'flowgate_session=x' },
+  { 'X-Request-Id': 'probe-1', Host: 'internal.example' },
+];
+
+async function probeAll(url: string, path: string): Promise<number[]> {
+  const statuses: number[] = [];
+  for (const headers of CLIENT_HEADERS) {
+    let r = request(url).get(path);
+    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+    statuses.push((await r).status);
+  }
+  return statuses;
+}
+
+describe('readiness against the real MLflow', () => {
+  let mlflow: MlflowServer | undefined;
+  let fg: TestFlowgate;
+  let port: number;
+
+  beforeAll(async () => {
+    mlflow = await startMlflowServer();
+    port = mlflow.port;
+    fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
+  });
+  afterAll(async () => {
+    await fg?.close();
+    await mlflow?.stop();
+    if (fg) removeDir(fg.dir);
+  });
+
+  it('is live and ready while MLflow answers, whatever the client sends', async () => {
+    const ready = await request(fg.url).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', store: true, upstream: true });
+    expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 200));
+    expect(await probeAll(fg.url, '/healthz')).toEqual(CLIENT_HEADERS.map(() => 200));
+  });
+
+  it('turns unready when MLflow stops (still live), and ready again when it returns', async () => {
+    await mlflow!.stop();
+    mlflow = undefined;
+
+    const down = await request(fg.url).get('/readyz');
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ status: 'unready', store: true, upstream: false });
+    expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 503));
+    // Liveness is about flowgate itself: a restart would not bring MLflow back.
+    expect(await probeAll(fg.url, '/healthz')).toEqual(CLIENT_HEADERS.map(() => 200));
+
+    mlflow = await startMlflowServer({ port });
+    await eventually(async () => {
+      const back = await request(fg.url).get('/readyz');
+      expect(back.status).toBe(200);
+      expect(back.body).toEqual({ status: 'ready', store: true, upstream: true });
+    }, 10_000);
+    expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 200));
+  }, 240_000);
+});
+
+describe('readiness under a base path', () => {
+  let fg: TestFlowgate;
+  let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+  let healthy = true;
+
+  beforeAll(async () => {
+    upstream = await startStubUpstream((r) =>
+      r.url === '/health' ? { status: healthy ? 200 : 503, body: 'OK' } : { status: 404, body: {} },
+    );
+    fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_BASE_PATH: '/mlflow' });
+  });
+  afterAll(async () => {
+    await fg?.close();
+    await upstream?.close();
+    if (fg) removeDir(fg.dir);
+  });
+
+  it('answers under the base path only, and follows an unhealthy MLflow', async () => {
+    expect((await request(fg.url).get('/mlflow/readyz')).status).toBe(200);
+    expect((await request(fg.url).get('/mlflow/healthz')).status).toBe(200);
+    expect((await request(fg.url).head('/mlflow/readyz')).status).toBe(200);
+    expect((await request(fg.url).get('/readyz')).status).toBe(404);
+    healthy = false;
+    expect(await probeAll(fg.url, '/mlflow/readyz')).toEqual(CLIENT_HEADERS.map(() => 503));
+    healthy = true;
+    expect((await request(fg.url).get('/mlflow/readyz')).status).toBe(200);
+  });
+});
