@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# flowgate: authorization sidecar for MLflow. Node's current LTS line; better-sqlite3 is compiled
+# in the build stage so the runtime image carries no compiler.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    FLOWGATE_DB_PATH=/var/lib/flowgate/flowgate.db
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY openapi ./openapi
+RUN mkdir -p /var/lib/flowgate && chown node:node /var/lib/flowgate
+USER node
+VOLUME ["/var/lib/flowgate"]
+EXPOSE 8080 9090
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD ["serve"]
