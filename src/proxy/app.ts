@@ -62,6 +62,23 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
+/** A refused request's unread body up to this size is drained, so the connection stays reusable. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * A refused request (401, 403, 413, …) whose body is still on the wire: a small one is read and
+ * dropped; a large or chunked one is never read — the answer carries `Connection: close` and the
+ * socket closes once it is out, so a denied 1 GiB upload costs a round trip, not 1 GiB.
+ */
+function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared <= DRAIN_LIMIT_BYTES) {
+    req.resume();
+    return;
+  }
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+}
+
 /** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
@@ -164,7 +181,7 @@ export function createRequestListener(deps: AppDeps) {
         scope.reason ??= err.reason ?? err.code;
       } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId }, 'unexpected error');
       if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
-      if (!req.complete) req.resume();
+      if (!req.complete) dropUnreadBody(req, res);
       sendError(res, err);
     });
   };

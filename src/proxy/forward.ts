@@ -96,6 +96,8 @@ export function createForwarder(opts: ForwardOptions) {
         delete req.headers['transfer-encoding'];
       }
       proxy.web(req, res, {
+        // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
+        headers: { connection: 'keep-alive' },
         selfHandleResponse: f.onResponse !== undefined,
         ...(f.body ? { buffer: Readable.from([f.body]) } : {}),
       });

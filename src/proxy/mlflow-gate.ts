@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.js';
 import { decide, type Decision } from '../authz/decide.js';
+import { filterModelVersions, planGraphql, resolveGraphqlChecks, type GraphqlFieldDecision } from '../authz/graphql-policy.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
@@ -15,6 +16,7 @@ import type { Db } from '../store/database.js';
 import { filteredSearch } from './after/filtered-search.js';
 import { listedExperiments, narrowedRequest, type ExperimentList } from './after/narrow-experiments.js';
 import { relayAfter } from './after/relay.js';
+import { rewriteJsonAnswer } from './after/rewrite-json.js';
 import { SEARCH_KINDS } from './after/search-specs.js';
 import type { UpstreamJson } from './after/upstream-json.js';
 import { parseJson, readBody } from './body.js';
@@ -49,7 +51,12 @@ const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'filter_search_model_versions',
 ]);
 
+/** A GraphQL answer flowgate must filter is held in memory up to this size; a larger one is refused. */
+const GRAPHQL_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
+
 function needsBody(method: string, entry: RouteEntry): boolean {
+  // MLflow runs the GraphQL document in the JSON body for GET too.
+  if (entry.after === 'graphql') return true;
   if (method === 'GET') return false;
   if (entry.after && HOOKS_READING_BODY.has(entry.after)) return true;
   if (entry.need === 'create') return true;
@@ -63,9 +70,9 @@ function experimentList(entry: RouteEntry): ExperimentList {
 
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
-function denied(principal: Principal, need: string, refs: readonly ResourceRef[], decision: Decision) {
+function denied(principal: Principal, need: string, refs: readonly ResourceRef[], decision: Decision, context = '') {
   const what = refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
-  return forbidden(`Permission denied: ${principal.username} may not ${need}${what}`, decision.reason);
+  return forbidden(`Permission denied: ${principal.username} may not ${need}${what}${context}`, decision.reason);
 }
 
 /**
@@ -211,9 +218,28 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           },
         };
       }
-      case 'graphql':
+      case 'graphql': {
         if (principal.isAdmin) return {};
-        throw forbidden('GraphQL is available to administrators only in this flowgate version', 'graphql-admin-only');
+        const plan = planGraphql(r.method, request.query, request.body);
+        const check = (field: GraphqlFieldDecision) => {
+          const decision = decideFor(principal, field.need, field.refs);
+          if (r.notes) r.notes.reason = decision.reason;
+          if (!decision.allow && field.need === 'admin')
+            throw denied(principal, `use GraphQL field '${field.field}' (administrators only)`, [], decision);
+          if (!decision.allow) throw denied(principal, field.need, field.refs, decision, ` (GraphQL field '${field.field}')`);
+        };
+        // Fields that need no look-up are decided first: a refused document costs MLflow nothing.
+        for (const field of plan.checks) if (!field.twin) check({ ...field, refs: [] });
+        for (const field of await resolveGraphqlChecks(plan, deps.resolve)) check(field);
+        if (plan.modelVersionLists.length === 0) return {};
+        const canReadModel = async (name: string) =>
+          canRead(principal, [{ kind: (await deps.lookups.isPrompt(name)) ? 'prompt' : 'registered_model', id: name }]);
+        // The answer is rewritten, so it must come back as plain JSON.
+        delete r.req.headers['accept-encoding'];
+        return {
+          onResponse: rewriteJsonAnswer((json) => filterModelVersions(json, plan.modelVersionLists, canReadModel), GRAPHQL_ANSWER_MAX_BYTES, hookFailed(hook)),
+        };
+      }
     }
   }
 

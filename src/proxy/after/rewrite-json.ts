@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FlowgateError, sendError } from '../../errors.js';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
+
+/**
+ * Reads MLflow's whole JSON answer, lets `rewrite` change it in place, and sends the result. Unlike
+ * relayAfter this fails closed: an answer that cannot be read (too large, compressed, not JSON) or
+ * a rewrite that throws is never passed on unfiltered. Other (non-200) answers are relayed as they are.
+ */
+export function rewriteJsonAnswer(
+  rewrite: (json: unknown) => Promise<void>,
+  maxBytes: number,
+  onError: (err: unknown) => void,
+): (upstream: IncomingMessage, res: ServerResponse) => void {
+  return (upstream, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    upstream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) tooLarge = true;
+      else chunks.push(c);
+    });
+    upstream.on('error', () => res.destroy());
+    upstream.on('end', () => {
+      void (async () => {
+        const headers: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+        let body = Buffer.concat(chunks);
+        if (upstream.statusCode === 200 || tooLarge) {
+          try {
+            const encoding = upstream.headers['content-encoding'];
+            if (tooLarge || (encoding !== undefined && encoding !== 'identity')) throw new Error('answer not inspectable');
+            const json = JSON.parse(body.toString('utf8')) as unknown;
+            await rewrite(json);
+            body = Buffer.from(JSON.stringify(json));
+          } catch (err) {
+            onError(err);
+            sendError(res, new FlowgateError('BAD_GATEWAY', 'MLflow answered with something flowgate could not filter'));
+            return;
+          }
+        }
+        headers['content-length'] = String(body.length);
+        res.writeHead(upstream.statusCode ?? 502, headers);
+        res.end(body);
+      })();
+    });
+  };
+}
