@@ -33,7 +33,7 @@ const mib = (bytes) => +(bytes / MIB).toFixed(1);
 process.on('exit', () => {
   for (const c of children) {
     try {
-      if (c.detached) process.kill(-c.pid, 'SIGKILL');
+      if (c.ownGroup) process.kill(-c.pid, 'SIGKILL');
       else c.kill('SIGKILL');
     } catch {}
   }
@@ -76,6 +76,8 @@ async function startMlflow() {
       '--artifacts-destination', artifactsDir, '--serve-artifacts', '--workers', '1'],
     { cwd: dir, env, stdio: 'ignore', detached: true },
   );
+  // ChildProcess does not expose `detached`: remember it, so the exit hook kills uvicorn's whole group.
+  child.ownGroup = true;
   children.add(child);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/health`, child, 'mlflow');

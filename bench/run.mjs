@@ -40,7 +40,7 @@ const basic = (u) => `Basic ${Buffer.from(`${u.username}:${u.token}`).toString('
 function cleanup() {
   for (const c of children) {
     try {
-      if (c.detached) process.kill(-c.pid, 'SIGKILL');
+      if (c.ownGroup) process.kill(-c.pid, 'SIGKILL');
       else c.kill('SIGKILL');
     } catch {}
   }
@@ -292,6 +292,8 @@ async function startMlflow(venv, appName, pythonPath, authIni) {
     ...(appName ? ['--app-name', appName] : [])];
   const out = openSync(join(dir, 'server.log'), 'w');
   const child = spawn(join(venv, 'bin/mlflow'), args, { cwd: dir, env, stdio: ['ignore', out, out], detached: true });
+  // ChildProcess does not expose `detached`: remember it, so cleanup kills uvicorn's whole group.
+  child.ownGroup = true;
   children.add(child);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 180_000;

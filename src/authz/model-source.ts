@@ -2,6 +2,9 @@ import { forbidden } from '../errors.js';
 import type { MlflowLookups } from './mlflow-lookups.js';
 import type { ResourceRef } from './types.js';
 
+/** What MLflow's client sends as the source of a prompt version: it names no artifacts at all. */
+const PROMPT_SOURCE_PLACEHOLDER = 'dummy-source';
+
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -18,7 +21,7 @@ export async function modelVersionSourceRefs(body: unknown, lookups: MlflowLooku
   const source = text(b.source);
   if (runId) experiments.add(await lookups.experimentOfRun(runId));
   if (modelId) experiments.add(await lookups.experimentOfLoggedModel(modelId));
-  if (source) {
+  if (source && source !== PROMPT_SOURCE_PLACEHOLDER) {
     let m: RegExpMatchArray | null;
     if ((m = source.match(/^runs:\/([^/]+)(\/|$)/))) experiments.add(await lookups.experimentOfRun(m[1]!));
     else if ((m = source.match(/^models:\/(m-[^/]+)(\/|$)/))) experiments.add(await lookups.experimentOfLoggedModel(m[1]!));

@@ -19,6 +19,7 @@ describe('modelVersionSourceRefs', () => {
     [{ source: 'mlflow-artifacts:/1/r1/artifacts/model', run_id: 'r2' }, ['2', '1']],
     [{ source: 'runs:/r1/model', model_id: 'm-abc' }, ['3', '1']],
     [{}, []],
+    [{ source: 'dummy-source' }, []],
   ])('%j reads experiments %j', async (body, ids) => {
     expect((await modelVersionSourceRefs(body, lookups)).map((r) => r.id).sort()).toEqual([...ids].sort());
   });
