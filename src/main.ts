@@ -132,6 +132,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     staticPrefix: config.upstreamStaticPrefix,
     cacheSize: config.lookupCacheSize,
     ttlMs: config.lookupCacheTtlMs,
+    timeoutMs: config.upstreamTimeoutMs,
     onCache: (name, hit) => metrics.cache(name)(hit),
   });
   const gate = createMlflowGate({

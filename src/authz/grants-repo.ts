@@ -19,9 +19,11 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
     groupGrant: db.prepare<[number, string, string], { permission: Permission }>(
       'SELECT permission FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
     ),
-    groupGrantsOfUser: db.prepare<[number, string, string], { permission: Permission }>(
-      `SELECT g.permission FROM grants g JOIN group_members m ON m.group_id = g.group_id
-       WHERE m.user_id = ? AND g.resource_kind = ? AND g.resource_id = ?`,
+    // One indexed probe of the resource's few grants, keeping the caller's own and their groups'.
+    factsOfUser: db.prepare<[string, string, number, number], { permission: Permission; direct: number }>(
+      `SELECT permission, user_id IS NOT NULL AS direct FROM grants
+       WHERE resource_kind = ? AND resource_id = ?
+         AND (user_id = ? OR group_id IN (SELECT group_id FROM group_members WHERE user_id = ?))`,
     ),
     insertUser: db.prepare(
       'INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -65,8 +67,15 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
       const stmt = grantee.type === 'user' ? q.userGrant : q.groupGrant;
       return stmt.get(grantee.id, kind, id)?.permission;
     },
-    groupPermissionsOfUser(userId: number, kind: ResourceKind, id: string): Permission[] {
-      return q.groupGrantsOfUser.all(userId, kind, id).map((r) => r.permission);
+    /** The user's direct grant and their groups' grants on one resource, in one query. */
+    factsOfUser(userId: number, kind: ResourceKind, id: string): { direct: Permission | undefined; groups: Permission[] } {
+      let direct: Permission | undefined;
+      const groups: Permission[] = [];
+      for (const row of q.factsOfUser.all(kind, id, userId, userId)) {
+        if (row.direct) direct = row.permission;
+        else groups.push(row.permission);
+      }
+      return { direct, groups };
     },
     insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): void {
       const t = now();

@@ -16,10 +16,7 @@ export function createPolicyReader(grants: GrantsRepo, cacheSize: number, onCach
       const hit = cache.get(key);
       onCache?.(hit !== undefined);
       if (hit) return hit;
-      const facts: GrantFacts = {
-        direct: grants.get({ type: 'user', id: userId }, ref.kind, ref.id),
-        groups: grants.groupPermissionsOfUser(userId, ref.kind, ref.id),
-      };
+      const facts: GrantFacts = grants.factsOfUser(userId, ref.kind, ref.id);
       cache.set(key, facts);
       return facts;
     },
