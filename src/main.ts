@@ -245,6 +245,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       await inference?.close();
       forwarder.close();
       db.close();
+      logger.flush();
     },
   };
 }

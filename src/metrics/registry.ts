@@ -125,26 +125,55 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     return recorder;
   }
 
+  // Label sets are bounded (route templates, reasons), so bound children are memoized by their raw
+  // values: the hot path does one map look-up instead of validating and hashing labels.
+  const decisionChildren = new Map<string, { count: () => void; time: (s: number) => void }>();
+  const upstreamChildren = new Map<string, (s: number) => void>();
+  const authChildren = new Map<string, () => void>();
+
   return {
     registry,
     recordDecision(d, seconds) {
-      decisions.inc({
-        decision: d.decision,
-        reason: REASON.test(d.reason) ? d.reason : 'other',
-        resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
-        route: ROUTE.test(d.route) ? d.route : 'other',
-      });
-      if (seconds !== undefined) decisionSeconds.observe({ decision: d.decision }, seconds);
+      const key = `${d.decision}\u0000${d.reason}\u0000${d.resourceType}\u0000${d.route}`;
+      let child = decisionChildren.get(key);
+      if (!child) {
+        const counter = decisions.labels({
+          decision: d.decision,
+          reason: REASON.test(d.reason) ? d.reason : 'other',
+          resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
+          route: ROUTE.test(d.route) ? d.route : 'other',
+        });
+        const timer = decisionSeconds.labels({ decision: d.decision });
+        child = { count: () => counter.inc(), time: (v) => timer.observe(v) };
+        decisionChildren.set(key, child);
+      }
+      child.count();
+      if (seconds !== undefined) child.time(seconds);
     },
     authAttempt(method, result) {
-      authn.inc({ method, result });
+      const key = `${method}\u0000${result}`;
+      let inc = authChildren.get(key);
+      if (!inc) {
+        const child = authn.labels({ method, result });
+        inc = () => child.inc();
+        authChildren.set(key, inc);
+      }
+      inc();
     },
     cache,
     namedCache(name, hit) {
       cache(name)(hit);
     },
     upstream(route, status, seconds) {
-      upstreamSeconds.observe({ route: ROUTE.test(route) ? route : 'other', status_class: statusClass(status) }, seconds);
+      const cls = statusClass(status);
+      const key = `${route}\u0000${cls}`;
+      let observe = upstreamChildren.get(key);
+      if (!observe) {
+        const child = upstreamSeconds.labels({ route: ROUTE.test(route) ? route : 'other', status_class: cls });
+        observe = (v) => child.observe(v);
+        upstreamChildren.set(key, observe);
+      }
+      observe(seconds);
     },
     inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
   };

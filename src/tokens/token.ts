@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** 32 random bytes = 256 bits from the CSPRNG; the prefix lets secret scanners spot a leaked token. */
@@ -11,13 +12,18 @@ export function mintToken(): string {
  * A token carries 256 bits of entropy, so one fast SHA-256 is as strong as a slow KDF here and
  * keeps verification cheap; slow hashes protect low-entropy passwords, which these are not.
  */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
-}
+export const hashToken: (token: string) => string =
+  // crypto.hash (Node >= 20.12) is the one-shot form: less than half the cost of createHash.
+  typeof crypto.hash === 'function'
+    ? (token) => crypto.hash('sha256', token, 'base64url')
+    : (token) => createHash('sha256').update(token).digest('base64url');
 
-/** Equality whose time does not depend on where the inputs differ (both sides are digested to 32 bytes). */
+/**
+ * Equality whose time does not depend on where the inputs differ. Only the lengths may differ in
+ * time, and the length of a username is no secret.
+ */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest();
-  const db = createHash('sha256').update(b).digest();
-  return timingSafeEqual(da, db);
+  const ba = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
 }
