@@ -12,14 +12,13 @@ import { createPolicyReader } from './authz/policy.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logging.js';
-import { createOidc, createSessionStore } from './oidc/index.js';
+import { createSessionStore } from './oidc/sessions.js';
 import { countedAuthenticator, countedLoader, createMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
 import type { Principal } from './principals/types.js';
-import { openInference } from './inference/index.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { createUpstreamJson } from './proxy/after/upstream-json.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
@@ -110,7 +109,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
   const oidc =
     config.oidc?.redirectUrl !== undefined
-      ? createOidc({
+      ? (await import('./oidc/index.js')).createOidc({
           config: { ...config.oidc, redirectUrl: config.oidc.redirectUrl },
           basePath: config.basePath,
           cookieSecure: config.session.cookieSecure,
@@ -152,7 +151,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   });
 
   const inference = config.inferenceConfigFile
-    ? openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
+    ? (await import('./inference/index.js')).openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
     : undefined;
 
   const forwarder = createForwarder({

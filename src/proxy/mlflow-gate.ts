@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.js';
 import { decide, type Decision } from '../authz/decide.js';
-import { filterModelVersions, planGraphql, resolveGraphqlChecks, type GraphqlFieldDecision } from '../authz/graphql-policy.js';
+import type { GraphqlFieldDecision } from '../authz/graphql-policy.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
@@ -60,6 +60,10 @@ const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>
   'move_registered_model_grants',
   'drop_registered_model_grants',
 ]);
+
+/** The GraphQL parser is loaded on the first GraphQL request: most deployments' programs never send one. */
+let graphqlPolicy: Promise<typeof import('../authz/graphql-policy.js')> | undefined;
+const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
 
 function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean {
   // An administrator's request is not resolved or filtered: it streams unless a hook needs its body.
@@ -229,6 +233,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       }
       case 'graphql': {
         if (principal.isAdmin) return {};
+        const { planGraphql, resolveGraphqlChecks, filterModelVersions } = await loadGraphqlPolicy();
         const plan = planGraphql(r.method, request.query, request.body);
         const check = (field: GraphqlFieldDecision) => {
           const decision = decideFor(principal, field.need, field.refs);

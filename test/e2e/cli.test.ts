@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the flowgate command', () => {
+  it('prints help and its version', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/flowgate serve/);
+    expect(help.stdout).toMatch(/convert-envoyfilter/);
+    const version = await run(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('refuses an unknown command', async () => {
+    const r = await run(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+
+  it('stops at start-up on a wrong value, naming every wrong variable and echoing no secret', async () => {
+    const r = await run(['serve'], { FLOWGATE_PORT: 'eighty', FLOWGATE_DEFAULT_PERMISSION: 'ALL', FLOWGATE_ADMIN_TOKEN: 'short-secret-value' });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/FLOWGATE_PORT/);
+    expect(r.stderr).toMatch(/FLOWGATE_DEFAULT_PERMISSION/);
+    expect(r.stderr).toMatch(/FLOWGATE_ADMIN_TOKEN/);
+    expect(r.stderr).not.toContain('short-secret-value');
+  });
+});
