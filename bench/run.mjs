@@ -200,14 +200,23 @@ function seedLargeStore(dbPath) {
 /** p50/p99 of decide() + the policy reader, cold (each pair's first look-up: SQL) and warm (cache hits). */
 function decisionMicrobench(dbPath) {
   const db = openDatabase(dbPath);
-  const policy = createPolicyReader(createGrantsRepo(db), 50_000);
+  const loadStarted = process.hrtime.bigint();
+  const policy = createPolicyReader(createGrantsRepo(db));
+  const indexLoadMs = Number(process.hrtime.bigint() - loadStarted) / 1e6;
+  // The groups of each user come from the principal cache in flowgate; here straight from the store.
+  const groupsOf = new Map();
+  for (const r of db.prepare('SELECT user_id, group_id FROM group_members').iterate()) {
+    if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
+    groupsOf.get(r.user_id).push(r.group_id);
+  }
+  const who = (userId) => ({ userId, groupIds: groupsOf.get(userId) ?? [] });
   const pairs = Array.from({ length: 20_000 }, (_, i) => ({
-    userId: ((i * 7919) % 10_000) + 1,
+    who: who(((i * 7919) % 10_000) + 1),
     ref: { kind: 'experiment', id: String(((i * 104_729) % 20_000) + 1) },
   }));
   const one = (p) =>
-    decide({ isAdmin: false, need: 'read', facts: [policy.factsFor(p.userId, p.ref)], defaultPermission: 'NO_PERMISSIONS', createRequiresAdmin: false });
-  for (let i = 0; i < 2000; i++) one({ userId: 10_001, ref: { kind: 'experiment', id: String((i % 10) + 1) } }); // JIT warm-up
+    decide({ isAdmin: false, need: 'read', facts: [policy.factsFor(p.who, p.ref)], defaultPermission: 'NO_PERMISSIONS', createRequiresAdmin: false });
+  for (let i = 0; i < 2000; i++) one({ who: who(10_001), ref: { kind: 'experiment', id: String((i % 10) + 1) } }); // JIT warm-up
   const measure = () => {
     const t = new Float64Array(pairs.length);
     let allowed = 0;
@@ -222,7 +231,7 @@ function decisionMicrobench(dbPath) {
   const cold = measure();
   const warm = measure();
   db.close();
-  return { cold, warm, pairs: pairs.length };
+  return { cold, warm, pairs: pairs.length, indexLoadMs };
 }
 
 // ---------------------------------------------------------------- (e): the real MLflow
@@ -507,8 +516,10 @@ const md = [
   '',
   '| | p50 µs | p99 µs | max µs |',
   '|---|---:|---:|---:|',
-  `| cold (cache miss: 2 indexed SQL queries) | ${fmt(results.micro.cold.p50, 1)} | ${fmt(results.micro.cold.p99, 1)} | ${fmt(results.micro.cold.max, 0)} |`,
-  `| warm (policy cache hit) | ${fmt(results.micro.warm.p50, 2)} | ${fmt(results.micro.warm.p99, 2)} | ${fmt(results.micro.warm.max, 0)} |`,
+  `| first pass over the pairs | ${fmt(results.micro.cold.p50, 2)} | ${fmt(results.micro.cold.p99, 2)} | ${fmt(results.micro.cold.max, 0)} |`,
+  `| second pass | ${fmt(results.micro.warm.p50, 2)} | ${fmt(results.micro.warm.p99, 2)} | ${fmt(results.micro.warm.max, 0)} |`,
+  '',
+  `The policy index holds every grant in memory (no SQL per decision); loading all 100k grants took ${fmt(results.micro.indexLoadMs, 0)} ms at start.`,
   '',
   `${results.micro.pairs} distinct (user, experiment) pairs.`,
   '',
@@ -521,7 +532,7 @@ const md = [
   `| (c) relative to the upstream alone | c/a = ${fmt(100 * ratio(s.c, s.a))}% | (reported) |`,
   `| (d) relative to (c) | d/c = ${fmt(100 * ratio(s.d, s.c))}% (admin), ${fmt(100 * ratio(s.du, s.c))}% (user) | (reported) |`,
   `| flowgate adds ≤ 1 ms at p99 at half its saturation rate | p99 (c) − p99 (a) = ${fmt(addedP99, 2)} ms | ${verdict(addedP99 <= 1)} |`,
-  `| decision at 100k grants < 20 µs p99 | cold ${fmt(results.micro.cold.p99, 1)} µs, warm ${fmt(results.micro.warm.p99, 2)} µs | cold ${verdict(results.micro.cold.p99 < 20)}, warm ${verdict(results.micro.warm.p99 < 20)} |`,
+  `| decision at 100k grants < 20 µs p99 | first pass ${fmt(results.micro.cold.p99, 2)} µs, second ${fmt(results.micro.warm.p99, 2)} µs | ${verdict(Math.max(results.micro.cold.p99, results.micro.warm.p99) < 20)} |`,
   `| RSS < 150 MB | peak RSS (c) ${mb(results.rss.c)} MB, (d) ${mb(results.rss.d)} MB${results.rss.e ? `, (e) ${mb(results.rss.e)} MB` : ''} (bare proxy ${mb(results.rss.bare)} MB) | ${verdict(peakRss < 150 * 1048576)} |`,
   `| (e) ≥ 5× MLflow basic-auth's throughput | e = ${fmt(e, 2)}× as shipped; ${fmt(eCached, 2)}× against its credential cache | ${Number.isFinite(e) ? `${verdict(e >= 5)}; ${verdict(eCached >= 5)}` : 'not run'} |`,
   `| (e) cost of flowgate in front of MLflow | ${fmt(100 * ratio(results.mlflow.flowgate, results.mlflow.plain))}% of MLflow-alone throughput | (reported) |`,

@@ -73,7 +73,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     onCache: metrics.cache('token'),
   });
   const tokens = createTokenService({ db, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
-  const policy = createPolicyReader(grants, config.lookupCacheSize, metrics.cache('policy'));
+  const policy = createPolicyReader(grants);
   const sessions = createSessionStore(db, {
     idleMs: config.session.idleMinutes * 60_000,
     absoluteMs: config.session.absoluteHours * 3_600_000,
@@ -85,7 +85,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     decide({
       isAdmin: principal.isAdmin,
       need: 'manage',
-      facts: [policy.factsFor(principal.userId, ref)],
+      facts: [policy.factsFor(principal, ref)],
       defaultPermission: config.defaultPermission,
       createRequiresAdmin: config.createRequiresAdmin,
     }).allow;
@@ -97,9 +97,10 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     audit,
     tokens,
     policyChanged: () => {
-      policy.invalidate();
       principals.invalidate();
+      policy.reloadAll();
     },
+    grantsChanged: (...refs) => policy.changed(...refs),
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
     canManage,
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
@@ -119,7 +120,8 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           audit,
           principals,
           sessions,
-          policyChanged: adminDeps.policyChanged,
+          // Logins change memberships and users, never grants: the principal cache is what goes stale.
+          policyChanged: () => principals.invalidate(),
           logger,
           protectedAdmin: config.admin?.username,
           ...(options.now ? { now: options.now } : {}),
@@ -142,7 +144,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     grants,
     audit,
     db,
-    policyChanged: adminDeps.policyChanged,
+    grantsChanged: adminDeps.grantsChanged,
     upstream: createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs),
     defaultPermission: config.defaultPermission,
     createRequiresAdmin: config.createRequiresAdmin,

@@ -86,7 +86,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
           deps.grants.insert(ge, k.kind, id, permission);
           deps.audit.record({ actor: req.principal.username, action: 'grant.create', target: target(k, id, g, name), newValue: permission });
         })();
-        deps.policyChanged();
+        deps.grantsChanged({ kind: k.kind, id });
         return { status: 201, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -122,7 +122,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
           deps.grants.update(ge, k.kind, id, permission);
           deps.audit.record({ actor: req.principal.username, action: 'grant.update', target: target(k, id, g, name), oldValue: old, newValue: permission });
         })();
-        deps.policyChanged();
+        deps.grantsChanged({ kind: k.kind, id });
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -142,7 +142,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
           deps.grants.delete(ge, k.kind, id);
           deps.audit.record({ actor: req.principal.username, action: 'grant.delete', target: target(k, id, g, name), oldValue: old });
         })();
-        deps.policyChanged();
+        deps.grantsChanged({ kind: k.kind, id });
         return { status: 200, body: {} };
       },
     },

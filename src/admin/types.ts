@@ -36,6 +36,8 @@ export interface AdminDeps {
   readonly tokens: TokenService;
   /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
   readonly policyChanged: () => void;
+  /** Called after grants on these resources changed (cheaper than policyChanged). */
+  readonly grantsChanged: (...refs: ResourceRef[]) => void;
   readonly forgetUserCredentials: (userId: number) => void;
   readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
   readonly endSessionsOf?: (userId: number) => number;

@@ -3,6 +3,14 @@ import type { Permission, ResourceKind } from './types.js';
 
 export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
 
+export interface RawGrant {
+  readonly resource_kind: ResourceKind;
+  readonly resource_id: string;
+  readonly user_id: number | null;
+  readonly group_id: number | null;
+  readonly permission: Permission;
+}
+
 export interface GrantRow {
   readonly resource_kind: ResourceKind;
   readonly resource_id: string;
@@ -18,12 +26,6 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
     ),
     groupGrant: db.prepare<[number, string, string], { permission: Permission }>(
       'SELECT permission FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
-    ),
-    // One indexed probe of the resource's few grants, keeping the caller's own and their groups'.
-    factsOfUser: db.prepare<[string, string, number, number], { permission: Permission; direct: number }>(
-      `SELECT permission, user_id IS NOT NULL AS direct FROM grants
-       WHERE resource_kind = ? AND resource_id = ?
-         AND (user_id = ? OR group_id IN (SELECT group_id FROM group_members WHERE user_id = ?))`,
     ),
     insertUser: db.prepare(
       'INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -60,22 +62,16 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
       'UPDATE OR REPLACE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
     ),
     count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM grants'),
+    all: db.prepare<[], RawGrant>('SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants'),
+    onResourceRaw: db.prepare<[string, string], RawGrant>(
+      'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
+    ),
   };
 
   return {
     get(grantee: Grantee, kind: ResourceKind, id: string): Permission | undefined {
       const stmt = grantee.type === 'user' ? q.userGrant : q.groupGrant;
       return stmt.get(grantee.id, kind, id)?.permission;
-    },
-    /** The user's direct grant and their groups' grants on one resource, in one query. */
-    factsOfUser(userId: number, kind: ResourceKind, id: string): { direct: Permission | undefined; groups: Permission[] } {
-      let direct: Permission | undefined;
-      const groups: Permission[] = [];
-      for (const row of q.factsOfUser.all(kind, id, userId, userId)) {
-        if (row.direct) direct = row.permission;
-        else groups.push(row.permission);
-      }
-      return { direct, groups };
     },
     insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): void {
       const t = now();
@@ -101,6 +97,9 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
       return q.moveResource.run(to, now(), kind, from).changes;
     },
     count: (): number => q.count.get()!.n,
+    /** Every grant, for the in-memory policy index. */
+    all: (): IterableIterator<RawGrant> => q.all.iterate(),
+    onResourceRaw: (kind: ResourceKind, id: string): RawGrant[] => q.onResourceRaw.all(kind, id),
   };
 }
 

@@ -1,27 +1,71 @@
-import { LRUCache } from 'lru-cache';
 import type { GrantFacts } from './decide.js';
 import type { GrantsRepo } from './grants-repo.js';
-import type { ResourceRef } from './types.js';
+import type { Permission, ResourceKind, ResourceRef } from './types.js';
+
+/** Who the facts are for: the caller and the groups they belong to (from the principal cache). */
+export interface Grantee {
+  readonly userId: number;
+  readonly groupIds: readonly number[];
+}
+
+const PERMISSIONS: readonly Permission[] = ['NO_PERMISSIONS', 'READ', 'EDIT', 'MANAGE'];
+const CODE: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, EDIT: 2, MANAGE: 3 };
+const NO_FACTS: GrantFacts = Object.freeze({ direct: undefined, groups: Object.freeze([]) as readonly Permission[] });
+
+const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
 
 /**
- * Reads the grant facts of (user, resource) pairs through a bounded cache. Any policy change clears
- * the whole cache: changes are rare, and partial invalidation across group memberships is where
- * stale-permission bugs hide.
+ * Every grant, in memory, indexed by resource: a decision is one map look-up and a scan of that
+ * resource's few grants — no SQL on any request, cold or warm. Each entry is a flat list of
+ * (grantee, permission) pairs, the grantee a user id (> 0) or a negated group id (< 0).
+ *
+ * Changes reach it through `changed(ref)` (that resource is re-read) or `reloadAll()` (after
+ * deleting users or groups, whose ids SQLite may hand out again).
  */
-export function createPolicyReader(grants: GrantsRepo, cacheSize: number, onCache?: (hit: boolean) => void) {
-  const cache = new LRUCache<string, GrantFacts>({ max: cacheSize });
+export function createPolicyReader(grants: GrantsRepo) {
+  let index = new Map<string, number[]>();
+
+  function load(rows: Iterable<{ resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission }>) {
+    const next = new Map<string, number[]>();
+    for (const r of rows) {
+      const key = keyOf(r.resource_kind, r.resource_id);
+      let list = next.get(key);
+      if (!list) next.set(key, (list = []));
+      list.push(r.user_id !== null ? r.user_id : -(r.group_id as number), CODE[r.permission]);
+    }
+    return next;
+  }
+
+  function reloadAll(): void {
+    index = load(grants.all());
+  }
+
+  reloadAll();
+
   return {
-    factsFor(userId: number, ref: ResourceRef): GrantFacts {
-      const key = `${userId}\u0000${ref.kind}\u0000${ref.id}`;
-      const hit = cache.get(key);
-      onCache?.(hit !== undefined);
-      if (hit) return hit;
-      const facts: GrantFacts = grants.factsOfUser(userId, ref.kind, ref.id);
-      cache.set(key, facts);
-      return facts;
+    factsFor(who: Grantee, ref: ResourceRef): GrantFacts {
+      const list = index.get(keyOf(ref.kind, ref.id));
+      if (list === undefined) return NO_FACTS;
+      let direct: Permission | undefined;
+      let groups: Permission[] | undefined;
+      for (let i = 0; i < list.length; i += 2) {
+        const grantee = list[i]!;
+        if (grantee === who.userId) direct = PERMISSIONS[list[i + 1]!];
+        else if (grantee < 0 && who.groupIds.includes(-grantee)) (groups ??= []).push(PERMISSIONS[list[i + 1]!]!);
+      }
+      return { direct, groups: groups ?? NO_FACTS.groups };
     },
-    invalidate(): void {
-      cache.clear();
+    /** The grants of these resources changed: re-read just them. */
+    changed(...refs: readonly ResourceRef[]): void {
+      for (const ref of refs) {
+        const fresh = load(grants.onResourceRaw(ref.kind, ref.id)).get(keyOf(ref.kind, ref.id));
+        if (fresh) index.set(keyOf(ref.kind, ref.id), fresh);
+        else index.delete(keyOf(ref.kind, ref.id));
+      }
+    },
+    reloadAll,
+    get resources(): number {
+      return index.size;
     },
   };
 }

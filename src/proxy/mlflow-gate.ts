@@ -30,7 +30,7 @@ export interface MlflowGateDeps {
   readonly grants: GrantsRepo;
   readonly audit: AuditLog;
   readonly db: Db;
-  readonly policyChanged: () => void;
+  readonly grantsChanged: (...refs: ResourceRef[]) => void;
   readonly upstream: UpstreamJson;
   readonly defaultPermission: Permission;
   readonly createRequiresAdmin: boolean;
@@ -97,7 +97,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     return decide({
       isAdmin: principal.isAdmin,
       need,
-      facts: refs.map((ref) => deps.policy.factsFor(principal.userId, ref)),
+      facts: refs.map((ref) => deps.policy.factsFor(principal, ref)),
       defaultPermission: deps.defaultPermission,
       createRequiresAdmin: deps.createRequiresAdmin,
     });
@@ -120,7 +120,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         newValue: 'MANAGE',
       });
     })();
-    deps.policyChanged();
+    deps.grantsChanged(ref);
   }
 
   function changeModelGrants(principal: Principal, name: string, newName: string | undefined): void {
@@ -139,7 +139,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     })();
     deps.lookups.invalidateModel(name);
     if (newName !== undefined) deps.lookups.invalidateModel(newName);
-    deps.policyChanged();
+    const names = newName === undefined ? [name] : [name, newName];
+    deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
   }
 
   const hookFailed = (hook: string) => (err: unknown) =>

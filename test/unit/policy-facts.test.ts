@@ -24,19 +24,33 @@ describe('policy facts from the store', () => {
   grants.insert({ type: 'user', id: alice.id }, 'registered_model', '1', 'MANAGE');
 
   it('gathers the direct grant and only the caller’s groups, for the exact resource', () => {
-    expect(grants.factsOfUser(alice.id, 'experiment', '1')).toEqual({ direct: undefined, groups: expect.arrayContaining(['READ', 'EDIT']) });
-    expect(grants.factsOfUser(alice.id, 'experiment', '1').groups).toHaveLength(2);
-    expect(grants.factsOfUser(bob.id, 'experiment', '1')).toEqual({ direct: 'NO_PERMISSIONS', groups: ['MANAGE'] });
-    expect(grants.factsOfUser(alice.id, 'experiment', '2')).toEqual({ direct: 'READ', groups: [] });
-    expect(grants.factsOfUser(alice.id, 'prompt', '1')).toEqual({ direct: undefined, groups: [] });
+    const policy = createPolicyReader(grants);
+    const a = { userId: alice.id, groupIds: [g1.id, g2.id] };
+    const b = { userId: bob.id, groupIds: [g3.id] };
+    expect(policy.factsFor(a, { kind: 'experiment', id: '1' }).direct).toBeUndefined();
+    expect(policy.factsFor(a, { kind: 'experiment', id: '1' }).groups.slice().sort()).toEqual(['EDIT', 'READ']);
+    expect(policy.factsFor(b, { kind: 'experiment', id: '1' })).toEqual({ direct: 'NO_PERMISSIONS', groups: ['MANAGE'] });
+    expect(policy.factsFor(a, { kind: 'experiment', id: '2' })).toEqual({ direct: 'READ', groups: [] });
+    expect(policy.factsFor(a, { kind: 'prompt', id: '1' })).toEqual({ direct: undefined, groups: [] });
+    expect(policy.factsFor(a, { kind: 'registered_model', id: '1' }).direct).toBe('MANAGE');
   });
 
-  it('caches until invalidated', () => {
-    const policy = createPolicyReader(grants, 100);
-    expect(policy.factsFor(alice.id, { kind: 'experiment', id: '2' }).direct).toBe('READ');
+  it('serves from memory; a changed resource is re-read, a full reload after deletions', () => {
+    const policy = createPolicyReader(grants);
+    const a = { userId: alice.id, groupIds: [g1.id, g2.id] };
+    expect(policy.factsFor(a, { kind: 'experiment', id: '2' }).direct).toBe('READ');
+    expect(policy.factsFor(a, { kind: 'experiment', id: '1' }).groups.slice().sort()).toEqual(['EDIT', 'READ']);
+    // group membership comes from the caller, not the index
+    expect(policy.factsFor({ userId: alice.id, groupIds: [g3.id] }, { kind: 'experiment', id: '1' }).groups).toEqual(['MANAGE']);
     grants.update({ type: 'user', id: alice.id }, 'experiment', '2', 'EDIT');
-    expect(policy.factsFor(alice.id, { kind: 'experiment', id: '2' }).direct).toBe('READ');
-    policy.invalidate();
-    expect(policy.factsFor(alice.id, { kind: 'experiment', id: '2' }).direct).toBe('EDIT');
+    expect(policy.factsFor(a, { kind: 'experiment', id: '2' }).direct).toBe('READ');
+    policy.changed({ kind: 'experiment', id: '2' });
+    expect(policy.factsFor(a, { kind: 'experiment', id: '2' }).direct).toBe('EDIT');
+    grants.delete({ type: 'user', id: alice.id }, 'experiment', '2');
+    policy.changed({ kind: 'experiment', id: '2' });
+    expect(policy.factsFor(a, { kind: 'experiment', id: '2' })).toEqual({ direct: undefined, groups: [] });
+    dir.deleteUser(bob.id);
+    policy.reloadAll();
+    expect(policy.factsFor({ userId: bob.id, groupIds: [] }, { kind: 'experiment', id: '1' }).direct).toBeUndefined();
   });
 });
