@@ -97,6 +97,8 @@ function load(opts, server) {
         child.send('go');
         return;
       }
+      // The answer is in: the client's exit from here on is expected, not a failure.
+      child.removeAllListeners('exit');
       child.kill();
       children.delete(child);
       if (m.error) return reject(new Error(m.error));
