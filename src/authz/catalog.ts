@@ -27,6 +27,8 @@ const experimentIds = (from: IdLocation = 'auto', field = 'experiment_ids'): IdS
 /** `run_uuid` is the old spelling of `run_id`; both are read and must agree. */
 const runId = (from: IdLocation = 'auto'): IdSource => ({ kind: 'run_id', field: 'run_id', from, alias: 'run_uuid' });
 const runIds = (field: string): IdSource => ({ kind: 'run_ids', field, from: 'auto' });
+/** A logged model named in the body (possibly inside a list), for the `also` checks. */
+const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_id', field, from: 'body' });
 const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
 const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from: 'param' });
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
@@ -87,14 +89,14 @@ const runRoutes = [
   onExperiment('POST', `${V2}/runs/update`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/delete`, 'manage', runId()),
   onExperiment('POST', `${V2}/runs/restore`, 'manage', runId()),
-  onExperiment('POST', `${V2}/runs/log-metric`, 'edit', runId()),
+  { ...onExperiment('POST', `${V2}/runs/log-metric`, 'edit', runId()), also: [{ id: loggedModelIn('model_id'), need: 'edit' as const }] },
   onExperiment('POST', `${V2}/runs/log-parameter`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/set-tag`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/delete-tag`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/log-batch`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/log-model`, 'edit', runId()),
-  onExperiment('POST', `${V2}/runs/log-inputs`, 'edit', runId()),
-  onExperiment('POST', `${V2}/runs/outputs`, 'edit', runId()),
+  { ...onExperiment('POST', `${V2}/runs/log-inputs`, 'edit', runId()), also: [{ id: loggedModelIn('models.model_id'), need: 'edit' as const }] },
+  { ...onExperiment('POST', `${V2}/runs/outputs`, 'edit', runId()), also: [{ id: loggedModelIn('models.model_id'), need: 'edit' as const }] },
   onExperiment('GET', `${V2}/runs/get`, 'read', runId()),
   authenticated('POST', `${V2}/runs/search`, 'filter_search_runs'),
   onExperiment('GET', `${V2}/artifacts/list`, 'read', runId()),
@@ -114,7 +116,7 @@ const traceRoutes = [
   onExperiment('DELETE', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')),
   authenticated('GET', `${V2}/traces`, 'filter_search_traces'),
   onExperiment('POST', `${V2}/traces/delete-traces`, 'manage'),
-  onExperiment('POST', `${V2}/traces/link-to-run`, 'edit', runId()),
+  { ...onExperiment('POST', `${V2}/traces/link-to-run`, 'edit', runId()), also: [{ id: { kind: 'trace_ids', field: 'trace_ids', from: 'body' } as IdSource, need: 'edit' as const }] },
   onExperiment('POST', `${V2}/traces/link-prompts`, 'edit', traceField('trace_id')),
   // Databricks-only lookups (SQL warehouse, inference tables): nothing local to resolve.
   admin('GET', `${V2}/unified-traces`),
@@ -369,7 +371,10 @@ const rootRoutes = [
   onExperiment('GET', '/get-artifact', 'read', runId('query')),
   onModel('GET', '/model-versions/get-artifact', 'read'),
   // OTLP trace export: the target experiment travels in a header.
-  onExperiment('POST', '/v1/traces', 'edit', { kind: 'experiment_id', field: 'x-mlflow-experiment-id', from: 'header' }),
+  {
+    ...onExperiment('POST', '/v1/traces', 'edit', { kind: 'experiment_id', field: 'x-mlflow-experiment-id', from: 'header' }),
+    also: [{ id: { kind: 'run_id', field: 'x-mlflow-run-id', from: 'header' } as IdSource, need: 'edit' as const }],
+  },
   // Gateway invocations spend provider credentials per endpoint; flowgate has no endpoint grants.
   admin('POST', '/gateway/:endpoint_name/mlflow/invocations'),
   admin('POST', '/gateway/mlflow/v1/chat/completions'),

@@ -37,7 +37,9 @@ function bodyObject(body: unknown): Record<string, unknown> | undefined {
 /** Every leaf found under a dotted path, trying both spellings at each level. */
 function bodyLeaves(node: unknown, path: readonly string[], field: string): unknown[] {
   if (path.length === 0) return [node];
-  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [];
+  // A list of objects on the way (`models.model_id`): every element's leaves.
+  if (Array.isArray(node)) return node.flatMap((item) => bodyLeaves(item, path, field));
+  if (typeof node !== 'object' || node === null) return [];
   const [head, ...rest] = path as [string, ...string[]];
   return spellings(head).flatMap((key) =>
     Object.hasOwn(node, key) ? bodyLeaves((node as Record<string, unknown>)[key], rest, field) : [],

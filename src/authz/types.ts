@@ -57,6 +57,11 @@ export interface RouteEntry {
    * version copies a run's or logged model's artifacts, so the caller must be able to read them.
    */
   readonly alsoReads?: 'model_version_source';
+  /**
+   * Further experiment-scoped ids the request may carry (a logged model a metric is attached to, the
+   * traces linked to a run, the run named in an OTLP header): when present, each needs `need` too.
+   */
+  readonly also?: readonly { readonly id: IdSource; readonly need: 'read' | 'edit' | 'manage' }[];
 }
 
 /** A resource the decision is about, after resolution. */

@@ -6,7 +6,7 @@ import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
 import type { PolicyReader } from '../authz/policy.js';
-import type { ResourceResolver, ResolveRequest } from '../authz/resolve.js';
+import { readField, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
 import type { AfterHook, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
 import { forbidden, sendJson, unauthenticated } from '../errors.js';
@@ -292,6 +292,13 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const decision = decideFor(principal, entry.need, refs);
       notes.reason = decision.reason;
       if (!decision.allow) throw denied(principal, entry.need, refs, decision);
+      if (entry.also && !principal.isAdmin)
+        for (const also of entry.also) {
+          if (readField(also.id, request).length === 0) continue;
+          const more = await deps.resolve({ ...entry, resource: 'experiment', id: also.id, need: also.need }, request);
+          const verdict = decideFor(principal, also.need, more);
+          if (!verdict.allow) throw denied(principal, also.need, more, verdict);
+        }
       if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
         const sources = await modelVersionSourceRefs(request.body, deps.lookups);
         const readable = decideFor(principal, 'read', sources);

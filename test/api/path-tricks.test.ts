@@ -14,8 +14,16 @@ beforeAll(async () => {
   upstream = await startStubUpstream((r) => {
     if (r.url.startsWith('/api/2.0/mlflow/runs/get')) {
       const runId = new URL(r.url, 'http://x').searchParams.get('run_id');
-      const exp = runId === 'r-open' ? '1' : runId === 'r-secret' ? '2' : undefined;
+      const exp = runId === 'r-open' ? '1' : runId === 'r-secret' ? '2' : runId === 'r-mine' ? '3' : undefined;
       return exp ? { status: 200, body: { run: { info: { run_id: runId, experiment_id: exp } } } } : { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } };
+    }
+    if (r.url.startsWith('/api/2.0/mlflow/logged-models/m-')) {
+      const exp = r.url.includes('m-open') ? '1' : '2';
+      return { status: 200, body: { model: { info: { model_id: 'm', experiment_id: exp } } } };
+    }
+    if (r.url.startsWith('/api/3.0/mlflow/traces/tr-')) {
+      const exp = r.url.includes('tr-open') ? '1' : '2';
+      return { status: 200, body: { trace: { trace_info: { trace_location: { mlflow_experiment: { experiment_id: exp } } } } } };
     }
     return { status: 200, body: {} };
   });
@@ -23,6 +31,7 @@ beforeAll(async () => {
   const api = request(fg.url);
   await api.post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'eve' });
   await api.post('/api/2.0/mlflow/permissions/users/eve/experiments/1').set('Authorization', adminAuth()).send({ permission: 'READ' });
+  await api.post('/api/2.0/mlflow/permissions/users/eve/experiments/3').set('Authorization', adminAuth()).send({ permission: 'EDIT' });
   eve = (
     await api
       .patch('/api/2.0/mlflow/permissions/users/access-token')
@@ -83,6 +92,11 @@ const CORPUS: Array<[string, Trick]> = [
   ['unknown run', GET_EXP2('/api/2.0/mlflow/runs/get?run_id=r-missing')],
   ['log to a readable run (needs EDIT)', { method: 'POST', path: '/api/2.0/mlflow/runs/log-metric', body: { run_id: 'r-open', key: 'k', value: 1, timestamp: 1, step: 0 } }],
   ['query and body disagree', { method: 'POST', path: '/api/2.0/mlflow/runs/log-metric?run_id=r-open', body: { run_id: 'r-secret', key: 'k', value: 1, timestamp: 1 } }],
+  // a second resource in the same request (eve may edit experiment 3, nothing on 2)
+  ['metric on my run, attached to a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/log-metric', body: { run_id: 'r-mine', key: 'k', value: 1, timestamp: 1, model_id: 'm-secret' } }],
+  ['inputs of my run naming a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/log-inputs', body: { run_id: 'r-mine', models: [{ model_id: 'm-secret' }] } }],
+  ['outputs of my run naming a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/outputs', body: { run_id: 'r-mine', models: [{ model_id: 'm-secret', step: 0 }] } }],
+  ['linking secret traces to my run', { method: 'POST', path: '/api/2.0/mlflow/traces/link-to-run', body: { run_id: 'r-mine', trace_ids: ['tr-secret'] } }],
   // deleting (needs MANAGE; eve has READ on 1)
   ['delete readable experiment', { method: 'POST', path: '/api/2.0/mlflow/experiments/delete', body: { experiment_id: '1' } }],
   ['delete via encoded path', { method: 'POST', path: '/api/2.0/mlflow/experiments%2Fdelete', body: { experiment_id: '1' } }],
@@ -155,8 +169,13 @@ describe('path tricks', () => {
     expect(ok.status).toBe(200);
     const run = await request(fg.url).get('/api/2.0/mlflow/runs/get?run_id=r-open').set('Authorization', basic('eve', eve));
     expect(run.status).toBe(200);
+    const metric = await request(fg.url)
+      .post('/api/2.0/mlflow/runs/log-metric')
+      .set('Authorization', basic('eve', eve))
+      .send({ run_id: 'r-mine', key: 'k', value: 1, timestamp: 1 });
+    expect(metric.status).toBe(200);
     const forwarded = upstream.seen.filter((s) => s.headers['x-forwarded-user'] === 'eve').map((s) => s.url);
-    expect(forwarded).toEqual(['/api/2.0/mlflow/experiments/get?experiment_id=1', '/api/2.0/mlflow/runs/get?run_id=r-open']);
+    expect(forwarded).toEqual(['/api/2.0/mlflow/experiments/get?experiment_id=1', '/api/2.0/mlflow/runs/get?run_id=r-open', '/api/2.0/mlflow/runs/log-metric']);
   });
 });
 
