@@ -92,8 +92,18 @@ describe('readiness under a base path', () => {
     expect((await request(fg.url).head('/mlflow/readyz')).status).toBe(200);
     expect((await request(fg.url).get('/readyz')).status).toBe(404);
     healthy = false;
+    await new Promise((r) => setTimeout(r, 1100)); // a readiness result is reused for a second
     expect(await probeAll(fg.url, '/mlflow/readyz')).toEqual(CLIENT_HEADERS.map(() => 503));
     healthy = true;
+    await new Promise((r) => setTimeout(r, 1100));
     expect((await request(fg.url).get('/mlflow/readyz')).status).toBe(200);
+  });
+
+  it('shares one check among a burst of probes', async () => {
+    await new Promise((r) => setTimeout(r, 1100));
+    const before = upstream.seen.filter((s) => s.url === '/health').length;
+    const statuses = await Promise.all(Array.from({ length: 25 }, () => request(fg.url).get('/mlflow/readyz').then((r) => r.status)));
+    expect(statuses).toEqual(statuses.map(() => 200));
+    expect(upstream.seen.filter((s) => s.url === '/health').length - before).toBe(1);
   });
 });
