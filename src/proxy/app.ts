@@ -9,6 +9,7 @@ import type { Authenticator } from './authenticate.js';
 import type { Forwarder } from './forward.js';
 import type { GateNotes, GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
+import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 
 /** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
@@ -61,23 +62,6 @@ export interface AppDeps {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
-
-/** A refused request's unread body up to this size is drained, so the connection stays reusable. */
-const DRAIN_LIMIT_BYTES = 64 * 1024;
-
-/**
- * A refused request (401, 403, 413, …) whose body is still on the wire: a small one is read and
- * dropped; a large or chunked one is never read — the answer carries `Connection: close` and the
- * socket closes once it is out, so a denied 1 GiB upload costs a round trip, not 1 GiB.
- */
-function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared <= DRAIN_LIMIT_BYTES) {
-    req.resume();
-    return;
-  }
-  if (!res.headersSent) res.setHeader('Connection', 'close');
-}
 
 /** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {

@@ -193,9 +193,10 @@ except MlflowException as e:
     );
     expect(py.stdout).toMatch(/^MlflowException INTERNAL_ERROR \| .*too many 503 error responses/);
     expect(Date.now() - t0).toBeLessThan(30_000);
-    // One try and two retries, each answered 503 by flowgate.
-    const after = fg.logs().split('\n').filter((l) => l.includes('"status":503') && l.includes('experiments/get')).length;
-    expect(after - before).toBe(3);
+    // One try and two retries, each answered 503 by flowgate (log lines are flushed within a second).
+    const counted = () => fg.logs().split('\n').filter((l) => l.includes('"status":503') && l.includes('experiments/get')).length - before;
+    for (const deadline = Date.now() + 3_000; counted() < 3 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+    expect(counted()).toBe(3);
   }, 60_000);
 });
 
