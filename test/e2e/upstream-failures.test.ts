@@ -168,6 +168,9 @@ describe('MLflow stopped (the real one)', () => {
   }, 60_000);
 
   it('the Python client with retries retries the 503 and then raises (no hang)', async () => {
+    // flowgate's log lines are buffered and flushed at least once a second: let earlier lines land first.
+    const settle = () => new Promise((r) => setTimeout(r, 1_200));
+    await settle();
     const before = fg.logs().split('\n').filter((l) => l.includes('"status":503') && l.includes('experiments/get')).length;
     const t0 = Date.now();
     const py = await runPython(
@@ -195,7 +198,7 @@ except MlflowException as e:
     expect(Date.now() - t0).toBeLessThan(30_000);
     // One try and two retries, each answered 503 by flowgate (log lines are flushed within a second).
     const counted = () => fg.logs().split('\n').filter((l) => l.includes('"status":503') && l.includes('experiments/get')).length - before;
-    for (const deadline = Date.now() + 3_000; counted() < 3 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+    await settle();
     expect(counted()).toBe(3);
   }, 60_000);
 });
