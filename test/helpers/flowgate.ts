@@ -60,8 +60,8 @@ export interface TestFlowgate extends Flowgate {
   restart(): Promise<TestFlowgate>;
 }
 
-/** flowgate in-process on a free loopback port, with its own temporary store and captured logs. */
-export async function startTestFlowgate(env: Env = {}, dir = mkdtempSync(join(tmpdir(), 'flowgate-'))): Promise<TestFlowgate> {
+/** A synchronous log destination whose lines tests can search (for secrets that must not be there). */
+export function logCapture(): { logs: string[]; sink: Writable } {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -69,6 +69,12 @@ export async function startTestFlowgate(env: Env = {}, dir = mkdtempSync(join(tm
       cb();
     },
   });
+  return { logs, sink };
+}
+
+/** flowgate in-process on a free loopback port, with its own temporary store and captured logs. */
+export async function startTestFlowgate(env: Env = {}, dir = mkdtempSync(join(tmpdir(), 'flowgate-'))): Promise<TestFlowgate> {
+  const { logs, sink } = logCapture();
   const config = loadConfig({
     FLOWGATE_HOST: '127.0.0.1',
     FLOWGATE_PORT: '0',

@@ -3,13 +3,12 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 // @ts-expect-error -- oidc-provider ships no type declarations; the small part used here is typed below.
 import ProviderCtor from 'oidc-provider';
 import { loadConfig, type Env } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { startFlowgate, type Flowgate } from '../../src/main.js';
-import { ADMIN } from './flowgate.js';
+import { ADMIN, logCapture } from './flowgate.js';
 
 /** A person at the test identity provider; `roles` is sent as `groups` and as Keycloak's `realm_access.roles`. */
 export interface TestAccount {
@@ -299,13 +298,7 @@ export async function startOidcFlowgate(
   dir = mkdtempSync(join(tmpdir(), 'flowgate-oidc-')),
   clock = { offset: 0 },
 ): Promise<OidcFlowgate> {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      logs.push(chunk.toString());
-      cb();
-    },
-  });
+  const { logs, sink } = logCapture();
   const config = loadConfig({
     FLOWGATE_HOST: '127.0.0.1',
     FLOWGATE_PORT: String(port),
