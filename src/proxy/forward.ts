@@ -1,5 +1,5 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import type { Stream } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import { FlowgateError, sendError } from '../errors.js';
 
@@ -29,20 +29,44 @@ export interface ForwardRequest {
   readonly onUpstream?: (status: number, seconds: number) => void;
 }
 
-export function stripClientIdentity(req: IncomingMessage): void {
-  for (const name of Object.keys(req.headers)) if (IDENTITY_HEADER.test(name)) delete req.headers[name];
-  delete req.headers.authorization;
-  delete req.headers['proxy-authorization'];
-  const cookie = req.headers.cookie;
-  if (cookie !== undefined) {
-    const kept = cookie
-      .split(';')
-      .filter((c) => !FLOWGATE_COOKIE.test(c.trim()))
-      .join(';')
-      .trim();
-    if (kept) req.headers.cookie = kept;
-    else delete req.headers.cookie;
+/**
+ * The headers MLflow gets: the client's, minus identity headers, credentials and flowgate's cookies.
+ * Built as a fresh object rather than by `delete` on req.headers, which would drop the object into
+ * V8's slow dictionary mode for every later header access on the request's way through the proxy.
+ */
+export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined || name === 'authorization' || name === 'proxy-authorization') continue;
+    if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
+    if (name === 'cookie') {
+      const kept = withoutFlowgateCookies(value as string);
+      if (kept) out.cookie = kept;
+      continue;
+    }
+    out[name] = value;
   }
+  return out;
+}
+
+function withoutFlowgateCookies(cookie: string): string {
+  if (!cookie.includes('flowgate_')) return cookie;
+  return cookie
+    .split(';')
+    .filter((c) => !FLOWGATE_COOKIE.test(c.trim()))
+    .join(';')
+    .trim();
+}
+
+/** A pre-read body as the one-shot source http-proxy-3 pipes into the upstream request. */
+function bodySource(body: Buffer) {
+  return {
+    pipe<W extends NodeJS.WritableStream>(destination: W): W {
+      destination.end(body);
+      return destination;
+    },
+  };
 }
 
 export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) => void;
@@ -50,7 +74,8 @@ export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) =
 /** Forwarding to MLflow through http-proxy-3 over a keep-alive agent. */
 export function createForwarder(opts: ForwardOptions) {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
-  const proxy = createProxyServer({ target: opts.upstreamUrl, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
+  // A parsed URL: http-proxy-3 would otherwise parse a string target again on every request.
+  const proxy = createProxyServer({ target: new URL(opts.upstreamUrl), agent, proxyTimeout: opts.timeoutMs, xfwd: true });
   const startedAt = new WeakMap<IncomingMessage, number>();
   const handlers = new WeakMap<IncomingMessage, ResponseHandler>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
@@ -84,23 +109,26 @@ export function createForwarder(opts: ForwardOptions) {
 
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
-      stripClientIdentity(req);
-      if (f.username !== undefined) req.headers['x-forwarded-user'] = f.username;
-      req.headers['x-request-id'] = f.requestId;
+      const headers = forwardedHeaders(req.headers);
+      if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
+      headers['x-request-id'] = f.requestId;
+      // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
+      headers.connection = 'keep-alive';
+      if (f.body) {
+        headers['content-length'] = String(f.body.length);
+        delete headers['transfer-encoding'];
+      }
+      req.headers = headers;
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
       startedAt.set(req, Date.now());
       if (f.onResponse) handlers.set(req, f.onResponse);
       if (f.onUpstream) timings.set(req, { started: process.hrtime.bigint(), report: f.onUpstream });
-      if (f.body) {
-        req.headers['content-length'] = String(f.body.length);
-        delete req.headers['transfer-encoding'];
-      }
-      proxy.web(req, res, {
-        // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
-        headers: { connection: 'keep-alive' },
-        selfHandleResponse: f.onResponse !== undefined,
-        ...(f.body ? { buffer: Readable.from([f.body]) } : {}),
-      });
+      if (f.onResponse || f.body)
+        proxy.web(req, res, {
+          selfHandleResponse: f.onResponse !== undefined,
+          ...(f.body ? { buffer: bodySource(f.body) as unknown as Stream } : {}),
+        });
+      else proxy.web(req, res);
     },
     /** Sees every upstream response (status, timing) without touching it. */
     observe(fn: (upstream: IncomingMessage, req: IncomingMessage) => void): void {
