@@ -40,7 +40,7 @@ const envSchema = z.object({
   FLOWGATE_TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(366),
   FLOWGATE_TOKEN_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
   FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
-  FLOWGATE_LOOKUP_CACHE_SIZE: z.coerce.number().int().min(16).default(50_000),
+  FLOWGATE_LOOKUP_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
   FLOWGATE_LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
   FLOWGATE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   FLOWGATE_METRICS_PORT: port.default(9090),

@@ -128,6 +128,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
         })
       : undefined;
 
+  const upstreamJson = createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs);
   const lookups = createMlflowLookups({
     upstreamUrl: config.upstreamUrl,
     staticPrefix: config.upstreamStaticPrefix,
@@ -145,7 +146,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     audit,
     db,
     grantsChanged: adminDeps.grantsChanged,
-    upstream: createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs),
+    upstream: upstreamJson,
     defaultPermission: config.defaultPermission,
     createRequiresAdmin: config.createRequiresAdmin,
     maxBodyBytes: config.maxBodyBytes,
@@ -222,6 +223,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     oidc?.close();
     server.close();
     forwarder.close();
+    upstreamJson.close();
     db.close();
     throw err;
   });
@@ -245,6 +247,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       oidc?.close();
       await inference?.close();
       forwarder.close();
+      upstreamJson.close();
       db.close();
       logger.flush();
     },

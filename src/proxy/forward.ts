@@ -1,4 +1,5 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { Stream } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
 import { FlowgateError, sendError } from '../errors.js';
@@ -73,9 +74,11 @@ export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) =
 
 /** Forwarding to MLflow through http-proxy-3 over a keep-alive agent. */
 export function createForwarder(opts: ForwardOptions) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
   // A parsed URL: http-proxy-3 would otherwise parse a string target again on every request.
-  const proxy = createProxyServer({ target: new URL(opts.upstreamUrl), agent, proxyTimeout: opts.timeoutMs, xfwd: true });
+  const target = new URL(opts.upstreamUrl);
+  const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
+  const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
+  const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
   const startedAt = new WeakMap<IncomingMessage, number>();
   const handlers = new WeakMap<IncomingMessage, ResponseHandler>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];

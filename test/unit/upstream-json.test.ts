@@ -1,0 +1,63 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUpstreamJson } from '../../src/proxy/after/upstream-json.js';
+
+describe('upstream JSON client (filtered searches)', () => {
+  let server: Server;
+  let base: string;
+  const sockets = new Set<unknown>();
+  const seen: Array<{ method: string; url: string; body: string; type: string | undefined }> = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method!, url: req.url!, body, type: req.headers['content-type'] });
+        if (req.url!.startsWith('/prefix/slow')) return void setTimeout(() => res.end('{}'), 500);
+        if (req.url!.startsWith('/prefix/html')) return void res.end('<html>oops</html>');
+        res.writeHead(req.url!.startsWith('/prefix/missing') ? 404 : 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ echo: req.url, body: body ? JSON.parse(body) : null }));
+      });
+    });
+    server.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('sends GET input as a repeated query and POST input as JSON, under the static prefix', async () => {
+    const client = createUpstreamJson(base, '/prefix', 2000);
+    const get = await client.call('GET', '/api/2.0/mlflow/registered-models/search', { filter: "name='a b'", ids: ['1', '2'], skip: undefined });
+    expect(get).toEqual({ status: 200, json: { echo: '/prefix/api/2.0/mlflow/registered-models/search?filter=name%3D%27a+b%27&ids=1&ids=2', body: null } });
+    const post = await client.call('POST', '/api/2.0/mlflow/experiments/search', { max_results: 3 });
+    expect(post.json).toEqual({ echo: '/prefix/api/2.0/mlflow/experiments/search', body: { max_results: 3 } });
+    expect(seen.at(-1)!.type).toBe('application/json');
+    const missing = await client.call('GET', '/missing', {});
+    expect(missing.status).toBe(404);
+    client.close();
+  });
+
+  it('reuses one keep-alive connection for consecutive calls', async () => {
+    const before = sockets.size;
+    const client = createUpstreamJson(base, '/prefix', 2000);
+    for (let i = 0; i < 10; i++) await client.call('POST', '/x', { i });
+    expect(sockets.size - before).toBe(1);
+    client.close();
+  });
+
+  it('maps failures to MLflow-shaped errors: not JSON 502, too slow 504, unreachable 503', async () => {
+    const client = createUpstreamJson(base, '/prefix', 200);
+    await expect(client.call('GET', '/html', {})).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+    await expect(client.call('GET', '/slow', {})).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    client.close();
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const nowhere = createUpstreamJson(`http://127.0.0.1:${port}`, '', 2000);
+    await expect(nowhere.call('GET', '/x', {})).rejects.toMatchObject({ code: 'TEMPORARILY_UNAVAILABLE' });
+    nowhere.close();
+  });
+});
