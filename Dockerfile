@@ -22,5 +22,6 @@ RUN mkdir -p /var/lib/flowgate && chown node:node /var/lib/flowgate
 USER node
 VOLUME ["/var/lib/flowgate"]
 EXPOSE 8080 9090
-ENTRYPOINT ["node", "dist/cli.js"]
+# A 4 MB young generation: peak RSS ~25 MB lower under load; see README, "Memory".
+ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/cli.js"]
 CMD ["serve"]

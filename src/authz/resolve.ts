@@ -18,8 +18,22 @@ const MAX_IDS = 1000;
 
 const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
 
-/** MLflow accepts a field under its proto name and its lowerCamelCase JSON name. */
-const spellings = (name: string) => [...new Set([name, camelCase(name)])];
+/**
+ * MLflow accepts a field under its proto name and its lowerCamelCase JSON name. Field names come
+ * from the route catalog (a bounded set), so each is worked out once.
+ */
+const spellingsOf = new Map<string, readonly string[]>();
+function spellings(name: string): readonly string[] {
+  let known = spellingsOf.get(name);
+  if (known === undefined) spellingsOf.set(name, (known = [...new Set([name, camelCase(name)])]));
+  return known;
+}
+const pathsOf = new Map<string, readonly string[]>();
+function dottedPath(field: string): readonly string[] {
+  let known = pathsOf.get(field);
+  if (known === undefined) pathsOf.set(field, (known = field.split('.')));
+  return known;
+}
 
 /** Older MLflow clients post their JSON body double-encoded as a string; MLflow decodes it again. */
 function bodyObject(body: unknown): Record<string, unknown> | undefined {
@@ -76,7 +90,7 @@ function collect(request: ResolveRequest, from: IdLocation, field: string): stri
     case 'query':
       return spellings(field).flatMap((name) => request.query.getAll(name));
     case 'body':
-      return bodyLeaves(bodyObject(request.body), field.split('.'), field).flatMap((v) => asStrings(v, field));
+      return bodyLeaves(bodyObject(request.body), dottedPath(field), field).flatMap((v) => asStrings(v, field));
     case 'auto':
       return [...collect(request, 'query', field), ...collect(request, 'body', field)];
   }

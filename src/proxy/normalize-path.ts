@@ -10,6 +10,12 @@ export interface NormalizedTarget {
 }
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * A path that normalization would hand back unchanged: non-empty segments of unreserved
+ * characters, none starting with a dot (so no `.`/`..`), no `%`, `\` or `//`. Almost every API
+ * call looks like this and skips the decode/split/re-encode work.
+ */
+const ALREADY_NORMAL = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9_.~-]*)+\/?$/;
 const STILL_ENCODED = /%[0-9a-fA-F]{2}/;
 
 /**
@@ -23,6 +29,12 @@ export function normalizeTarget(rawUrl: string): NormalizedTarget {
   const q = url.indexOf('?');
   const rawPath = q === -1 ? url : url.slice(0, q);
   const search = q === -1 ? '' : url.slice(q + 1);
+  if (ALREADY_NORMAL.test(rawPath)) return { path: rawPath, encoded: rawPath, search };
+  return normalizeFully(rawPath, search);
+}
+
+/** The general case; exported so tests can check the fast path gives the same answer. */
+export function normalizeFully(rawPath: string, search: string): NormalizedTarget {
   if (!rawPath.startsWith('/')) throw badRequest('The request path must start with /');
 
   let decoded: string;

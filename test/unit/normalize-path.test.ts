@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeTarget, stripBasePath } from '../../src/proxy/normalize-path.js';
+import { normalizeFully, normalizeTarget, stripBasePath } from '../../src/proxy/normalize-path.js';
 
 describe('normalizeTarget', () => {
   it.each([
@@ -46,4 +46,42 @@ describe('stripBasePath', () => {
     expect(stripBasePath('/mlflowx/api', '/mlflow')).toBeUndefined();
     expect(stripBasePath('/api', '')).toBe('/api');
   });
+});
+
+describe('the already-normal fast path', () => {
+  const outcome = (f: () => unknown) => {
+    try {
+      return { ok: f() };
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  };
+  // Every shape near the fast path's edge: it must answer exactly as the full normalization does.
+  const paths = [
+    '/api/2.0/mlflow/runs/get',
+    '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.txt',
+    '/ajax-api/2.0/mlflow/experiments/search/',
+    '/a~b/-c/_d',
+    '/a..b/c.d.e',
+    '/',
+    '//api/2.0/mlflow/runs/get',
+    '/api//2.0',
+    '/api/./x',
+    '/api/../x',
+    '/api/.hidden',
+    '/api/x/..',
+    '/api/%2e%2e/x',
+    '/api/a%2Fb',
+    '/api\\x',
+    '/api/a b',
+    '/api/ä',
+    "/api/a:b@c!$&'()*+,;=",
+    'api/no-slash',
+  ];
+  for (const path of paths)
+    it(`answers ${JSON.stringify(path)} like the full normalization`, () => {
+      const fast = outcome(() => normalizeTarget(`${path}?x=1`));
+      const full = outcome(() => normalizeFully(path, 'x=1'));
+      expect(fast).toEqual(full);
+    });
 });

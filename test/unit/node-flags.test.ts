@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const root = new URL('../../', import.meta.url);
+const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
+const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; flowgate: { nodeFlags: string[] } };
+const flags = pkg.flowgate.nodeFlags;
+
+// The benchmark runs flowgate with package.json's flags; every way of starting it must use the same ones.
+describe('Node flags flowgate ships with', () => {
+  it('caps the young generation', () => {
+    expect(flags).toContain('--max-semi-space-size=4');
+  });
+  it('are the Dockerfile entrypoint flags', () => {
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(JSON.parse(entrypoint!)).toEqual(['node', ...flags, 'dist/cli.js']);
+  });
+  it('are what npm start and the quickstart run', () => {
+    expect(pkg.scripts.start).toBe(`node ${flags.join(' ')} dist/cli.js serve`);
+    expect(read('scripts/quickstart.sh')).toContain(`node ${flags.join(' ')} dist/cli.js serve`);
+  });
+});
