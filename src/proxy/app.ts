@@ -133,16 +133,18 @@ export function createRequestListener(deps: AppDeps) {
     scope.route = pass.routeTemplate;
     scope.decision = 'allow';
     scope.reason = pass.reason;
-    if (pass.respond) return pass.respond(res);
+    // Several calls (a refilled search) add up; the status is the last one's.
+    const onUpstream = (status: number, s: number) => {
+      scope.upstreamStatus = status;
+      scope.upstreamSeconds = (scope.upstreamSeconds ?? 0) + s;
+    };
+    if (pass.respond) return pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
     deps.forwarder.forward(req, res, {
       encodedPath: pass.encodedPath ?? encodedPath,
       search: pass.search ?? target.search,
       username: auth.principal?.username,
       requestId: scope.requestId,
-      onUpstream: (status, s) => {
-        scope.upstreamStatus = status;
-        scope.upstreamSeconds = s;
-      },
+      onUpstream,
       ...(pass.body ? { body: pass.body } : {}),
       ...(pass.onResponse ? { onResponse: pass.onResponse } : {}),
     });

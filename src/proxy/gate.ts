@@ -1,3 +1,4 @@
+import type { CallContext } from './after/upstream-json.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../principals/types.js';
 import type { ResponseHandler } from './forward.js';
@@ -37,7 +38,8 @@ export interface GatePass {
   readonly search?: string;
   readonly onResponse?: ResponseHandler;
   /** When set, flowgate answers the request itself (filtered searches) instead of forwarding it. */
-  readonly respond?: (res: ServerResponse) => Promise<void>;
+  /** flowgate answers itself (filtered searches), calling MLflow on the request's behalf as `context` says. */
+  readonly respond?: (res: ServerResponse, context: CallContext) => Promise<void>;
 }
 
 export interface MlflowGate {

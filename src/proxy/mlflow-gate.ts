@@ -226,8 +226,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
             }),
           );
         return {
-          respond: async (res) => {
-            const { status, json } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable);
+          respond: async (res, context) => {
+            const { status, json } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable, context);
             sendJson(res, status, json);
           },
         };

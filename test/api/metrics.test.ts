@@ -100,6 +100,29 @@ describe('metrics listener', () => {
     expect(delta(before, after, caches, { cache: 'principal' })).toBe(5);
   });
 
+  it('times the calls flowgate makes itself for a filtered search, and tags them with the request id and user', async () => {
+    const before = (await scrape(fg.metricsUrl)).samples;
+    const seenBefore = upstream.seen.length;
+    const res = await request(fg.url)
+      .post('/api/2.0/mlflow/experiments/search')
+      .set('Authorization', basic('bob', bobToken))
+      .set('X-Request-Id', 'search-req-1')
+      .send({ max_results: 5 });
+    expect(res.status).toBe(200);
+    const calls = upstream.seen.slice(seenBefore);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.url).toBe('/api/2.0/mlflow/experiments/search');
+    expect(calls[0]!.headers['x-request-id']).toBe(res.headers['x-request-id']);
+    expect(calls[0]!.headers['x-forwarded-user']).toBe('bob');
+    expect(calls[0]!.headers.authorization).toBeUndefined();
+    const route = { route: '/api/2.0/mlflow/experiments/search' };
+    await eventually(async () => {
+      const after = (await scrape(fg.metricsUrl)).samples;
+      expect(delta(before, after, 'flowgate_upstream_request_duration_seconds_count', { ...route, status_class: '2xx' })).toBe(1);
+      expect(delta(before, after, 'flowgate_upstream_request_duration_seconds_count')).toBe(1);
+    });
+  });
+
   it('labels only from bounded sets: no user names, tokens, raw paths or ids', async () => {
     const { samples } = await scrape(fg.metricsUrl);
     const ours = samples.filter((s) => s.name.startsWith('flowgate_'));

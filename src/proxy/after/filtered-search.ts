@@ -1,6 +1,6 @@
 import { badRequest, FlowgateError } from '../../errors.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
-import type { UpstreamJson } from './upstream-json.js';
+import type { CallContext, UpstreamJson } from './upstream-json.js';
 
 export interface FilteredSearchSpec {
   /** The key of the result list in MLflow's answer, e.g. `experiments`. */
@@ -25,6 +25,7 @@ export async function filteredSearch(
   path: string,
   input: Record<string, unknown>,
   readable: (items: readonly unknown[]) => Promise<boolean[]>,
+  context?: CallContext,
 ): Promise<{ status: number; json: unknown }> {
   const requested = input.max_results === undefined ? spec.defaultMaxResults : Number(input.max_results);
   if (!Number.isInteger(requested) || requested < 1) throw badRequest(`Invalid value for max_results: ${String(input.max_results)}`);
@@ -39,7 +40,7 @@ export async function filteredSearch(
       ...input,
       max_results: pageSize,
       page_token: upstreamToken,
-    });
+    }, context);
     if (status !== 200) return { status, json };
     const answer = (json ?? {}) as Record<string, unknown>;
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];

@@ -2,9 +2,17 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { FlowgateError } from '../../errors.js';
 
+/** Whose request a call serves: MLflow sees the same request id and user as on a forwarded call. */
+export interface CallContext {
+  readonly requestId: string;
+  readonly username: string | undefined;
+  /** Told each call's status (0 when no answer came) and the seconds until its headers arrived. */
+  readonly onUpstream?: (status: number, seconds: number) => void;
+}
+
 export interface UpstreamJson {
   /** Calls MLflow directly (no auth: it is flowgate's own loopback backend). */
-  call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>): Promise<{ status: number; json: unknown }>;
+  call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>, context?: CallContext): Promise<{ status: number; json: unknown }>;
   close(): void;
 }
 
@@ -24,7 +32,7 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
   const basePath = target.pathname.replace(/\/+$/, '') + staticPrefix;
 
   return {
-    call(method, path, input) {
+    call(method, path, input, context) {
       let fullPath = basePath + path;
       let body: string | undefined;
       if (method === 'GET') {
@@ -37,6 +45,14 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
         if (s) fullPath += `?${s}`;
       } else body = JSON.stringify(input);
 
+      const headers: Record<string, string | number> =
+        body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      if (context) {
+        headers['x-request-id'] = context.requestId;
+        if (context.username !== undefined) headers['x-forwarded-user'] = context.username;
+      }
+      const started = process.hrtime.bigint();
+      const report = (status: number) => context?.onUpstream?.(status, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise((resolve, reject) => {
         const req = send({
           protocol: target.protocol,
@@ -45,15 +61,20 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
           method,
           path: fullPath,
           agent,
-          headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          headers,
         });
         const timer = setTimeout(() => req.destroy(new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time')), timeoutMs);
+        let answered = false;
         const fail = (e: Error) => {
           clearTimeout(timer);
+          if (!answered) report(0);
+          answered = true;
           reject(e instanceof FlowgateError ? e : new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable'));
         };
         req.on('error', fail);
         req.on('response', (res: IncomingMessage) => {
+          answered = true;
+          report(res.statusCode ?? 0);
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (chunk: Buffer) => {
