@@ -79,26 +79,26 @@ export function createForwarder(opts: ForwardOptions) {
   const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
   const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
   const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
-  const startedAt = new WeakMap<IncomingMessage, number>();
-  const handlers = new WeakMap<IncomingMessage, ResponseHandler>();
+  // One record per forwarded request (a single WeakMap: each entry is an ephemeron the GC must trace).
+  const inFlight = new WeakMap<IncomingMessage, { started: bigint; reported: boolean; f: ForwardRequest }>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
-  const timings = new WeakMap<IncomingMessage, { started: bigint; report: (status: number, seconds: number) => void }>();
   function reportUpstream(req: IncomingMessage, status: number): void {
-    const t = timings.get(req);
-    if (!t) return;
-    timings.delete(req);
-    t.report(status, Number(process.hrtime.bigint() - t.started) / 1e9);
+    const t = inFlight.get(req);
+    if (!t || t.reported) return;
+    t.reported = true;
+    t.f.onUpstream?.(status, Number(process.hrtime.bigint() - t.started) / 1e9);
   }
 
   proxy.on('proxyRes', (upstream, req, res) => {
     reportUpstream(req, upstream.statusCode ?? 0);
     for (const observe of observers) observe(upstream, req);
-    handlers.get(req)?.(upstream, res);
+    inFlight.get(req)?.f.onResponse?.(upstream, res);
   });
 
   proxy.on('error', (err, req, res) => {
     reportUpstream(req, 0);
-    const elapsed = Date.now() - (startedAt.get(req) ?? Date.now());
+    const started = inFlight.get(req)?.started;
+    const elapsed = started === undefined ? 0 : Number(process.hrtime.bigint() - started) / 1e6;
     const code = (err as NodeJS.ErrnoException).code;
     const error =
       elapsed >= opts.timeoutMs
@@ -123,9 +123,7 @@ export function createForwarder(opts: ForwardOptions) {
       }
       req.headers = headers;
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
-      startedAt.set(req, Date.now());
-      if (f.onResponse) handlers.set(req, f.onResponse);
-      if (f.onUpstream) timings.set(req, { started: process.hrtime.bigint(), report: f.onUpstream });
+      inFlight.set(req, { started: process.hrtime.bigint(), reported: false, f });
       if (f.onResponse || f.body)
         proxy.web(req, res, {
           selfHandleResponse: f.onResponse !== undefined,
