@@ -28,7 +28,8 @@ const experimentIds = (from: IdLocation = 'auto', field = 'experiment_ids'): IdS
 const runId = (from: IdLocation = 'auto'): IdSource => ({ kind: 'run_id', field: 'run_id', from, alias: 'run_uuid' });
 const runIds = (field: string): IdSource => ({ kind: 'run_ids', field, from: 'auto' });
 /** A logged model named in the body (possibly inside a list), for the `also` checks. */
-const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_id', field, from: 'body' });
+/** Every logged model named under a body field (lists included): each one's experiment is checked. */
+const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_ids', field, from: 'body' });
 const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
 const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from: 'param' });
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
@@ -93,7 +94,7 @@ const runRoutes = [
   onExperiment('POST', `${V2}/runs/log-parameter`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/set-tag`, 'edit', runId()),
   onExperiment('POST', `${V2}/runs/delete-tag`, 'edit', runId()),
-  onExperiment('POST', `${V2}/runs/log-batch`, 'edit', runId()),
+  { ...onExperiment('POST', `${V2}/runs/log-batch`, 'edit', runId()), also: [{ id: loggedModelIn('metrics.model_id'), need: 'edit' as const }] },
   onExperiment('POST', `${V2}/runs/log-model`, 'edit', runId()),
   { ...onExperiment('POST', `${V2}/runs/log-inputs`, 'edit', runId()), also: [{ id: loggedModelIn('models.model_id'), need: 'edit' as const }] },
   { ...onExperiment('POST', `${V2}/runs/outputs`, 'edit', runId()), also: [{ id: loggedModelIn('models.model_id'), need: 'edit' as const }] },
@@ -117,7 +118,11 @@ const traceRoutes = [
   authenticated('GET', `${V2}/traces`, 'filter_search_traces'),
   onExperiment('POST', `${V2}/traces/delete-traces`, 'manage'),
   { ...onExperiment('POST', `${V2}/traces/link-to-run`, 'edit', runId()), also: [{ id: { kind: 'trace_ids', field: 'trace_ids', from: 'body' } as IdSource, need: 'edit' as const }] },
-  onExperiment('POST', `${V2}/traces/link-prompts`, 'edit', traceField('trace_id')),
+  // The prompts named must be readable by the caller: linking is a way to reference them.
+  {
+    ...onExperiment('POST', `${V2}/traces/link-prompts`, 'edit', traceField('trace_id')),
+    also: [{ id: { kind: 'model_names', field: 'prompt_versions.name', from: 'body' } as IdSource, need: 'read' as const, resource: 'prompt' as const }],
+  },
   // Databricks-only lookups (SQL warehouse, inference tables): nothing local to resolve.
   admin('GET', `${V2}/unified-traces`),
   admin('GET', `${V2}/get-online-trace-details`),

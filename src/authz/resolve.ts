@@ -133,6 +133,8 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     case 'experiment_ids':
     case 'run_ids':
     case 'trace_ids':
+    case 'logged_model_ids':
+    case 'model_names':
       return readMany(request, id.from, id.field);
     case 'run_id': {
       const value = readOne(request, id.from, id.field, id.alias);
@@ -235,12 +237,20 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return experimentRefs(await Promise.all(requireMany(id, request).map((r) => lookups.experimentOfRun(r))));
       case 'logged_model_id':
         return experimentRefs([await lookups.experimentOfLoggedModel(requireOne(id, request))]);
+      case 'logged_model_ids':
+        return experimentRefs(await Promise.all(requireMany(id, request).map((m) => lookups.experimentOfLoggedModel(m))));
       case 'trace_id':
         return experimentRefs([await lookups.experimentOfTrace(requireOne(id, request))]);
       case 'trace_ids':
         return experimentRefs(await Promise.all(requireMany(id, request).map((t) => lookups.experimentOfTrace(t))));
       case 'model_name':
         return modelRefs(entry, request, requireOne(id, request));
+      case 'model_names': {
+        // Only for rows that say which kind the names are (prompts linked to a trace): no look-up per name.
+        const kind = entry.resource;
+        if (kind !== 'prompt' && kind !== 'registered_model') throw new Error(`model_names needs a prompt or registered_model row, not ${kind}`);
+        return requireMany(id, request).map((name) => ({ kind, id: name }));
+      }
       case 'artifact_path':
         return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
     }

@@ -23,9 +23,11 @@ export type IdSource =
   | { readonly kind: 'run_id'; readonly field: string; readonly from: IdLocation; readonly alias?: string }
   | { readonly kind: 'run_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'logged_model_id'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'logged_model_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'trace_id'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'trace_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'model_name'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'model_names'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation };
 
 /** Named after-response behaviours; the proxy owns their implementations. */
@@ -58,10 +60,15 @@ export interface RouteEntry {
    */
   readonly alsoReads?: 'model_version_source';
   /**
-   * Further experiment-scoped ids the request may carry (a logged model a metric is attached to, the
-   * traces linked to a run, the run named in an OTLP header): when present, each needs `need` too.
+   * Further ids the request may carry (the logged models metrics or inputs are attached to, the
+   * traces linked to a run, the run named in an OTLP header, the prompts linked to a trace): when
+   * present, each needs `need` too, on `resource` (default: the experiment the id resolves to).
    */
-  readonly also?: readonly { readonly id: IdSource; readonly need: 'read' | 'edit' | 'manage' }[];
+  readonly also?: readonly {
+    readonly id: IdSource;
+    readonly need: 'read' | 'edit' | 'manage';
+    readonly resource?: 'experiment' | 'prompt';
+  }[];
 }
 
 /** A resource the decision is about, after resolution. */

@@ -295,7 +295,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (entry.also && !principal.isAdmin)
         for (const also of entry.also) {
           if (readField(also.id, request).length === 0) continue;
-          const more = await deps.resolve({ ...entry, resource: 'experiment', id: also.id, need: also.need }, request);
+          const more = await deps.resolve({ ...entry, resource: also.resource ?? 'experiment', id: also.id, need: also.need }, request);
           const verdict = decideFor(principal, also.need, more);
           if (!verdict.allow) throw denied(principal, also.need, more, verdict);
         }

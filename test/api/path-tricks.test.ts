@@ -18,11 +18,11 @@ beforeAll(async () => {
       return exp ? { status: 200, body: { run: { info: { run_id: runId, experiment_id: exp } } } } : { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } };
     }
     if (r.url.startsWith('/api/2.0/mlflow/logged-models/m-')) {
-      const exp = r.url.includes('m-open') ? '1' : '2';
+      const exp = r.url.includes('m-open') ? '1' : r.url.includes('m-mine') ? '3' : '2';
       return { status: 200, body: { model: { info: { model_id: 'm', experiment_id: exp } } } };
     }
     if (r.url.startsWith('/api/3.0/mlflow/traces/tr-')) {
-      const exp = r.url.includes('tr-open') ? '1' : '2';
+      const exp = r.url.includes('tr-open') ? '1' : r.url.includes('tr-mine') ? '3' : '2';
       return { status: 200, body: { trace: { trace_info: { trace_location: { mlflow_experiment: { experiment_id: exp } } } } } };
     }
     return { status: 200, body: {} };
@@ -32,6 +32,7 @@ beforeAll(async () => {
   await api.post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'eve' });
   await api.post('/api/2.0/mlflow/permissions/users/eve/experiments/1').set('Authorization', adminAuth()).send({ permission: 'READ' });
   await api.post('/api/2.0/mlflow/permissions/users/eve/experiments/3').set('Authorization', adminAuth()).send({ permission: 'EDIT' });
+  await api.post('/api/2.0/mlflow/permissions/users/eve/prompts/p-readable').set('Authorization', adminAuth()).send({ permission: 'READ' });
   eve = (
     await api
       .patch('/api/2.0/mlflow/permissions/users/access-token')
@@ -96,6 +97,21 @@ const CORPUS: Array<[string, Trick]> = [
   ['metric on my run, attached to a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/log-metric', body: { run_id: 'r-mine', key: 'k', value: 1, timestamp: 1, model_id: 'm-secret' } }],
   ['inputs of my run naming a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/log-inputs', body: { run_id: 'r-mine', models: [{ model_id: 'm-secret' }] } }],
   ['outputs of my run naming a secret logged model', { method: 'POST', path: '/api/2.0/mlflow/runs/outputs', body: { run_id: 'r-mine', models: [{ model_id: 'm-secret', step: 0 }] } }],
+  ['a batch on my run with one metric attached to a secret logged model', {
+    method: 'POST',
+    path: '/api/2.0/mlflow/runs/log-batch',
+    body: { run_id: 'r-mine', metrics: [{ key: 'a', value: 1, timestamp: 1, step: 0, model_id: 'm-mine-1' }, { key: 'b', value: 1, timestamp: 1, step: 0, model_id: 'm-secret' }] },
+  }],
+  ['a batch on my run attached to a logged model I may only read', {
+    method: 'POST',
+    path: '/api/2.0/mlflow/runs/log-batch',
+    body: { run_id: 'r-mine', metrics: [{ key: 'a', value: 1, timestamp: 1, step: 0, modelId: 'm-open' }] },
+  }],
+  ['linking an unreadable prompt to my trace', {
+    method: 'POST',
+    path: '/api/2.0/mlflow/traces/link-prompts',
+    body: { trace_id: 'tr-mine', prompt_versions: [{ name: 'p-readable', version: '1' }, { name: 'p-secret', version: '2' }] },
+  }],
   ['linking secret traces to my run', { method: 'POST', path: '/api/2.0/mlflow/traces/link-to-run', body: { run_id: 'r-mine', trace_ids: ['tr-secret'] } }],
   // deleting (needs MANAGE; eve has READ on 1)
   ['delete readable experiment', { method: 'POST', path: '/api/2.0/mlflow/experiments/delete', body: { experiment_id: '1' } }],
@@ -174,8 +190,31 @@ describe('path tricks', () => {
       .set('Authorization', basic('eve', eve))
       .send({ run_id: 'r-mine', key: 'k', value: 1, timestamp: 1 });
     expect(metric.status).toBe(200);
+    // Second resources that check out: several logged models (all in experiment 3), a readable prompt.
+    const batch = await request(fg.url)
+      .post('/api/2.0/mlflow/runs/log-batch')
+      .set('Authorization', basic('eve', eve))
+      .send({ run_id: 'r-mine', metrics: [{ key: 'a', value: 1, timestamp: 1, step: 0, model_id: 'm-mine-1' }, { key: 'b', value: 1, timestamp: 1, step: 0, model_id: 'm-mine-2' }] });
+    expect(batch.status).toBe(200);
+    const inputs = await request(fg.url)
+      .post('/api/2.0/mlflow/runs/log-inputs')
+      .set('Authorization', basic('eve', eve))
+      .send({ run_id: 'r-mine', models: [{ model_id: 'm-mine-1' }, { model_id: 'm-mine-2' }] });
+    expect(inputs.status).toBe(200);
+    const linked = await request(fg.url)
+      .post('/api/2.0/mlflow/traces/link-prompts')
+      .set('Authorization', basic('eve', eve))
+      .send({ trace_id: 'tr-mine', prompt_versions: [{ name: 'p-readable', version: '1' }] });
+    expect(linked.status).toBe(200);
     const forwarded = upstream.seen.filter((s) => s.headers['x-forwarded-user'] === 'eve').map((s) => s.url);
-    expect(forwarded).toEqual(['/api/2.0/mlflow/experiments/get?experiment_id=1', '/api/2.0/mlflow/runs/get?run_id=r-open', '/api/2.0/mlflow/runs/log-metric']);
+    expect(forwarded).toEqual([
+      '/api/2.0/mlflow/experiments/get?experiment_id=1',
+      '/api/2.0/mlflow/runs/get?run_id=r-open',
+      '/api/2.0/mlflow/runs/log-metric',
+      '/api/2.0/mlflow/runs/log-batch',
+      '/api/2.0/mlflow/runs/log-inputs',
+      '/api/2.0/mlflow/traces/link-prompts',
+    ]);
   });
 });
 

@@ -249,3 +249,24 @@ describe('traces', () => {
     expect(outcome(nobody.log)).not.toBe('ok');
   });
 });
+
+describe('second resources in one request', () => {
+  it("a batch of metrics attached to a logged model in an experiment the caller may not edit is refused and lands nowhere", async () => {
+    const models = await asAdmin([
+      ['inA', 'create_logged_model', A],
+      ['inB', 'create_logged_model', B],
+    ]);
+    const modelInA = value(models.inA) as string;
+    const modelInB = value(models.inB) as string;
+    const run = runFor.editor!;
+    const tried = await as('editor', [
+      ['mine', 'log_batch_on_model', run, 'acc_on_a', modelInA],
+      ['theirs', 'log_batch_on_model', run, 'acc_on_b', modelInB],
+    ]);
+    expect(tried.mine).toEqual({ ok: true, value: true });
+    expect(outcome(tried.theirs)).toBe(DENIED);
+    const keys = await asAdmin([['keys', 'metric_keys', run]]);
+    expect(value(keys.keys)).toContain('acc_on_a');
+    expect(value(keys.keys)).not.toContain('acc_on_b');
+  });
+});

@@ -40,6 +40,23 @@ def log_metric(run_id):
     return True
 
 
+def create_logged_model(exp_id):
+    return client.create_logged_model(exp_id, name="lm").model_id
+
+
+def log_batch_on_model(run_id, key, model_id):
+    import time
+
+    from mlflow.entities import Metric
+
+    client.log_batch(run_id, metrics=[Metric(key, 0.9, int(time.time() * 1000), 0, model_id=model_id)])
+    return True
+
+
+def metric_keys(run_id):
+    return sorted(client.get_run(run_id).data.metrics.keys())
+
+
 def log_artifact(run_id, name):
     d = tempfile.mkdtemp()
     path = os.path.join(d, name)
