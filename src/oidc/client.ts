@@ -5,14 +5,21 @@ import type { Claims } from './claims.js';
 export interface IdentityProvider {
   /** Starts a login: the provider URL to send the browser to. Throws ProviderUnavailable. */
   authorizationUrl(p: { state: string; nonce: string; codeVerifier: string }): Promise<URL>;
-  /** Finishes a login from the callback URL: the ID token's claims merged with userinfo where needed. */
+  /**
+   * Finishes a login from the callback URL: the ID token's claims merged with userinfo where needed,
+   * and the ID token itself (sent back as `id_token_hint` at logout).
+   */
   finishLogin(
     callbackUrl: URL,
     checks: { state: string; nonce: string; codeVerifier: string },
     needs: readonly string[],
-  ): Promise<Claims>;
-  /** The provider's RP-initiated logout URL, when it offers one (undefined if it does not or is unknown). */
-  endSessionUrl(postLogoutRedirect: string): URL | undefined;
+  ): Promise<{ claims: Claims; idToken: string | undefined }>;
+  /**
+   * The provider's RP-initiated logout URL, when it offers one (undefined if it does not or is
+   * unknown). With the session's ID token as hint, providers such as Keycloak end the session
+   * without asking the user to confirm.
+   */
+  endSessionUrl(postLogoutRedirect: string, idTokenHint?: string): URL | undefined;
   /** Starts discovery in the background, so the first login does not wait for it. */
   warmUp?(): void;
 }
@@ -135,12 +142,16 @@ export function createIdentityProvider(o: ProviderOptions): IdentityProvider {
           throw classify(e);
         }
       }
-      return claims;
+      return { claims, idToken: tokens.id_token };
     },
 
-    endSessionUrl(postLogoutRedirect) {
+    endSessionUrl(postLogoutRedirect, idTokenHint) {
       if (!config?.serverMetadata().end_session_endpoint) return undefined;
-      return oidc.buildEndSessionUrl(config, { client_id: o.clientId, post_logout_redirect_uri: postLogoutRedirect });
+      return oidc.buildEndSessionUrl(config, {
+        client_id: o.clientId,
+        post_logout_redirect_uri: postLogoutRedirect,
+        ...(idTokenHint ? { id_token_hint: idTokenHint } : {}),
+      });
     },
   };
 }

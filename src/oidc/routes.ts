@@ -95,8 +95,9 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     const url = new URL(d.redirectUrl);
     url.search = ctx.search;
     let claims: Claims;
+    let idToken: string | undefined;
     try {
-      claims = await d.provider.finishLogin(url, { state, nonce: pending.nonce, codeVerifier: pending.codeVerifier }, d.neededClaims);
+      ({ claims, idToken } = await d.provider.finishLogin(url, { state, nonce: pending.nonce, codeVerifier: pending.codeVerifier }, d.neededClaims));
     } catch (e) {
       if (e instanceof LoginRejected) {
         d.logger.warn({ requestId: ctx.requestId, code: e.code }, 'oidc login rejected');
@@ -113,7 +114,7 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     }
     const previous = readCookie(req, d.cookies.session);
     if (previous !== undefined) d.sessions.destroy(previous);
-    const { id } = d.sessions.create(result.user.id);
+    const { id } = d.sessions.create(result.user.id, idToken);
     d.logger.info({ requestId: ctx.requestId, user: result.user.username, groups: result.roles.length }, 'oidc login');
     redirect(res, pending.returnTo, {
       'Set-Cookie': [setCookie(d.cookies, d.cookies.session, id, d.sessionMaxAgeSeconds), clearCookie(d.cookies, d.cookies.binding)],
@@ -127,9 +128,9 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
       if (s && !csrfAllows(req, d.externalOrigin, s.csrfSecret))
         return sendPage(res, 403, messagePage('Sign-out refused', 'This sign-out request came from another site.'));
     }
-    if (id !== undefined) d.sessions.destroy(id);
+    const idToken = id !== undefined ? d.sessions.destroy(id) : undefined;
     const after = d.externalOrigin + at(OIDC_PATHS.loggedOut);
-    const target = d.provider.endSessionUrl(after)?.href ?? at(OIDC_PATHS.loggedOut);
+    const target = d.provider.endSessionUrl(after, idToken)?.href ?? at(OIDC_PATHS.loggedOut);
     redirect(res, target, { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) });
   };
 

@@ -58,9 +58,12 @@ export function createSessionStore(db: Db, options: SessionOptions) {
   });
   const q = {
     insert: db.prepare(
-      'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    byHash: db.prepare<[string], Row>('SELECT * FROM sessions WHERE id_hash = ?'),
+    byHash: db.prepare<[string], Row>(
+      'SELECT id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at FROM sessions WHERE id_hash = ?',
+    ),
+    idToken: db.prepare<[string], { id_token: string | null }>('SELECT id_token FROM sessions WHERE id_hash = ?'),
     touch: db.prepare('UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?'),
     delete: db.prepare('DELETE FROM sessions WHERE id_hash = ?'),
     deleteOfUser: db.prepare('DELETE FROM sessions WHERE user_id = ?'),
@@ -75,7 +78,8 @@ export function createSessionStore(db: Db, options: SessionOptions) {
   }
 
   return {
-    create(userId: number): NewSession {
+    /** `idToken`: the provider's ID token for this login, kept only to be handed back at logout. */
+    create(userId: number, idToken?: string): NewSession {
       const t = now();
       const id = randomId();
       const session: LiveSession = {
@@ -86,7 +90,7 @@ export function createSessionStore(db: Db, options: SessionOptions) {
         lastSeenAt: t,
         expiresAt: t + options.absoluteMs,
       };
-      q.insert.run(session.idHash, userId, session.csrfSecret, t, t, session.expiresAt);
+      q.insert.run(session.idHash, userId, session.csrfSecret, t, t, session.expiresAt, idToken ?? null);
       cache.set(session.idHash, session);
       return { id, session };
     },
@@ -121,8 +125,13 @@ export function createSessionStore(db: Db, options: SessionOptions) {
       return s;
     },
 
-    destroy(id: string): void {
-      if (ID_SHAPE.test(id)) forget(sha256(id));
+    /** Ends the session; returns its ID token (for the provider's logout), if it had one. */
+    destroy(id: string): string | undefined {
+      if (!ID_SHAPE.test(id)) return undefined;
+      const idHash = sha256(id);
+      const idToken = q.idToken.get(idHash)?.id_token ?? undefined;
+      forget(idHash);
+      return idToken;
     },
 
     /** Ends every session of a user (admin action, user deletion); returns how many there were. */

@@ -98,4 +98,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX oidc_pending_logins_by_expiry ON oidc_pending_logins (expires_at);
     `,
   },
+  {
+    version: 3,
+    description: "the ID token of a browser session, sent back as id_token_hint at logout",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN id_token TEXT;
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startStubUpstream } from '../helpers/flowgate.js';
 import {
+  CLIENT,
   confirmProviderLogout,
   CookieJar,
   freePort,
@@ -315,11 +316,24 @@ describe('sessions', () => {
   it('logout destroys the session and signs out at the provider too', async () => {
     const { jar } = await login('dave');
     const id = jar.get(SESSION)!;
+    const storedTokens = () =>
+      (fg.db.prepare("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'dave' AND s.id_token IS NOT NULL").get() as { n: number }).n;
+    const before = storedTokens();
+    expect(before).toBeGreaterThanOrEqual(1);
     const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
     expect(res.status).toBe(302);
+    expect(storedTokens()).toBe(before - 1);
     const location = new URL(res.headers.get('location')!);
     expect(location.origin).toBe(idp.issuer);
     expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${base}/flowgate/logged-out`);
+    // The ID token of this login goes back as the hint (providers such as Keycloak then skip their confirmation).
+    const hint = location.searchParams.get('id_token_hint');
+    expect(hint).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const payload = JSON.parse(Buffer.from(hint!.split('.')[1]!, 'base64url').toString()) as { sub: string; aud: string | string[]; iss: string };
+    expect(payload.sub).toBe('dave');
+    expect(payload.iss).toBe(idp.issuer);
+    expect([payload.aud].flat()).toContain(CLIENT.id);
+    expect((fg.db.prepare('SELECT count(*) AS n FROM sessions WHERE id_token = ?').get(hint) as { n: number }).n).toBe(0);
     const done = await confirmProviderLogout(jar, location.href);
     expect(done.finalUrl).toBe(`${base}/flowgate/logged-out`);
     expect(await done.final.text()).toContain('You are signed out');
