@@ -494,6 +494,27 @@ else {
     const runsFg = await seedMlflow(fgE.msg.url, basic(ADMIN));
     const runsAuth = await seedMlflow(auth.url, basic(MLFLOW_ADMIN));
     const runsAuthCached = await seedMlflow(authCached.url, basic(MLFLOW_ADMIN));
+    // An ordinary user with EDIT on the seeded experiment, on each side: decisions on every request.
+    const E_USER = { username: 'bench-e-user', token: `bench-e-${randomBytes(12).toString('hex')}` };
+    const adminPost = async (base, auth, method, path, body) => {
+      const res = await fetch(base + path, { method, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    await adminPost(fgE.msg.url, basic(ADMIN), 'POST', '/api/2.0/mlflow/users/create', { username: E_USER.username });
+    const fgUserToken = (
+      await adminPost(fgE.msg.url, basic(ADMIN), 'PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: E_USER.username })
+    ).token;
+    await adminPost(fgE.msg.url, basic(ADMIN), 'POST', `/api/2.0/mlflow/permissions/users/${E_USER.username}/experiments/${runsFg[0].experimentId}`, { permission: 'EDIT' });
+    for (const [server, runs] of [[auth, runsAuth], [authCached, runsAuthCached]]) {
+      await adminPost(server.url, basic(MLFLOW_ADMIN), 'POST', '/api/2.0/mlflow/users/create', { username: E_USER.username, password: E_USER.token });
+      await adminPost(server.url, basic(MLFLOW_ADMIN), 'POST', '/api/3.0/mlflow/users/permissions/grant', {
+        username: E_USER.username,
+        resource_type: 'experiment',
+        resource_id: runs[0].experimentId,
+        permission: 'EDIT',
+      });
+    }
     const eOpts = { concurrency: 8, durationMs: 10_000, warmupMs: 2000 };
     log('saturation (e) flowgate + MLflow');
     results.mlflow.flowgate = await saturate(fgE.msg.url, mix(runsFg, basic(ADMIN)), eOpts, fgE.child);
@@ -504,6 +525,11 @@ else {
     log('saturation (e) MLflow basic-auth with auth_cache_ttl_seconds = 60');
     results.mlflow.basicAuthCached = await saturate(authCached.url, mix(runsAuthCached, basic(MLFLOW_ADMIN)), eOpts);
     log(`  ${fmt(results.mlflow.basicAuthCached.rps)} req/s, ok ${okPct(results.mlflow.basicAuthCached)}`);
+    log('saturation (e) as an ordinary user with EDIT: flowgate, basic-auth as shipped, basic-auth cached');
+    results.mlflow.flowgateUser = await saturate(fgE.msg.url, mix(runsFg, basic({ username: E_USER.username, token: fgUserToken })), eOpts, fgE.child);
+    results.mlflow.basicAuthUser = await saturate(auth.url, mix(runsAuth, basic(E_USER)), eOpts);
+    results.mlflow.basicAuthCachedUser = await saturate(authCached.url, mix(runsAuthCached, basic(E_USER)), eOpts);
+    log(`  ${fmt(results.mlflow.flowgateUser.rps)} / ${fmt(results.mlflow.basicAuthUser.rps)} / ${fmt(results.mlflow.basicAuthCachedUser.rps)} req/s`);
     log('saturation (e) MLflow alone (no auth), for reference');
     results.mlflow.plain = await saturate(plain.url, mix(runsFg, undefined), eOpts);
     results.rss.e = (await stats(fgE.child)).maxRss;
@@ -523,6 +549,8 @@ const addedP99 = L.c.p99 - L.a.p99;
 const bareAddedP99 = L.b.p99 - L.a.p99;
 const e = results.mlflow.flowgate && results.mlflow.basicAuth ? ratio(results.mlflow.flowgate, results.mlflow.basicAuth) : NaN;
 const eCached = results.mlflow.flowgate && results.mlflow.basicAuthCached ? ratio(results.mlflow.flowgate, results.mlflow.basicAuthCached) : NaN;
+const eUser = results.mlflow.flowgateUser && results.mlflow.basicAuthUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthUser) : NaN;
+const eUserCached = results.mlflow.flowgateUser && results.mlflow.basicAuthCachedUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthCachedUser) : NaN;
 const peakRss = Math.max(results.rss.c ?? 0, results.rss.d ?? 0, results.rss.e ?? 0);
 const verdict = (ok) => (ok ? 'met' : '**missed**');
 const row = (label, r) =>
@@ -572,6 +600,9 @@ const md = [
         row('(e) MLflow 3.17.2 behind flowgate (admin token)', results.mlflow.flowgate),
         row('(e) MLflow 3.17.2 `--app-name basic-auth` (admin), as shipped', results.mlflow.basicAuth),
         row('(e) MLflow 3.17.2 basic-auth, `auth_cache_ttl_seconds = 60`', results.mlflow.basicAuthCached),
+        row('(e) MLflow 3.17.2 behind flowgate, ordinary user with EDIT', results.mlflow.flowgateUser),
+        row('(e) MLflow 3.17.2 basic-auth as shipped, ordinary user with EDIT', results.mlflow.basicAuthUser),
+        row('(e) MLflow 3.17.2 basic-auth cached, ordinary user with EDIT', results.mlflow.basicAuthCachedUser),
         row('(e) MLflow 3.17.2 alone, no auth (reference)', results.mlflow.plain),
       ]
     : []),
@@ -605,6 +636,7 @@ const md = [
   `| decision at 100k grants < 20 µs p99 | first pass ${fmt(results.micro.cold.p99, 2)} µs, second ${fmt(results.micro.warm.p99, 2)} µs | ${verdict(Math.max(results.micro.cold.p99, results.micro.warm.p99) < 20)} |`,
   `| RSS < 150 MB | peak RSS (c) ${mb(results.rss.c)} MB, (d) ${mb(results.rss.d)} MB${results.rss.e ? `, (e) ${mb(results.rss.e)} MB` : ''} (bare proxy ${mb(results.rss.bare)} MB) | ${verdict(peakRss < 150 * 1048576)} |`,
   `| (e) ≥ 5× MLflow basic-auth's throughput | e = ${fmt(e, 2)}× as shipped; ${fmt(eCached, 2)}× against its credential cache | ${Number.isFinite(e) ? `${verdict(e >= 5)}; ${verdict(eCached >= 5)}` : 'not run'} |`,
+  `| the same, as an ordinary user with EDIT | e = ${fmt(eUser, 2)}× as shipped; ${fmt(eUserCached, 2)}× against its credential cache | ${Number.isFinite(eUser) ? `${verdict(eUser >= 5)}; ${verdict(eUserCached >= 5)}` : 'not run'} |`,
   `| (e) cost of flowgate in front of MLflow | ${fmt(100 * ratio(results.mlflow.flowgate, results.mlflow.plain))}% of MLflow-alone throughput | (reported) |`,
   '',
   ...(s.du.ok < s.du.count
