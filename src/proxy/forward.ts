@@ -51,8 +51,10 @@ export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<s
   return out;
 }
 
+const MENTIONS_FLOWGATE_COOKIE = /flowgate_/i;
+
 function withoutFlowgateCookies(cookie: string): string {
-  if (!cookie.includes('flowgate_')) return cookie;
+  if (!MENTIONS_FLOWGATE_COOKIE.test(cookie)) return cookie;
   return cookie
     .split(';')
     .filter((c) => !FLOWGATE_COOKIE.test(c.trim()))

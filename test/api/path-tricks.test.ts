@@ -230,4 +230,15 @@ describe('credentials never reach MLflow', () => {
     expect(seen.headers.authorization).toBeUndefined();
     expect(seen.headers.cookie).toBe('theme=dark');
   });
+
+  it('drops a flowgate cookie in any case even when it is the only one', async () => {
+    upstream.seen.length = 0;
+    const res = await request(fg.url)
+      .get('/api/2.0/mlflow/experiments/get?experiment_id=1')
+      .set('Authorization', basic('eve', eve))
+      .set('Cookie', 'FLOWGATE_SESSION=q');
+    expect(res.status).toBe(200);
+    const seen = upstream.seen.find((s) => s.headers['x-forwarded-user'] === 'eve')!;
+    expect(seen.headers.cookie).toBeUndefined();
+  });
 });
