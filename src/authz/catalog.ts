@@ -32,6 +32,7 @@ const runIds = (field: string): IdSource => ({ kind: 'run_ids', field, from: 'au
 const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_ids', field, from: 'body' });
 const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
 const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from: 'param' });
+const DATASET: IdSource = { kind: 'dataset_id', field: 'dataset_id', from: 'param' };
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
 const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
@@ -165,16 +166,22 @@ const genaiRoutes = [
   onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
   onExperiment('POST', `${V3}/datasets/search`, 'read', experimentIds()),
   onExperiment('GET', `${V3}/datasets/search`, 'read', experimentIds()),
-  admin('GET', `${V3}/datasets/:dataset_id`),
-  admin('DELETE', `${V3}/datasets/:dataset_id`),
-  admin('PATCH', `${V3}/datasets/:dataset_id/tags`),
-  admin('DELETE', `${V3}/datasets/:dataset_id/tags/:key`),
-  admin('POST', `${V3}/datasets/:dataset_id/records`),
-  admin('GET', `${V3}/datasets/:dataset_id/records`),
-  admin('DELETE', `${V3}/datasets/:dataset_id/records`),
-  admin('GET', `${V3}/datasets/:dataset_id/experiment-ids`),
-  admin('POST', `${V3}/datasets/:dataset_id/add-experiments`),
-  admin('POST', `${V3}/datasets/:dataset_id/remove-experiments`),
+  // Evaluation datasets by id: the right on every experiment the dataset belongs to (MLflow's rule).
+  onExperiment('GET', `${V3}/datasets/:dataset_id`, 'read', DATASET),
+  { ...onExperiment('DELETE', `${V3}/datasets/:dataset_id`, 'manage', DATASET), after: 'forget_dataset_experiments' as const },
+  onExperiment('PATCH', `${V3}/datasets/:dataset_id/tags`, 'edit', DATASET),
+  onExperiment('DELETE', `${V3}/datasets/:dataset_id/tags/:key`, 'edit', DATASET),
+  onExperiment('POST', `${V3}/datasets/:dataset_id/records`, 'edit', DATASET),
+  onExperiment('GET', `${V3}/datasets/:dataset_id/records`, 'read', DATASET),
+  onExperiment('DELETE', `${V3}/datasets/:dataset_id/records`, 'edit', DATASET),
+  onExperiment('GET', `${V3}/datasets/:dataset_id/experiment-ids`, 'read', DATASET),
+  // Attaching also needs EDIT on each experiment attached, so a dataset cannot be pushed into a stranger's experiment.
+  {
+    ...onExperiment('POST', `${V3}/datasets/:dataset_id/add-experiments`, 'edit', DATASET),
+    also: [{ id: { kind: 'experiment_ids', field: 'experiment_ids', from: 'body' } as IdSource, need: 'edit' as const }],
+    after: 'forget_dataset_experiments' as const,
+  },
+  { ...onExperiment('POST', `${V3}/datasets/:dataset_id/remove-experiments`, 'edit', DATASET), after: 'forget_dataset_experiments' as const },
 
   onExperiment('POST', `${V3}/issues`, 'edit'),
   onExperiment('POST', `${V3}/issues/search`, 'read'),

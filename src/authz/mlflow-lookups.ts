@@ -9,6 +9,8 @@ export interface MlflowLookups {
   experimentIdByName(name: string): Promise<string>;
   /** True when the registered model is a prompt (tag `mlflow.prompt.is_prompt` = "true"). */
   isPrompt(modelName: string): Promise<boolean>;
+  /** The experiments an evaluation dataset is associated with (possibly none). */
+  experimentsOfDataset(datasetId: string): Promise<readonly string[]>;
 }
 
 export interface CachedMlflowLookups extends MlflowLookups {
@@ -16,9 +18,17 @@ export interface CachedMlflowLookups extends MlflowLookups {
   invalidateModel(name: string): void;
   /** After an experiment is renamed, deleted or restored. */
   invalidateExperimentName(name: string): void;
+  /** After experiments are added to or removed from a dataset, or it is deleted. */
+  invalidateDataset(datasetId: string): void;
 }
 
-export type LookupCacheName = 'run_experiment' | 'logged_model_experiment' | 'trace_experiment' | 'experiment_name' | 'model_is_prompt';
+export type LookupCacheName =
+  | 'run_experiment'
+  | 'logged_model_experiment'
+  | 'trace_experiment'
+  | 'experiment_name'
+  | 'model_is_prompt'
+  | 'dataset_experiments';
 
 export interface MlflowLookupsOptions {
   /** MLflow's own address, e.g. `http://127.0.0.1:5000`. */
@@ -173,6 +183,16 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return typeof tag?.value === 'string' && tag.value.toLowerCase() === 'true';
   }, onCache);
 
+  // A dataset's experiments change through add/remove-experiments: these expire, and flowgate
+  // forgets an entry when it forwards such a change.
+  const datasetExperiments = cachedLookup('dataset_experiments', { max, ttlMs: options.ttlMs }, async (datasetId): Promise<readonly string[]> => {
+    const json = await getJson(`dataset ${datasetId}`, `/api/3.0/mlflow/datasets/${encodeURIComponent(datasetId)}/experiment-ids`);
+    const ids = (json as { experiment_ids?: unknown } | null)?.experiment_ids ?? [];
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string' && id !== ''))
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up dataset ${datasetId}: unexpected answer`);
+    return ids as string[];
+  }, onCache);
+
   return {
     experimentOfRun: (runId) => runs.get(runId),
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
@@ -181,5 +201,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     isPrompt: (name) => promptFlags.get(name),
     invalidateModel: (name) => promptFlags.delete(name),
     invalidateExperimentName: (name) => experimentNames.delete(name),
+    experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
+    invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
   };
 }

@@ -253,6 +253,9 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       }
       case 'artifact_path':
         return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+      case 'dataset_id':
+        // No experiments: no refs, which decide() refuses (MLflow's basic-auth refuses it too).
+        return experimentRefs(await lookups.experimentsOfDataset(requireOne(id, request)));
     }
   };
 }

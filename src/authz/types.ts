@@ -28,7 +28,9 @@ export type IdSource =
   | { readonly kind: 'trace_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'model_name'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'model_names'; readonly field: string; readonly from: IdLocation }
-  | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation };
+  | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation }
+  /** An evaluation dataset: its right is the right on every experiment it belongs to (as in MLflow's basic-auth). */
+  | { readonly kind: 'dataset_id'; readonly field: string; readonly from: IdLocation };
 
 /** Named after-response behaviours; the proxy owns their implementations. */
 export type AfterHook =
@@ -42,6 +44,7 @@ export type AfterHook =
   | 'filter_search_traces'
   | 'drop_registered_model_grants'
   | 'move_registered_model_grants'
+  | 'forget_dataset_experiments'
   | 'graphql';
 
 /** One row of the route catalog: data, not code. */

@@ -187,6 +187,13 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           ),
         };
       }
+      case 'forget_dataset_experiments': {
+        const datasetId = request.params.dataset_id;
+        if (datasetId === undefined) return {};
+        // Forgotten now and again once MLflow has answered, so no look-up racing the change keeps the old list.
+        deps.lookups.invalidateDataset(datasetId);
+        return { onResponse: relayAfter(() => deps.lookups.invalidateDataset(datasetId), hookFailed(hook)) };
+      }
       case 'filter_search_runs':
       case 'filter_search_traces': {
         if (principal.isAdmin) return {};

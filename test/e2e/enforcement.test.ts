@@ -270,3 +270,29 @@ describe('second resources in one request', () => {
     expect(value(keys.keys)).not.toContain('acc_on_b');
   });
 });
+
+describe('evaluation datasets', () => {
+  it('follow the rights on every experiment they belong to', async () => {
+    const made = await asAdmin([
+      ['inA', 'create_dataset', `ds-a-${suffix}`, [A]],
+      ['inAB', 'create_dataset', `ds-ab-${suffix}`, [A, B]],
+    ]);
+    const inA = value(made.inA) as string;
+    const inAB = value(made.inAB) as string;
+    const reader = await as('reader', [
+      ['get', 'get_dataset', inA],
+      ['add', 'add_dataset_record', inA, 'from reader'],
+      ['getAB', 'get_dataset', inAB],
+    ]);
+    expect(reader.get).toEqual({ ok: true, value: `ds-a-${suffix}` });
+    expect(outcome(reader.add)).toBe(DENIED);
+    expect(outcome(reader.getAB)).toBe(DENIED);
+    const editor = await as('editor', [
+      ['add', 'add_dataset_record', inA, 'from editor'],
+      ['addAB', 'add_dataset_record', inAB, 'from editor'],
+    ]);
+    expect(editor.add).toEqual({ ok: true, value: true });
+    expect(outcome(editor.addAB)).toBe(DENIED);
+    expect(outcome((await as('nobody', [['get', 'get_dataset', inA]])).get)).toBe(DENIED);
+  });
+});

@@ -66,7 +66,9 @@ const cases: Array<[string, string, Expected]> = [
   ['POST', '/ajax-api/3.0/mlflow/demo/delete', { need: 'admin', resource: 'none' }],
   ['POST', '/ajax-api/3.0/mlflow/assistant/message', { need: 'admin', resource: 'none' }],
   ['GET', '/ajax-api/3.0/jobs/job-1', { need: 'admin', resource: 'none' }],
-  ['GET', '/api/3.0/mlflow/datasets/d-1', { need: 'admin', resource: 'none' }],
+  ['GET', '/api/3.0/mlflow/datasets/d-1', { need: 'read', resource: 'experiment', idKind: 'dataset_id' }],
+  ['POST', '/api/3.0/mlflow/datasets/d-1/add-experiments', { need: 'edit', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
+  ['DELETE', '/api/3.0/mlflow/datasets/d-1', { need: 'manage', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
   ['POST', '/api/3.0/mlflow/datasets/search', { need: 'read', resource: 'experiment', idKind: 'experiment_ids' }],
   ['POST', '/api/3.0/mlflow/scorers/register', { need: 'edit', resource: 'experiment' }],
 ];

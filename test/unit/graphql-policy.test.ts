@@ -20,6 +20,7 @@ const lookups: MlflowLookups = {
   experimentOfTrace: (id) => notFound(id),
   experimentIdByName: (name) => notFound(name),
   isPrompt: () => Promise.resolve(false),
+  experimentsOfDataset: (id) => notFound(id),
 };
 const resolve = createResourceResolver(lookups);
 

@@ -8,6 +8,7 @@ const lookups: MlflowLookups = {
   experimentOfTrace: async () => '0',
   experimentIdByName: async () => '0',
   isPrompt: async () => false,
+  experimentsOfDataset: async () => [],
 };
 
 describe('modelVersionSourceRefs', () => {

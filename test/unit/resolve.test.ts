@@ -13,12 +13,14 @@ const notFound = (what: string) => Promise.reject(new FlowgateError('RESOURCE_DO
 function fakeLookups(calls: string[] = []): MlflowLookups {
   const runs: Record<string, string> = { r1: '1', r2: '1', r9: '9' };
   const traces: Record<string, string> = { 'tr-1': '4', 'tr-2': '5' };
+  const datasets: Record<string, string[]> = { 'd-two': ['6', '7'], 'd-none': [] };
   return {
     experimentOfRun: (id) => (calls.push(`run:${id}`), runs[id] ? Promise.resolve(runs[id]) : notFound(`run ${id}`)),
     experimentOfLoggedModel: (id) => (calls.push(`model:${id}`), id === 'm1' ? Promise.resolve('3') : notFound(id)),
     experimentOfTrace: (id) => (calls.push(`trace:${id}`), traces[id] ? Promise.resolve(traces[id]) : notFound(id)),
     experimentIdByName: (name) => (calls.push(`name:${name}`), name === 'Default' ? Promise.resolve('0') : notFound(name)),
     isPrompt: (name) => (calls.push(`prompt:${name}`), Promise.resolve(name.startsWith('prompt-'))),
+    experimentsOfDataset: (id) => (calls.push(`dataset:${id}`), id in datasets ? Promise.resolve(datasets[id]!) : notFound(id)),
   };
 }
 
@@ -85,6 +87,16 @@ describe('resolve: each id kind', () => {
 
   it('logged model → experiment (path parameter)', async () => {
     expect(await resolveFor('PATCH', '/api/2.0/mlflow/logged-models/m1/tags', { body: {} })).toEqual([{ kind: 'experiment', id: '3' }]);
+  });
+
+  it('evaluation dataset → every experiment it belongs to; none when it belongs to none', async () => {
+    expect(await resolveFor('GET', '/api/3.0/mlflow/datasets/d-two')).toEqual([
+      { kind: 'experiment', id: '6' },
+      { kind: 'experiment', id: '7' },
+    ]);
+    expect(await resolveFor('POST', '/ajax-api/3.0/mlflow/datasets/d-two/records', { body: { records: '[]' } })).toHaveLength(2);
+    expect(await resolveFor('GET', '/api/3.0/mlflow/datasets/d-none/records')).toEqual([]);
+    expect((await errorOf(resolveFor('DELETE', '/api/3.0/mlflow/datasets/d-missing'))).code).toBe('RESOURCE_DOES_NOT_EXIST');
   });
 
   it('trace → experiment from a path parameter, a query field and a list', async () => {

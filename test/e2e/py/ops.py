@@ -57,6 +57,25 @@ def metric_keys(run_id):
     return sorted(client.get_run(run_id).data.metrics.keys())
 
 
+def create_dataset(name, exp_ids):
+    from mlflow.genai.datasets import create_dataset as make
+
+    return make(name=name, experiment_id=list(exp_ids)).dataset_id
+
+
+def get_dataset(dataset_id):
+    from mlflow.genai.datasets import get_dataset as fetch
+
+    return fetch(dataset_id=dataset_id).name
+
+
+def add_dataset_record(dataset_id, question):
+    from mlflow.genai.datasets import get_dataset as fetch
+
+    fetch(dataset_id=dataset_id).merge_records([{"inputs": {"question": question}, "expectations": {"answer": "42"}}])
+    return True
+
+
 def log_artifact(run_id, name):
     d = tempfile.mkdtemp()
     path = os.path.join(d, name)
