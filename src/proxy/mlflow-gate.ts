@@ -73,7 +73,9 @@ function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean
   if (method === 'GET') return false;
   if (entry.after && HOOKS_READING_BODY.has(entry.after)) return true;
   if (entry.need === 'create') return true;
-  return entry.id.kind !== 'none' && (entry.id.from === 'auto' || entry.id.from === 'body');
+  if (entry.alsoReads !== undefined) return true;
+  // Every id the decision reads must be there to read: the main one and each further one.
+  return [entry.id, ...(entry.also ?? []).map((a) => a.id)].some((id) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body'));
 }
 
 function experimentList(entry: RouteEntry): ExperimentList {

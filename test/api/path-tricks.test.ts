@@ -21,6 +21,8 @@ beforeAll(async () => {
       const exp = r.url.includes('m-open') ? '1' : r.url.includes('m-mine') ? '3' : '2';
       return { status: 200, body: { model: { info: { model_id: 'm', experiment_id: exp } } } };
     }
+    const dataset = /^\/api\/3\.0\/mlflow\/datasets\/(d-[a-z]+)\/experiment-ids$/.exec(r.url);
+    if (dataset) return { status: 200, body: { experiment_ids: { 'd-mine': ['3'], 'd-mixed': ['3', '2'], 'd-orphan': [] }[dataset[1]!] ?? ['2'] } };
     if (r.url.startsWith('/api/3.0/mlflow/traces/tr-')) {
       const exp = r.url.includes('tr-open') ? '1' : r.url.includes('tr-mine') ? '3' : '2';
       return { status: 200, body: { trace: { trace_info: { trace_location: { mlflow_experiment: { experiment_id: exp } } } } } };
@@ -112,6 +114,10 @@ const CORPUS: Array<[string, Trick]> = [
     path: '/api/2.0/mlflow/traces/link-prompts',
     body: { trace_id: 'tr-mine', prompt_versions: [{ name: 'p-readable', version: '1' }, { name: 'p-secret', version: '2' }] },
   }],
+  ['a dataset that also belongs to a secret experiment', GET_EXP2('/api/3.0/mlflow/datasets/d-mixed')],
+  ['a dataset of no experiment', GET_EXP2('/api/3.0/mlflow/datasets/d-orphan/records')],
+  ['attaching my dataset to a secret experiment', { method: 'POST', path: '/api/3.0/mlflow/datasets/d-mine/add-experiments', body: { experiment_ids: ['2'] } }],
+  ['deleting my dataset with EDIT only', { method: 'DELETE', path: '/api/3.0/mlflow/datasets/d-mine' }],
   ['linking secret traces to my run', { method: 'POST', path: '/api/2.0/mlflow/traces/link-to-run', body: { run_id: 'r-mine', trace_ids: ['tr-secret'] } }],
   // deleting (needs MANAGE; eve has READ on 1)
   ['delete readable experiment', { method: 'POST', path: '/api/2.0/mlflow/experiments/delete', body: { experiment_id: '1' } }],
@@ -206,6 +212,19 @@ describe('path tricks', () => {
       .set('Authorization', basic('eve', eve))
       .send({ trace_id: 'tr-mine', prompt_versions: [{ name: 'p-readable', version: '1' }] });
     expect(linked.status).toBe(200);
+    // A dataset in my experiment: readable, attachable to it again; the change makes flowgate ask MLflow afresh.
+    const lookupsOf = (id: string) => upstream.seen.filter((x) => x.url === `/api/3.0/mlflow/datasets/${id}/experiment-ids`).length;
+    expect((await request(fg.url).get('/api/3.0/mlflow/datasets/d-mine').set('Authorization', basic('eve', eve))).status).toBe(200);
+    const cached = lookupsOf('d-mine');
+    expect((await request(fg.url).get('/api/3.0/mlflow/datasets/d-mine').set('Authorization', basic('eve', eve))).status).toBe(200);
+    expect(lookupsOf('d-mine')).toBe(cached);
+    const attached = await request(fg.url)
+      .post('/api/3.0/mlflow/datasets/d-mine/add-experiments')
+      .set('Authorization', basic('eve', eve))
+      .send({ experiment_ids: ['3'] });
+    expect(attached.status).toBe(200);
+    expect((await request(fg.url).get('/api/3.0/mlflow/datasets/d-mine').set('Authorization', basic('eve', eve))).status).toBe(200);
+    expect(lookupsOf('d-mine')).toBe(cached + 1);
     const forwarded = upstream.seen.filter((s) => s.headers['x-forwarded-user'] === 'eve').map((s) => s.url);
     expect(forwarded).toEqual([
       '/api/2.0/mlflow/experiments/get?experiment_id=1',
@@ -214,6 +233,10 @@ describe('path tricks', () => {
       '/api/2.0/mlflow/runs/log-batch',
       '/api/2.0/mlflow/runs/log-inputs',
       '/api/2.0/mlflow/traces/link-prompts',
+      '/api/3.0/mlflow/datasets/d-mine',
+      '/api/3.0/mlflow/datasets/d-mine',
+      '/api/3.0/mlflow/datasets/d-mine/add-experiments',
+      '/api/3.0/mlflow/datasets/d-mine',
     ]);
   });
 });
