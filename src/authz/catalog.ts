@@ -33,6 +33,8 @@ const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_ids', 
 const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
 const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from: 'param' });
 const DATASET: IdSource = { kind: 'dataset_id', field: 'dataset_id', from: 'param' };
+const ISSUE: IdSource = { kind: 'owned_id', owner: 'issue', field: 'issue_id', from: 'param' };
+const LABEL_SCHEMA: IdSource = { kind: 'owned_id', owner: 'label_schema', field: 'schema_id', from: 'auto' };
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
 const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
@@ -158,9 +160,9 @@ const loggedModelRoutes = [
 ];
 
 /*
- * Experiment-scoped GenAI features. Routes addressed by their own id (dataset, issue, label
- * schema, review queue, prompt-optimization job) would need a look-up from that id to its
- * experiment(s), which flowgate does not have yet: they are admin until it does.
+ * Experiment-scoped GenAI features. Datasets, issues and label schemas addressed by their own id
+ * are resolved to their experiment(s) by a look-up; review queues (whose rights also depend on
+ * queue membership) and prompt-optimization jobs are not yet, so they stay admin-only.
  */
 const genaiRoutes = [
   onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
@@ -185,15 +187,16 @@ const genaiRoutes = [
 
   onExperiment('POST', `${V3}/issues`, 'edit'),
   onExperiment('POST', `${V3}/issues/search`, 'read'),
-  admin('GET', `${V3}/issues/:issue_id`),
-  admin('PATCH', `${V3}/issues/:issue_id`),
+  onExperiment('GET', `${V3}/issues/:issue_id`, 'read', ISSUE),
+  onExperiment('PATCH', `${V3}/issues/:issue_id`, 'edit', ISSUE),
 
   onExperiment('POST', `${V3}/label-schemas/create`, 'edit'),
   onExperiment('GET', `${V3}/label-schemas/get-by-name`, 'read'),
   onExperiment('GET', `${V3}/label-schemas/list`, 'read'),
-  admin('GET', `${V3}/label-schemas/get`),
-  admin('PATCH', `${V3}/label-schemas/update`),
-  admin('DELETE', `${V3}/label-schemas/delete`),
+  // MLflow asks MANAGE to change a label schema, READ to see one.
+  onExperiment('GET', `${V3}/label-schemas/get`, 'read', LABEL_SCHEMA),
+  onExperiment('PATCH', `${V3}/label-schemas/update`, 'manage', LABEL_SCHEMA),
+  onExperiment('DELETE', `${V3}/label-schemas/delete`, 'manage', LABEL_SCHEMA),
 
   onExperiment('POST', `${V3}/review-queues/create`, 'edit'),
   onExperiment('POST', `${V3}/review-queues/get-or-create-user`, 'edit'),

@@ -11,7 +11,12 @@ export interface MlflowLookups {
   isPrompt(modelName: string): Promise<boolean>;
   /** The experiments an evaluation dataset is associated with (possibly none). */
   experimentsOfDataset(datasetId: string): Promise<readonly string[]>;
+  /** The experiment a GenAI issue or label schema belongs to. */
+  experimentOfOwned(kind: OwnedKind, id: string): Promise<string>;
 }
+
+/** Experiment-scoped GenAI objects reached by their own id. */
+export type OwnedKind = 'issue' | 'label_schema';
 
 export interface CachedMlflowLookups extends MlflowLookups {
   /** After a model is renamed, deleted or re-tagged. */
@@ -28,7 +33,9 @@ export type LookupCacheName =
   | 'trace_experiment'
   | 'experiment_name'
   | 'model_is_prompt'
-  | 'dataset_experiments';
+  | 'dataset_experiments'
+  | 'issue_experiment'
+  | 'label_schema_experiment';
 
 export interface MlflowLookupsOptions {
   /** MLflow's own address, e.g. `http://127.0.0.1:5000`. */
@@ -193,6 +200,18 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return ids as string[];
   }, onCache);
 
+  // Like runs, these never move to another experiment: cached without expiry.
+  const owned: Record<OwnedKind, Lookup<string>> = {
+    issue: cachedLookup('issue_experiment', { max }, async (issueId) => {
+      const json = await getJson(`issue ${issueId}`, `/api/3.0/mlflow/issues/${encodeURIComponent(issueId)}`);
+      return required(`issue ${issueId}`, pick(json, ['issue', 'experiment_id']));
+    }, onCache),
+    label_schema: cachedLookup('label_schema_experiment', { max }, async (schemaId) => {
+      const json = await getJson(`label schema ${schemaId}`, '/api/3.0/mlflow/label-schemas/get', { schema_id: schemaId });
+      return required(`label schema ${schemaId}`, pick(json, ['label_schema', 'experiment_id']));
+    }, onCache),
+  };
+
   return {
     experimentOfRun: (runId) => runs.get(runId),
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
@@ -202,6 +221,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     invalidateModel: (name) => promptFlags.delete(name),
     invalidateExperimentName: (name) => experimentNames.delete(name),
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
+    experimentOfOwned: (kind, id) => owned[kind].get(id),
     invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
   };
 }

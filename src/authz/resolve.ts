@@ -253,6 +253,8 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       }
       case 'artifact_path':
         return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+      case 'owned_id':
+        return experimentRefs([await lookups.experimentOfOwned(id.owner, requireOne(id, request))]);
       case 'dataset_id':
         // No experiments: no refs, which decide() refuses (MLflow's basic-auth refuses it too).
         return experimentRefs(await lookups.experimentsOfDataset(requireOne(id, request)));

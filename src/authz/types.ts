@@ -30,7 +30,9 @@ export type IdSource =
   | { readonly kind: 'model_names'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation }
   /** An evaluation dataset: its right is the right on every experiment it belongs to (as in MLflow's basic-auth). */
-  | { readonly kind: 'dataset_id'; readonly field: string; readonly from: IdLocation };
+  | { readonly kind: 'dataset_id'; readonly field: string; readonly from: IdLocation }
+  /** A GenAI issue or label schema: the experiment it belongs to. */
+  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema'; readonly field: string; readonly from: IdLocation };
 
 /** Named after-response behaviours; the proxy owns their implementations. */
 export type AfterHook =

@@ -296,3 +296,34 @@ describe('evaluation datasets', () => {
     expect(outcome((await as('nobody', [['get', 'get_dataset', inA]])).get)).toBe(DENIED);
   });
 });
+
+describe('GenAI issues and label schemas by id', () => {
+  const call = (user: string, method: 'get' | 'patch' | 'delete', path: string, body?: object) => {
+    const r = admin()[method](path).set('Authorization', `Basic ${Buffer.from(`${user}:${tokens[user]}`).toString('base64')}`);
+    return body ? r.send(body) : r;
+  };
+  it('follow the rights on their experiment (READ to see, EDIT to update an issue, MANAGE to change a schema)', async () => {
+    const issue = await adminCall('post', '/api/3.0/mlflow/issues', { experiment_id: A, name: 'slow answers', description: 'e2e' });
+    const issueId = (issue.issue as { issue_id: string }).issue_id;
+    const schema = await adminCall('post', '/api/3.0/mlflow/label-schemas/create', {
+      experiment_id: A,
+      name: `tone-${suffix}`,
+      type: 'FEEDBACK',
+      input: { text: {} },
+    });
+    const schemaId = (schema.label_schema as { schema_id: string }).schema_id;
+
+    expect((await call('reader', 'get', `/api/3.0/mlflow/issues/${issueId}`)).status).toBe(200);
+    expect((await call('reader', 'patch', `/api/3.0/mlflow/issues/${issueId}`, { issue_id: issueId, name: 'renamed by reader' })).status).toBe(403);
+    expect((await call('editor', 'patch', `/api/3.0/mlflow/issues/${issueId}`, { issue_id: issueId, name: 'renamed by editor' })).status).toBe(200);
+    expect((await call('nobody', 'get', `/api/3.0/mlflow/issues/${issueId}`)).status).toBe(403);
+    const seen = await call('reader', 'get', `/api/3.0/mlflow/issues/${issueId}`);
+    expect(seen.body.issue.name).toBe('renamed by editor');
+
+    expect((await call('reader', 'get', `/api/3.0/mlflow/label-schemas/get?schema_id=${schemaId}`)).status).toBe(200);
+    expect((await call('nobody', 'get', `/api/3.0/mlflow/label-schemas/get?schema_id=${schemaId}`)).status).toBe(403);
+    expect((await call('editor', 'delete', '/api/3.0/mlflow/label-schemas/delete', { schema_id: schemaId })).status).toBe(403);
+    expect((await call('manager', 'delete', '/api/3.0/mlflow/label-schemas/delete', { schema_id: schemaId })).status).toBe(200);
+    expect((await call('reader', 'get', `/api/3.0/mlflow/label-schemas/get?schema_id=${schemaId}`)).status).toBe(404);
+  });
+});

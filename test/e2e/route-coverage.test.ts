@@ -109,7 +109,7 @@ describe('route catalog vs the installed MLflow', () => {
 
 describe('look-ups against the real MLflow REST API', () => {
   let server: MlflowServer;
-  let ids: { experiment: string; run: string; loggedModel: string; trace: string; prompt: string; model: string };
+  let ids: { experiment: string; run: string; loggedModel: string; trace: string; prompt: string; model: string; issue: string; labelSchema: string; dataset: string };
 
   beforeAll(async () => {
     server = await startMlflowServer({ staticPrefix: '/mlflow' });
@@ -132,7 +132,13 @@ try:
     mlflow.genai.register_prompt(name="my-prompt", template="Hello {{name}}")
 except Exception:
     client.create_registered_model("my-prompt", tags={"mlflow.prompt.is_prompt": "true"})
-print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.model_id, "trace": trace_id, "prompt": "my-prompt", "model": "plain-model"}))
+import requests
+api = ${JSON.stringify(server.url)} + "/api/3.0/mlflow"
+issue = requests.post(api + "/issues", json={"experiment_id": exp, "name": "probe issue", "description": "e2e"}).json()["issue"]["issue_id"]
+schema = requests.post(api + "/label-schemas/create", json={"experiment_id": exp, "name": "probe schema", "type": "FEEDBACK", "input": {"text": {}}}).json()["label_schema"]["schema_id"]
+from mlflow.genai.datasets import create_dataset
+dataset = create_dataset(name="probe dataset", experiment_id=[exp]).dataset_id
+print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.model_id, "trace": trace_id, "prompt": "my-prompt", "model": "plain-model", "issue": issue, "labelSchema": schema, "dataset": dataset}))
 `,
       { MLFLOW_ENABLE_ASYNC_TRACE_LOGGING: 'false' },
     );
@@ -155,6 +161,13 @@ print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.m
     expect(await lookups.experimentIdByName('lookups e2e')).toBe(ids.experiment);
   });
 
+  it('maps a GenAI issue, label schema and evaluation dataset to their experiment(s)', async () => {
+    const lookups = lookupsFor();
+    expect(await lookups.experimentOfOwned('issue', ids.issue)).toBe(ids.experiment);
+    expect(await lookups.experimentOfOwned('label_schema', ids.labelSchema)).toBe(ids.experiment);
+    expect(await lookups.experimentsOfDataset(ids.dataset)).toEqual([ids.experiment]);
+  });
+
   it('tells a prompt from a registered model', async () => {
     const lookups = lookupsFor();
     expect(await lookups.isPrompt(ids.prompt)).toBe(true);
@@ -169,6 +182,8 @@ print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.m
       () => lookups.experimentOfTrace('tr-0123456789abcdef'),
       () => lookups.experimentIdByName('no such experiment'),
       () => lookups.isPrompt('no such model'),
+      () => lookups.experimentOfOwned('issue', 'iss-0123456789abcdef'),
+      () => lookups.experimentOfOwned('label_schema', 'ls-0123456789abcdef'),
     ];
     for (const attempt of attempts) {
       await expect(attempt()).rejects.toMatchObject({ code: 'RESOURCE_DOES_NOT_EXIST' });

@@ -21,6 +21,7 @@ const lookups: MlflowLookups = {
   experimentIdByName: (name) => notFound(name),
   isPrompt: () => Promise.resolve(false),
   experimentsOfDataset: (id) => notFound(id),
+  experimentOfOwned: (_kind, id) => notFound(id),
 };
 const resolve = createResourceResolver(lookups);
 

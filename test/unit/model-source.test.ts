@@ -9,6 +9,7 @@ const lookups: MlflowLookups = {
   experimentIdByName: async () => '0',
   isPrompt: async () => false,
   experimentsOfDataset: async () => [],
+  experimentOfOwned: async () => '0',
 };
 
 describe('modelVersionSourceRefs', () => {

@@ -21,6 +21,7 @@ function fakeLookups(calls: string[] = []): MlflowLookups {
     experimentIdByName: (name) => (calls.push(`name:${name}`), name === 'Default' ? Promise.resolve('0') : notFound(name)),
     isPrompt: (name) => (calls.push(`prompt:${name}`), Promise.resolve(name.startsWith('prompt-'))),
     experimentsOfDataset: (id) => (calls.push(`dataset:${id}`), id in datasets ? Promise.resolve(datasets[id]!) : notFound(id)),
+    experimentOfOwned: (kind, id) => (calls.push(`${kind}:${id}`), id === 'owned-1' ? Promise.resolve('8') : notFound(id)),
   };
 }
 
@@ -97,6 +98,13 @@ describe('resolve: each id kind', () => {
     expect(await resolveFor('POST', '/ajax-api/3.0/mlflow/datasets/d-two/records', { body: { records: '[]' } })).toHaveLength(2);
     expect(await resolveFor('GET', '/api/3.0/mlflow/datasets/d-none/records')).toEqual([]);
     expect((await errorOf(resolveFor('DELETE', '/api/3.0/mlflow/datasets/d-missing'))).code).toBe('RESOURCE_DOES_NOT_EXIST');
+  });
+
+  it('GenAI issue and label schema → their experiment', async () => {
+    expect(await resolveFor('PATCH', '/api/3.0/mlflow/issues/owned-1', { body: { status: 'RESOLVED' } })).toEqual([{ kind: 'experiment', id: '8' }]);
+    expect(await resolveFor('GET', '/api/3.0/mlflow/label-schemas/get', { query: { schema_id: 'owned-1' } })).toEqual([{ kind: 'experiment', id: '8' }]);
+    expect(await resolveFor('DELETE', '/ajax-api/3.0/mlflow/label-schemas/delete', { body: { schema_id: 'owned-1' } })).toEqual([{ kind: 'experiment', id: '8' }]);
+    expect((await errorOf(resolveFor('GET', '/api/3.0/mlflow/issues/other'))).code).toBe('RESOURCE_DOES_NOT_EXIST');
   });
 
   it('trace → experiment from a path parameter, a query field and a list', async () => {
