@@ -39,6 +39,7 @@ const envSchema = z.object({
   FLOWGATE_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
   FLOWGATE_TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(366),
   FLOWGATE_TOKEN_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
+  FLOWGATE_STORE_WATCH_MS: z.coerce.number().int().min(0).default(1000),
   FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   FLOWGATE_LOOKUP_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
   FLOWGATE_LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
@@ -92,6 +93,8 @@ export interface Config {
   readonly admin: { readonly username: string; readonly token: string } | undefined;
   readonly tokenMaxDays: number;
   readonly tokenCacheSize: number;
+  /** How often to look for commits another process made to the store (0: never). */
+  readonly storeWatchMs: number;
   readonly maxBodyBytes: number;
   readonly lookupCacheSize: number;
   readonly lookupCacheTtlMs: number;
@@ -198,6 +201,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     admin,
     tokenMaxDays: e.FLOWGATE_TOKEN_MAX_DAYS,
     tokenCacheSize: e.FLOWGATE_TOKEN_CACHE_SIZE,
+    storeWatchMs: e.FLOWGATE_STORE_WATCH_MS,
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
     lookupCacheSize: e.FLOWGATE_LOOKUP_CACHE_SIZE,
     lookupCacheTtlMs: e.FLOWGATE_LOOKUP_CACHE_TTL_MS,

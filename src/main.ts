@@ -18,6 +18,7 @@ import { startMetricsServer } from './metrics/server.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
+import { watchExternalChanges } from './store/external-changes.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { createUpstreamJson } from './proxy/after/upstream-json.js';
@@ -107,6 +108,19 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   };
 
   if (config.admin) bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
+
+  // Another process committed to the store (a second flowgate on the same file, an operator's
+  // sqlite3): nothing cached from it can be trusted, revocations above all.
+  const storeWatch =
+    config.storeWatchMs > 0
+      ? watchExternalChanges(db, config.storeWatchMs, () => {
+          verifier.forgetAll();
+          principals.invalidate();
+          sessions.clearCache();
+          policy.reloadAll();
+          logger.info({ resources: policy.resources }, 'policy store changed by another process: caches dropped, grants reloaded');
+        })
+      : undefined;
 
   const oidc =
     config.oidc?.redirectUrl !== undefined
@@ -224,6 +238,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     server.close();
     forwarder.close();
     upstreamJson.close();
+    storeWatch?.stop();
     db.close();
     throw err;
   });
@@ -248,6 +263,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       await inference?.close();
       forwarder.close();
       upstreamJson.close();
+      storeWatch?.stop();
       db.close();
       logger.flush();
     },

@@ -59,6 +59,10 @@ export function createTokenVerifier(opts: TokenVerifierOptions) {
     forgetUser(userId: number): void {
       for (const [hash, entry] of cache.entries()) if (entry.userId === userId) cache.delete(hash);
     },
+    /** Drops every cached token: the store was changed by another process. */
+    forgetAll(): void {
+      cache.clear();
+    },
     get size() {
       return cache.size;
     },

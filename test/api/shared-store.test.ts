@@ -1,0 +1,63 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { eventually } from '../helpers/prom.js';
+
+/** Two flowgate processes' worth of state on one policy store: what one writes, the other obeys. */
+let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+let writer: TestFlowgate;
+let reader: TestFlowgate;
+let frozen: TestFlowgate;
+
+beforeAll(async () => {
+  upstream = await startStubUpstream(() => ({ status: 200, body: { experiment: { experiment_id: '1' } } }));
+  writer = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' });
+  reader = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' }, writer.dir);
+  // The control: the same store, the watch turned off.
+  frozen = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '0' }, writer.dir);
+});
+afterAll(async () => {
+  await writer?.close();
+  await reader?.close();
+  await frozen?.close();
+  await upstream?.close();
+  if (writer) removeDir(writer.dir);
+});
+
+const EXPERIMENT = '/api/2.0/mlflow/experiments/get?experiment_id=1';
+const mint = async (username: string) =>
+  (await request(writer.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username })).body
+    .token as string;
+
+describe('one policy store, several flowgate processes', () => {
+  it('a grant and a token rotation made through one are obeyed by the other within its watch interval', async () => {
+    expect((await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' })).status).toBe(201);
+    const first = await mint('bob');
+    // Both readers have now cached bob's token and found no grant.
+    for (const fg of [reader, frozen]) expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(403);
+
+    const granted = await request(writer.url)
+      .post('/api/2.0/mlflow/permissions/users/bob/experiments/1')
+      .set('Authorization', adminAuth())
+      .send({ permission: 'READ' });
+    expect(granted.status).toBe(201);
+    await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(200));
+
+    const second = await mint('bob');
+    await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(401));
+    expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('bob', second))).status).toBe(200);
+    expect(reader.logs.join('')).toContain('policy store changed by another process: caches dropped, grants reloaded');
+
+    // Without the watch, the stale grant index and the revoked token's cache entry stay as they were.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await request(frozen.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(403);
+  });
+
+  it("does not fire on the process's own writes", async () => {
+    const changes = () => writer.logs.join('').split('policy store changed by another process').length - 1;
+    const before = changes();
+    await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'carol' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(changes()).toBe(before);
+  });
+});
