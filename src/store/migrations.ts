@@ -105,4 +105,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN id_token TEXT;
     `,
   },
+  {
+    version: 4,
+    description: 'a counter every change to users, groups, memberships, grants or tokens bumps (not sessions)',
+    sql: `
+      CREATE TABLE policy_generation (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+      );
+      INSERT INTO policy_generation (id, value) VALUES (1, 0);
+      CREATE TRIGGER users_insert_bumps_generation AFTER INSERT ON users BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER users_update_bumps_generation AFTER UPDATE ON users BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER users_delete_bumps_generation AFTER DELETE ON users BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER groups_insert_bumps_generation AFTER INSERT ON groups BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER groups_update_bumps_generation AFTER UPDATE ON groups BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER groups_delete_bumps_generation AFTER DELETE ON groups BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER group_members_insert_bumps_generation AFTER INSERT ON group_members BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER group_members_update_bumps_generation AFTER UPDATE ON group_members BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER group_members_delete_bumps_generation AFTER DELETE ON group_members BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_insert_bumps_generation AFTER INSERT ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_update_bumps_generation AFTER UPDATE ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_delete_bumps_generation AFTER DELETE ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER access_tokens_insert_bumps_generation AFTER INSERT ON access_tokens BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER access_tokens_update_bumps_generation AFTER UPDATE ON access_tokens BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER access_tokens_delete_bumps_generation AFTER DELETE ON access_tokens BEGIN UPDATE policy_generation SET value = value + 1; END;
+    `,
+  },
 ];

@@ -1,3 +1,5 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
@@ -59,5 +61,24 @@ describe('one policy store, several flowgate processes', () => {
     await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'carol' });
     await new Promise((r) => setTimeout(r, 300));
     expect(changes()).toBe(before);
+  });
+
+  it('reloads for an operator\'s SQL on policy tables, not for another process\'s session bookkeeping', async () => {
+    const changes = () => reader.logs.join('').split('policy store changed by another process').length - 1;
+    const operator = new Database(join(writer.dir, 'flowgate.db'));
+    try {
+      const before = changes();
+      operator.prepare("INSERT INTO audit_log (at, actor, action, target) VALUES (?, 'ops', 'note', 'x')").run(Date.now());
+      operator.prepare('UPDATE sessions SET last_seen_at = last_seen_at').run();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(changes()).toBe(before);
+      const bob = operator.prepare("SELECT id FROM users WHERE username = 'bob'").get() as { id: number };
+      operator.prepare("UPDATE grants SET permission = 'NO_PERMISSIONS' WHERE user_id = ? AND resource_id = '1'").run(bob.id);
+      await eventually(() => expect(changes()).toBe(before + 1));
+      const token = await mint('bob');
+      await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('bob', token))).status).toBe(403));
+    } finally {
+      operator.close();
+    }
   });
 });
