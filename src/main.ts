@@ -21,7 +21,7 @@ import { createPrincipalCache } from './principals/principal-cache.js';
 import { watchExternalChanges } from './store/external-changes.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
-import { createUpstreamJson } from './proxy/after/upstream-json.js';
+import { createUpstreamJson } from './upstream/json-client.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
 import { createResourceResolver } from './authz/resolve.js';
 import { createRouteMatcher } from './authz/route-matcher.js';
@@ -149,6 +149,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     cacheSize: config.lookupCacheSize,
     ttlMs: config.lookupCacheTtlMs,
     timeoutMs: config.upstreamTimeoutMs,
+    client: upstreamJson,
     onCache: (name, hit) => metrics.cache(name)(hit),
   });
   const gate = createMlflowGate({

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
+import { createUpstreamJson, type UpstreamJson } from '../upstream/json-client.js';
 
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
 export interface MlflowLookups {
@@ -25,6 +26,7 @@ export interface CachedMlflowLookups extends MlflowLookups {
   invalidateExperimentName(name: string): void;
   /** After experiments are added to or removed from a dataset, or it is deleted. */
   invalidateDataset(datasetId: string): void;
+  close(): void;
 }
 
 export type LookupCacheName =
@@ -47,7 +49,8 @@ export interface MlflowLookupsOptions {
   /** Lifetime of the mutable mappings (experiment name → id, model → prompt flag); 0 disables caching them. */
   readonly ttlMs: number;
   readonly timeoutMs?: number;
-  readonly fetch?: typeof fetch;
+  /** The keep-alive JSON client to MLflow; one of its own (closed by `close()`) when not given. */
+  readonly client?: UpstreamJson;
   readonly onCache?: (cache: LookupCacheName, hit: boolean) => void;
 }
 
@@ -112,37 +115,26 @@ function pick(value: unknown, path: readonly string[]): string | undefined {
 }
 
 export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflowLookups {
-  const doFetch = options.fetch ?? fetch;
-  const base = options.upstreamUrl.replace(/\/+$/, '') + options.staticPrefix.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const client = options.client ?? createUpstreamJson(options.upstreamUrl.replace(/\/+$/, ''), options.staticPrefix.replace(/\/+$/, ''), timeoutMs);
 
   async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
-    const url = new URL(base + path);
-    for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
-    let response: Response;
+    let answer: { status: number; json: unknown };
     try {
-      response = await doFetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
-    } catch {
-      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: the tracking server did not answer`);
+      answer = await client.call('GET', path, query);
+    } catch (e) {
+      const unreadable = e instanceof FlowgateError && e.code === 'BAD_GATEWAY';
+      throw new FlowgateError(
+        'TEMPORARILY_UNAVAILABLE',
+        unreadable ? `Could not look up ${what}: unreadable answer` : `Could not look up ${what}: the tracking server did not answer`,
+      );
     }
-    if (response.status === 404) {
-      await response.body?.cancel();
-      throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `${what} does not exist`);
-    }
-    if (response.status === 400) {
-      // MLflow's verdict on a malformed id: the caller's mistake, not an outage.
-      await response.body?.cancel();
-      throw badRequest(`Invalid ${what}`);
-    }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: tracking server answered ${response.status}`);
-    }
-    try {
-      return await response.json();
-    } catch {
-      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: unreadable answer`);
-    }
+    if (answer.status === 404) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `${what} does not exist`);
+    // MLflow's verdict on a malformed id: the caller's mistake, not an outage.
+    if (answer.status === 400) throw badRequest(`Invalid ${what}`);
+    if (answer.status < 200 || answer.status >= 300)
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: tracking server answered ${answer.status}`);
+    return answer.json;
   }
 
   function required(what: string, value: string | undefined): string {
@@ -223,5 +215,8 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) => owned[kind].get(id),
     invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
+    close: () => {
+      if (!options.client) client.close();
+    },
   };
 }

@@ -1,4 +1,4 @@
-import type { CallContext } from './after/upstream-json.js';
+import type { CallContext } from '../upstream/json-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../principals/types.js';
 import type { ResponseHandler } from './forward.js';

@@ -18,7 +18,7 @@ import { listedExperiments, narrowedRequest, type ExperimentList } from './after
 import { relayAfter } from './after/relay.js';
 import { rewriteJsonAnswer } from './after/rewrite-json.js';
 import { SEARCH_KINDS } from './after/search-specs.js';
-import type { UpstreamJson } from './after/upstream-json.js';
+import type { UpstreamJson } from '../upstream/json-client.js';
 import { parseJson, readBody } from './body.js';
 import type { GateNotes, GatePass, GateRequest, MlflowGate } from './gate.js';
 

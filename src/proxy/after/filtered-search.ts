@@ -1,6 +1,6 @@
 import { badRequest, FlowgateError } from '../../errors.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
-import type { CallContext, UpstreamJson } from './upstream-json.js';
+import type { CallContext, UpstreamJson } from '../../upstream/json-client.js';
 
 export interface FilteredSearchSpec {
   /** The key of the result list in MLflow's answer, e.g. `experiments`. */

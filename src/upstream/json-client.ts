@@ -1,6 +1,6 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { FlowgateError } from '../../errors.js';
+import { FlowgateError } from '../errors.js';
 
 /** Whose request a call serves: MLflow sees the same request id and user as on a forwarded call. */
 export interface CallContext {

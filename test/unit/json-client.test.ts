@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstreamJson } from '../../src/proxy/after/upstream-json.js';
+import { createUpstreamJson } from '../../src/upstream/json-client.js';
 
 describe('upstream JSON client (filtered searches)', () => {
   let server: Server;
