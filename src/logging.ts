@@ -58,3 +58,13 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     destination,
   );
 }
+
+/**
+ * The logger for the one line per request. Its fields are built one by one from values flowgate
+ * controls (validated request id, route template, user name, decision, status, durations), never
+ * from headers or bodies, so it skips redaction: redacting every line was a fifth of everything
+ * flowgate allocated per request. Free-form log calls keep going through the redacting logger.
+ */
+export function requestLineLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: { paths: [] } });
+}

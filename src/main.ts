@@ -11,7 +11,7 @@ import { createGrantsRepo } from './authz/grants-repo.js';
 import { createPolicyReader } from './authz/policy.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
-import { createLogger, type Logger } from './logging.js';
+import { createLogger, requestLineLogger, type Logger } from './logging.js';
 import { createSessionStore } from './oidc/sessions.js';
 import { countedAuthenticator, countedLoader, createMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
@@ -57,6 +57,7 @@ export interface StartOptions {
 /** The composition root: builds every module once from the validated config and starts listening. */
 export async function startFlowgate(config: Config, options: StartOptions = {}): Promise<Flowgate> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  const requestLog = requestLineLogger(logger);
   const db = openDatabase(config.dbPath);
   const metrics = createMetrics({ version: VERSION });
   const registry = metrics.registry;
@@ -203,7 +204,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
         metrics.recordDecision(d, scope.decisionSeconds);
       }
       if (scope.upstreamSeconds !== undefined) metrics.upstream(route, scope.upstreamStatus ?? 0, scope.upstreamSeconds);
-      logger.info(
+      requestLog.info(
         {
           requestId: scope.requestId,
           method: req.method,
