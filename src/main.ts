@@ -145,12 +145,9 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
   const upstreamJson = createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs);
   const lookups = createMlflowLookups({
-    upstreamUrl: config.upstreamUrl,
-    staticPrefix: config.upstreamStaticPrefix,
+    client: upstreamJson,
     cacheSize: config.lookupCacheSize,
     ttlMs: config.lookupCacheTtlMs,
-    timeoutMs: config.upstreamTimeoutMs,
-    client: upstreamJson,
     onCache: (name, hit) => metrics.cache(name)(hit),
   });
   const gate = createMlflowGate({

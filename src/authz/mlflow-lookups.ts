@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
-import { createUpstreamJson, type UpstreamJson } from '../upstream/json-client.js';
+import type { UpstreamJson } from '../upstream/json-client.js';
 
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
 export interface MlflowLookups {
@@ -26,7 +26,6 @@ export interface CachedMlflowLookups extends MlflowLookups {
   invalidateExperimentName(name: string): void;
   /** After experiments are added to or removed from a dataset, or it is deleted. */
   invalidateDataset(datasetId: string): void;
-  close(): void;
 }
 
 export type LookupCacheName =
@@ -40,17 +39,12 @@ export type LookupCacheName =
   | 'label_schema_experiment';
 
 export interface MlflowLookupsOptions {
-  /** MLflow's own address, e.g. `http://127.0.0.1:5000`. */
-  readonly upstreamUrl: string;
-  /** MLflow's `--static-prefix`, '' when none. */
-  readonly staticPrefix: string;
+  /** The keep-alive JSON client to MLflow (its owner closes it). */
+  readonly client: UpstreamJson;
   /** Entries per look-up cache. */
   readonly cacheSize: number;
   /** Lifetime of the mutable mappings (experiment name → id, model → prompt flag); 0 disables caching them. */
   readonly ttlMs: number;
-  readonly timeoutMs?: number;
-  /** The keep-alive JSON client to MLflow; one of its own (closed by `close()`) when not given. */
-  readonly client?: UpstreamJson;
   readonly onCache?: (cache: LookupCacheName, hit: boolean) => void;
 }
 
@@ -115,8 +109,7 @@ function pick(value: unknown, path: readonly string[]): string | undefined {
 }
 
 export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflowLookups {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const client = options.client ?? createUpstreamJson(options.upstreamUrl.replace(/\/+$/, ''), options.staticPrefix.replace(/\/+$/, ''), timeoutMs);
+  const client = options.client;
 
   async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
     let answer: { status: number; json: unknown };
@@ -215,8 +208,5 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) => owned[kind].get(id),
     invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
-    close: () => {
-      if (!options.client) client.close();
-    },
   };
 }

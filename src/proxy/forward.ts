@@ -31,15 +31,18 @@ export interface ForwardRequest {
 }
 
 /**
- * The headers MLflow gets: the client's, minus identity headers, credentials and flowgate's cookies.
+ * The headers MLflow gets: the client's, minus identity headers, credentials and flowgate's cookies
+ * (and the client's `Transfer-Encoding` when flowgate re-sends a body it read).
  * Built as a fresh object rather than by `delete` on req.headers, which would drop the object into
  * V8's slow dictionary mode for every later header access on the request's way through the proxy.
  */
-export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<string, string | string[]> {
+export function forwardedHeaders(incoming: IncomingMessage['headers'], bodyReplaced = false): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     const value = incoming[name];
     if (value === undefined || name === 'authorization' || name === 'proxy-authorization') continue;
+    // A re-sent body has its own length; the client's framing does not apply to it.
+    if (bodyReplaced && name === 'transfer-encoding') continue;
     if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
     if (name === 'cookie') {
       const kept = withoutFlowgateCookies(value as string);
@@ -114,15 +117,12 @@ export function createForwarder(opts: ForwardOptions) {
 
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
-      const headers = forwardedHeaders(req.headers);
+      const headers = forwardedHeaders(req.headers, f.body !== undefined);
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
       headers['x-request-id'] = f.requestId;
       // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
       headers.connection = 'keep-alive';
-      if (f.body) {
-        headers['content-length'] = String(f.body.length);
-        delete headers['transfer-encoding'];
-      }
+      if (f.body) headers['content-length'] = String(f.body.length);
       req.headers = headers;
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
       inFlight.set(req, { started: process.hrtime.bigint(), reported: false, f });

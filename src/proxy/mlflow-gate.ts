@@ -8,7 +8,7 @@ import { modelVersionSourceRefs } from '../authz/model-source.js';
 import type { PolicyReader } from '../authz/policy.js';
 import { readField, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
-import type { AfterHook, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
+import type { AfterHook, IdSource, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
 import { forbidden, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
@@ -65,6 +65,8 @@ const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>
 let graphqlPolicy: Promise<typeof import('../authz/graphql-policy.js')> | undefined;
 const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
 
+const idInBody = (id: IdSource) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body');
+
 function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean {
   // An administrator's request is not resolved or filtered: it streams unless a hook needs its body.
   if (isAdmin) return method !== 'GET' && entry.after !== undefined && HOOKS_READING_BODY_FOR_ADMINS.has(entry.after);
@@ -75,7 +77,7 @@ function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean
   if (entry.need === 'create') return true;
   if (entry.alsoReads !== undefined) return true;
   // Every id the decision reads must be there to read: the main one and each further one.
-  return [entry.id, ...(entry.also ?? []).map((a) => a.id)].some((id) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body'));
+  return idInBody(entry.id) || (entry.also?.some((a) => idInBody(a.id)) ?? false);
 }
 
 function experimentList(entry: RouteEntry): ExperimentList {

@@ -20,9 +20,9 @@ export interface UpstreamJson {
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /**
- * JSON calls flowgate makes to MLflow on a client's behalf (filtered searches and their refills).
- * node:http over a keep-alive agent rather than fetch: this is on the request path of every
- * non-admin search, and fetch's web streams cost several times more CPU per call.
+ * The JSON calls flowgate makes to MLflow itself: filtered searches (on a client's behalf) and the
+ * resource look-ups. node:http over one keep-alive agent rather than fetch: searches are on the
+ * request path of every non-admin, and fetch's web streams cost several times more CPU per call.
  */
 export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, timeoutMs: number): UpstreamJson {
   const target = new URL(upstreamUrl);

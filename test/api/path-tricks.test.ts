@@ -265,3 +265,35 @@ describe('credentials never reach MLflow', () => {
     expect(seen.headers.cookie).toBeUndefined();
   });
 });
+
+describe('a body flowgate read before deciding', () => {
+  it('reaches MLflow whole, with its own length and without the client chunked framing', async () => {
+    upstream.seen.length = 0;
+    const body = JSON.stringify({ run_id: 'r-mine', key: 'k', value: 1, timestamp: 1, step: 0 });
+    const { request: raw } = await import('node:http');
+    const u = new URL(fg.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = raw(
+        {
+          host: u.hostname,
+          port: u.port,
+          method: 'POST',
+          path: '/api/2.0/mlflow/runs/log-metric',
+          headers: { authorization: basic('eve', eve), 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      req.end(body.slice(10));
+    });
+    expect(status).toBe(200);
+    const seen = upstream.seen.find((s) => s.url === '/api/2.0/mlflow/runs/log-metric')!;
+    expect(seen.body).toBe(body);
+    expect(seen.headers['transfer-encoding']).toBeUndefined();
+    expect(seen.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+  });
+});
