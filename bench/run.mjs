@@ -103,11 +103,11 @@ function load(opts, server, cpusOfClient) {
   const child = fork(join(HERE, 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
   if (cpusOfClient) pin(child, cpusOfClient);
-  let cpuBefore;
+  let before;
   return new Promise((resolve, reject) => {
     child.on('message', async (m) => {
       if (m.warm) {
-        cpuBefore = (await stats(server)).cpu;
+        before = await stats(server);
         child.send('go');
         return;
       }
@@ -117,8 +117,13 @@ function load(opts, server, cpusOfClient) {
       children.delete(child);
       if (m.error) return reject(new Error(m.error));
       if (server) {
-        const cpu = (await stats(server)).cpu;
-        m.result.cpuUsPerRequest = (cpu.user + cpu.system - cpuBefore.user - cpuBefore.system) / m.result.count;
+        const after = await stats(server);
+        const { cpu } = after;
+        m.result.cpuUsPerRequest = (cpu.user + cpu.system - before.cpu.user - before.cpu.system) / m.result.count;
+        if (after.gc && before.gc) {
+          m.result.gcUsPerRequest = ((after.gc.ms - before.gc.ms) * 1000) / m.result.count;
+          m.result.gcLongestPauseMs = after.gc.maxMs;
+        }
       }
       resolve(m.result);
     });
@@ -166,8 +171,8 @@ const STUB_RUNS = Array.from({ length: 100 }, (_, i) => {
 
 const saturate = (base, m, extra = {}, server) =>
   load({ base, mix: m, concurrency: CONCURRENCY, durationMs: SECONDS * 1000, maxRequests: 2_000_000, warmupMs: 1500, ...extra }, server);
-const atRate = (base, m, rate, clientCores) =>
-  load({ base, mix: m, concurrency: CONCURRENCY * 4, durationMs: 5000, maxRequests: Math.ceil(rate * 5), rate, warmupMs: 1000 }, undefined, clientCores);
+const atRate = (base, m, rate, clientCores, server) =>
+  load({ base, mix: m, concurrency: CONCURRENCY * 4, durationMs: 5000, maxRequests: Math.ceil(rate * 5), rate, warmupMs: 1000 }, server, clientCores);
 
 function flowgateEnv(dir, upstreamUrl) {
   return {
@@ -438,19 +443,39 @@ for (let round = 1; round <= ROUNDS; round++) {
     log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms, ${fmt(r.cpuUsPerRequest)} µs CPU/req, ok ${okPct(r)}, load average ${loadavg()[0].toFixed(2)}`);
   }
 }
-const rate = Math.max(50, Math.round(results.saturation.c.rps / 2));
-results.latency.rate = rate;
 // The server under test alone on the last core; the load client and the upstream share the others.
 const serverCore = String(CORES - 1);
 const otherCores = CORES > 2 ? `0-${CORES - 2}` : '0';
 results.latency.pinned = pin(upstream.child, otherCores);
+// "Half of its saturation rate" in the placement the latency runs use: (c) saturated with the server
+// alone on its core (the unpinned rate above also had the GC threads and the other core's slack).
+results.latency.pinnedSaturation = [];
+if (results.latency.pinned) {
+  pin(fgC.child, serverCore);
+  for (let round = 1; round <= 2; round++) {
+    log(`pinned saturation round ${round}`, targets.c.label);
+    const r = await load(
+      { base: targets.c.base, mix: targets.c.mix, concurrency: CONCURRENCY, durationMs: SECONDS * 1000, maxRequests: 2_000_000, warmupMs: 1500 },
+      fgC.child,
+      otherCores,
+    );
+    results.latency.pinnedSaturation.push({ rps: Math.round(r.rps), coreBusy: +((r.rps * r.cpuUsPerRequest) / 1e6).toFixed(2) });
+    log(`  ${fmt(r.rps)} req/s, server core ${fmt((100 * r.rps * r.cpuUsPerRequest) / 1e6)}% busy`);
+  }
+  pin(fgC.child, ALL_CORES);
+}
+const saturationForRate = results.latency.pinned
+  ? Math.max(...results.latency.pinnedSaturation.map((r) => r.rps))
+  : results.saturation.c.rps;
+const rate = Math.max(50, Math.round(saturationForRate / 2));
+results.latency.rate = rate;
 const LATENCY_KEYS = ['a', 'b', 'c', 'cA', 'du'];
 for (let round = 1; round <= 2; round++)
   for (const key of LATENCY_KEYS) {
     const t = targets[key];
     log(`latency round ${round} at ${rate} req/s`, t.label);
     if (t.server !== upstream.child) pin(t.server, serverCore);
-    const r = await atRate(t.base, t.mix, rate, results.latency.pinned ? otherCores : undefined);
+    const r = await atRate(t.base, t.mix, rate, results.latency.pinned ? otherCores : undefined, t.server);
     if (t.server !== upstream.child) pin(t.server, ALL_CORES);
     (results.latency.rounds ??= {})[key] = [...(results.latency.rounds[key] ?? []), +r.p99.toFixed(2)];
     if (!results.latency[key] || r.p99 < results.latency[key].p99) results.latency[key] = r;
@@ -554,7 +579,7 @@ const eUserCached = results.mlflow.flowgateUser && results.mlflow.basicAuthCache
 const peakRss = Math.max(results.rss.c ?? 0, results.rss.d ?? 0, results.rss.e ?? 0);
 const verdict = (ok) => (ok ? 'met' : '**missed**');
 const row = (label, r) =>
-  `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} |`;
+  `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} | ${fmt(r.gcUsPerRequest, 1)} |`;
 const minCpu = (k) => Math.min(...(results.cpuRounds[k] ?? [NaN]));
 
 const md = [
@@ -578,8 +603,11 @@ const md = [
   `- (a)-(d): a fixed-answer upstream shaped like MLflow (bench/upstream.mjs), in its own process; flowgate's resolver look-ups go to it too.`,
   `- Saturation: ${CONCURRENCY} keep-alive connections in closed loops, ${SECONDS} s after a 1.5 s warm-up, ${ROUNDS} interleaved rounds, best round shown`,
   `  (all rounds, req/s: ${Object.entries(results.rounds).map(([k, v]) => `${k} ${v.join('/')}`).join(', ')}); (e): 8 connections, 10 s after 2 s.`,
-  '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown.',
-  `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s, latency from each request's intended send time;`,
+  '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown;',
+  '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown.',
+  L.pinned
+    ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s, latency from each request's intended send time;`
+    : `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s, latency from each request's intended send time;`,
   `  2 interleaved rounds, lower p99 shown (all rounds, p99 ms: ${Object.entries(L.rounds ?? {}).map(([k, v]) => `${k} ${v.join('/')}`).join(', ')}).`,
   L.pinned
     ? `  The server under test ran alone on core ${serverCore} (taskset), the load client and the upstream on ${otherCores}.`
@@ -592,8 +620,8 @@ const md = [
   '',
   '## Throughput at saturation',
   '',
-  '| target | req/s | p50 ms | p99 ms | 2xx/3xx | requests | server CPU µs/req |',
-  '|---|---:|---:|---:|---:|---:|---:|',
+  '| target | req/s | p50 ms | p99 ms | 2xx/3xx | requests | server CPU µs/req | server GC µs/req |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
   ...Object.entries(targets).map(([k, t]) => row(t.label, s[k])),
   ...(results.mlflow.flowgate
     ? [
@@ -609,9 +637,12 @@ const md = [
   '',
   `## Latency at ${rate} req/s`,
   '',
-  '| target | p50 ms | p99 ms | max ms | 2xx/3xx |',
-  '|---|---:|---:|---:|---:|',
-  ...LATENCY_KEYS.map((k) => `| ${targets[k].label} | ${fmt(L[k].p50, 2)} | ${fmt(L[k].p99, 2)} | ${fmt(L[k].max, 2)} | ${okPct(L[k])} |`),
+  '| target | p50 ms | p99 ms | max ms | 2xx/3xx | server CPU µs/req | server GC µs/req | longest GC pause ms |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ...LATENCY_KEYS.map(
+    (k) =>
+      `| ${targets[k].label} | ${fmt(L[k].p50, 2)} | ${fmt(L[k].p99, 2)} | ${fmt(L[k].max, 2)} | ${okPct(L[k])} | ${fmt(L[k].cpuUsPerRequest)} | ${fmt(L[k].gcUsPerRequest, 1)} | ${fmt(L[k].gcLongestPauseMs, 1)} |`,
+  ),
   '',
   '## Decision micro-benchmark (100k grants, `decide()` + policy look-up, one call each)',
   '',

@@ -9,7 +9,13 @@ const flags = pkg.flowgate.nodeFlags;
 // The benchmark runs flowgate with package.json's flags; every way of starting it must use the same ones.
 describe('Node flags flowgate ships with', () => {
   it('caps the young generation', () => {
-    expect(flags).toContain('--max-semi-space-size=4');
+    expect(flags).toContain('--max-semi-space-size=8');
+  });
+  // V8 sometimes decides, early under load, that per-request objects live long and allocates them
+  // straight in the old generation from then on: 3-4 ms scavenges and old-space churn that ends in
+  // long mark-compacts (bench/results.md, "Garbage collection").
+  it('keeps V8 from pretenuring per-request objects', () => {
+    expect(flags).toContain('--no-allocation-site-pretenuring');
   });
   it('are the Dockerfile entrypoint flags', () => {
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
