@@ -1,6 +1,6 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Stream } from 'node:stream';
+import type { Socket } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
 import { FlowgateError, sendError } from '../errors.js';
 
@@ -65,13 +65,15 @@ function withoutFlowgateCookies(cookie: string): string {
     .trim();
 }
 
-/** A pre-read body as the one-shot source http-proxy-3 pipes into the upstream request. */
-function bodySource(body: Buffer) {
-  return {
-    pipe<W extends NodeJS.WritableStream>(destination: W): W {
-      destination.end(body);
-      return destination;
-    },
+/**
+ * Makes a request whose body flowgate already read send that body instead: http-proxy-3 pipes the
+ * request into the upstream one. Done on the request rather than through http-proxy-3's per-call
+ * `buffer` option, whose options merge on every call cost more than the rest of its pass.
+ */
+function resendBody(req: IncomingMessage, body: Buffer): void {
+  (req as unknown as { pipe: (destination: NodeJS.WritableStream) => NodeJS.WritableStream }).pipe = (destination) => {
+    destination.end(body);
+    return destination;
   };
 }
 
@@ -84,6 +86,9 @@ export function createForwarder(opts: ForwardOptions) {
   const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
   const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
   const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
+  // Responses an after-hook writes itself go through a second server built for it, so no request
+  // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
+  const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true, selfHandleResponse: true });
   // One record per forwarded request (a single WeakMap: each entry is an ephemeron the GC must trace).
   const inFlight = new WeakMap<IncomingMessage, { started: bigint; reported: boolean; f: ForwardRequest }>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
@@ -94,13 +99,12 @@ export function createForwarder(opts: ForwardOptions) {
     t.f.onUpstream?.(status, Number(process.hrtime.bigint() - t.started) / 1e9);
   }
 
-  proxy.on('proxyRes', (upstream, req, res) => {
+  const onProxyRes = (upstream: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
     reportUpstream(req, upstream.statusCode ?? 0);
     for (const observe of observers) observe(upstream, req);
     inFlight.get(req)?.f.onResponse?.(upstream, res);
-  });
-
-  proxy.on('error', (err, req, res) => {
+  };
+  const onError = (err: Error, req: IncomingMessage, res: ServerResponse | Socket | undefined) => {
     reportUpstream(req, 0);
     const started = inFlight.get(req)?.started;
     const elapsed = started === undefined ? 0 : Number(process.hrtime.bigint() - started) / 1e6;
@@ -113,7 +117,11 @@ export function createForwarder(opts: ForwardOptions) {
           : new FlowgateError('BAD_GATEWAY', 'MLflow closed the connection unexpectedly');
     if (res && 'writeHead' in res) sendError(res, error);
     else res?.destroy();
-  });
+  };
+  for (const p of [proxy, selfHandled]) {
+    p.on('proxyRes', onProxyRes);
+    p.on('error', onError);
+  }
 
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
@@ -126,12 +134,8 @@ export function createForwarder(opts: ForwardOptions) {
       req.headers = headers;
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
       inFlight.set(req, { started: process.hrtime.bigint(), reported: false, f });
-      if (f.onResponse || f.body)
-        proxy.web(req, res, {
-          selfHandleResponse: f.onResponse !== undefined,
-          ...(f.body ? { buffer: bodySource(f.body) as unknown as Stream } : {}),
-        });
-      else proxy.web(req, res);
+      if (f.body) resendBody(req, f.body);
+      (f.onResponse ? selfHandled : proxy).web(req, res);
     },
     /** Sees every upstream response (status, timing) without touching it. */
     observe(fn: (upstream: IncomingMessage, req: IncomingMessage) => void): void {
@@ -139,6 +143,7 @@ export function createForwarder(opts: ForwardOptions) {
     },
     close(): void {
       proxy.close();
+      selfHandled.close();
       agent.destroy();
     },
   };
