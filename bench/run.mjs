@@ -464,9 +464,9 @@ if (results.latency.pinned) {
   }
   pin(fgC.child, ALL_CORES);
 }
-const saturationForRate = results.latency.pinned
-  ? Math.max(...results.latency.pinnedSaturation.map((r) => r.rps))
-  : results.saturation.c.rps;
+// When the client's core, not flowgate's, was the limit there, the unpinned rate is the higher one:
+// the higher of the two counts, the harder choice for the target.
+const saturationForRate = Math.max(results.saturation.c.rps, ...results.latency.pinnedSaturation.map((r) => r.rps));
 const rate = Math.max(50, Math.round(saturationForRate / 2));
 results.latency.rate = rate;
 const LATENCY_KEYS = ['a', 'b', 'c', 'cA', 'du'];
@@ -606,7 +606,7 @@ const md = [
   '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown;',
   '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown.',
   L.pinned
-    ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s, latency from each request's intended send time;`
+    ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate: the higher of the unpinned rate above and (c) saturated with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s, latency from each request's intended send time;`
     : `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s, latency from each request's intended send time;`,
   `  2 interleaved rounds, lower p99 shown (all rounds, p99 ms: ${Object.entries(L.rounds ?? {}).map(([k, v]) => `${k} ${v.join('/')}`).join(', ')}).`,
   L.pinned

@@ -35,6 +35,7 @@ const traceParam = (field: string): IdSource => ({ kind: 'trace_id', field, from
 const DATASET: IdSource = { kind: 'dataset_id', field: 'dataset_id', from: 'param' };
 const ISSUE: IdSource = { kind: 'owned_id', owner: 'issue', field: 'issue_id', from: 'param' };
 const LABEL_SCHEMA: IdSource = { kind: 'owned_id', owner: 'label_schema', field: 'schema_id', from: 'auto' };
+const REVIEW_QUEUE: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'queue_id', from: 'auto' };
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
 const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
@@ -160,9 +161,9 @@ const loggedModelRoutes = [
 ];
 
 /*
- * Experiment-scoped GenAI features. Datasets, issues and label schemas addressed by their own id
- * are resolved to their experiment(s) by a look-up; review queues (whose rights also depend on
- * queue membership) and prompt-optimization jobs are not yet, so they stay admin-only.
+ * Experiment-scoped GenAI features. Datasets, issues, label schemas and review queues addressed by
+ * their own id are resolved to their experiment(s) by a look-up; prompt-optimization jobs are not
+ * yet, so they stay admin-only.
  */
 const genaiRoutes = [
   onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
@@ -200,15 +201,23 @@ const genaiRoutes = [
 
   onExperiment('POST', `${V3}/review-queues/create`, 'edit'),
   onExperiment('POST', `${V3}/review-queues/get-or-create-user`, 'edit'),
-  onExperiment('GET', `${V3}/review-queues/get-by-name`, 'read'),
+  { ...onExperiment('GET', `${V3}/review-queues/get-by-name`, 'read'), queueRule: 'member_or_manage' as const },
   onExperiment('GET', `${V3}/review-queues/list`, 'read'),
-  admin('GET', `${V3}/review-queues/get`),
-  admin('POST', `${V3}/review-queues/update`),
-  admin('POST', `${V3}/review-queues/delete`),
-  admin('POST', `${V3}/review-queues/items/add`),
-  admin('POST', `${V3}/review-queues/items/remove`),
-  admin('GET', `${V3}/review-queues/items/list`),
-  admin('POST', `${V3}/review-queues/items/set-status`),
+  // A queue by id, under MLflow's basic-auth rules for a server whose MLflow stamps no owner (behind
+  // flowgate `created_by` stays unset, so the owner clauses never apply): opening one takes READ and
+  // being assigned to it (or MANAGE); routing work in takes EDIT; reviewing takes EDIT and being
+  // assigned; reshaping, deleting and pruning take MANAGE.
+  { ...onExperiment('GET', `${V3}/review-queues/get`, 'read', REVIEW_QUEUE), queueRule: 'member_or_manage' as const },
+  { ...onExperiment('GET', `${V3}/review-queues/items/list`, 'read', REVIEW_QUEUE), queueRule: 'member_or_manage' as const },
+  onExperiment('POST', `${V3}/review-queues/items/add`, 'edit', REVIEW_QUEUE),
+  {
+    ...onExperiment('POST', `${V3}/review-queues/items/set-status`, 'edit', REVIEW_QUEUE),
+    queueRule: 'member' as const,
+    after: 'stamp_review_completed_by' as const,
+  },
+  { ...onExperiment('POST', `${V3}/review-queues/update`, 'manage', REVIEW_QUEUE), after: 'forget_review_queue' as const },
+  { ...onExperiment('POST', `${V3}/review-queues/delete`, 'manage', REVIEW_QUEUE), after: 'forget_review_queue' as const },
+  onExperiment('POST', `${V3}/review-queues/items/remove`, 'manage', REVIEW_QUEUE),
 
   // Scorers live inside an experiment and are named by (experiment_id, name).
   onExperiment('POST', `${V3}/scorers/register`, 'edit'),

@@ -12,12 +12,16 @@ export interface MlflowLookups {
   isPrompt(modelName: string): Promise<boolean>;
   /** The experiments an evaluation dataset is associated with (possibly none). */
   experimentsOfDataset(datasetId: string): Promise<readonly string[]>;
-  /** The experiment a GenAI issue or label schema belongs to. */
+  /** The experiment a GenAI issue, label schema or review queue belongs to. */
   experimentOfOwned(kind: OwnedKind, id: string): Promise<string>;
+  /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
+  reviewQueueUsers(queueId: string): Promise<readonly string[]>;
+  /** The same for a queue named in an experiment (uncached: MLflow's UI opens queues by id). */
+  reviewQueueUsersByName(experimentId: string, name: string): Promise<readonly string[]>;
 }
 
 /** Experiment-scoped GenAI objects reached by their own id. */
-export type OwnedKind = 'issue' | 'label_schema';
+export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
 
 export interface CachedMlflowLookups extends MlflowLookups {
   /** After a model is renamed, deleted or re-tagged. */
@@ -26,6 +30,8 @@ export interface CachedMlflowLookups extends MlflowLookups {
   invalidateExperimentName(name: string): void;
   /** After experiments are added to or removed from a dataset, or it is deleted. */
   invalidateDataset(datasetId: string): void;
+  /** After a review queue is updated (its users) or deleted. */
+  invalidateReviewQueue(queueId: string): void;
 }
 
 export type LookupCacheName =
@@ -36,7 +42,8 @@ export type LookupCacheName =
   | 'model_is_prompt'
   | 'dataset_experiments'
   | 'issue_experiment'
-  | 'label_schema_experiment';
+  | 'label_schema_experiment'
+  | 'review_queue';
 
 export interface MlflowLookupsOptions {
   /** The keep-alive JSON client to MLflow (its owner closes it). */
@@ -185,8 +192,24 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return ids as string[];
   }, onCache);
 
+  // A queue's users change through update: these expire, and flowgate forgets an entry when it
+  // forwards an update or delete.
+  function reviewQueueFacts(what: string, json: unknown): { experimentId: string; users: string[] } {
+    const experimentId = required(what, pick(json, ['review_queue', 'experiment_id']));
+    const users = (json as { review_queue?: { users?: unknown } }).review_queue?.users ?? [];
+    if (!Array.isArray(users) || !users.every((u) => typeof u === 'string'))
+      throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: unexpected answer`);
+    return { experimentId, users: users as string[] };
+  }
+  const reviewQueues = cachedLookup('review_queue', { max, ttlMs: options.ttlMs }, async (queueId) =>
+    reviewQueueFacts(
+      `review queue ${queueId}`,
+      await getJson(`review queue ${queueId}`, '/api/3.0/mlflow/review-queues/get', { queue_id: queueId }),
+    ),
+  onCache);
+
   // Like runs, these never move to another experiment: cached without expiry.
-  const owned: Record<OwnedKind, Lookup<string>> = {
+  const owned: Record<Exclude<OwnedKind, 'review_queue'>, Lookup<string>> = {
     issue: cachedLookup('issue_experiment', { max }, async (issueId) => {
       const json = await getJson(`issue ${issueId}`, `/api/3.0/mlflow/issues/${encodeURIComponent(issueId)}`);
       return required(`issue ${issueId}`, pick(json, ['issue', 'experiment_id']));
@@ -206,7 +229,18 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     invalidateModel: (name) => promptFlags.delete(name),
     invalidateExperimentName: (name) => experimentNames.delete(name),
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
-    experimentOfOwned: (kind, id) => owned[kind].get(id),
+    experimentOfOwned: (kind, id) =>
+      kind === 'review_queue' ? reviewQueues.get(id).then((q) => q.experimentId) : owned[kind].get(id),
+    reviewQueueUsers: (queueId) => reviewQueues.get(queueId).then((q) => q.users),
+    reviewQueueUsersByName: async (experimentId, name) => {
+      const what = `review queue '${name}'`;
+      const json = await getJson(what, '/api/3.0/mlflow/review-queues/get-by-name', { experiment_id: experimentId, name });
+      const queue = reviewQueueFacts(what, json);
+      // MLflow answered for the experiment it was asked about; anything else is not this queue.
+      if (queue.experimentId !== experimentId) required(what, undefined);
+      return queue.users;
+    },
     invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
+    invalidateReviewQueue: (queueId) => reviewQueues.delete(queueId),
   };
 }

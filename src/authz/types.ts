@@ -31,8 +31,10 @@ export type IdSource =
   | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation }
   /** An evaluation dataset: its right is the right on every experiment it belongs to (as in MLflow's basic-auth). */
   | { readonly kind: 'dataset_id'; readonly field: string; readonly from: IdLocation }
-  /** A GenAI issue or label schema: the experiment it belongs to. */
-  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema'; readonly field: string; readonly from: IdLocation };
+  /** A GenAI issue, label schema or review queue: the experiment it belongs to. */
+  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue'; readonly field: string; readonly from: IdLocation };
+
+export type QueueRule = 'member' | 'member_or_manage';
 
 /** Named after-response behaviours; the proxy owns their implementations. */
 export type AfterHook =
@@ -47,6 +49,8 @@ export type AfterHook =
   | 'drop_registered_model_grants'
   | 'move_registered_model_grants'
   | 'forget_dataset_experiments'
+  | 'forget_review_queue'
+  | 'stamp_review_completed_by'
   | 'graphql';
 
 /** One row of the route catalog: data, not code. */
@@ -64,6 +68,11 @@ export interface RouteEntry {
    * version copies a run's or logged model's artifacts, so the caller must be able to read them.
    */
   readonly alsoReads?: 'model_version_source';
+  /**
+   * Review-queue work that also depends on the queue's assigned users (MLflow's own rule): `member`
+   * = the caller must be one of them; `member_or_manage` = one of them, or MANAGE on the experiment.
+   */
+  readonly queueRule?: QueueRule;
   /**
    * Further ids the request may carry (the logged models metrics or inputs are attached to, the
    * traces linked to a run, the run named in an OTLP header, the prompts linked to a trace): when

@@ -5,6 +5,7 @@ import type { GraphqlFieldDecision } from '../authz/graphql-policy.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
+import { queueRuleAllows } from '../authz/queue-rule.js';
 import type { PolicyReader } from '../authz/policy.js';
 import { readField, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
@@ -41,6 +42,8 @@ export interface MlflowGateDeps {
 /** Hooks that read the request's JSON body even when the route's id does not come from it. */
 const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'grant_creator_registered_model',
+  'forget_review_queue',
+  'stamp_review_completed_by',
   'move_registered_model_grants',
   'drop_registered_model_grants',
   'filter_search_runs',
@@ -57,6 +60,8 @@ const GRAPHQL_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
 /** Hooks whose work on the body concerns administrators too (the rest only filter or check non-admins). */
 const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'grant_creator_registered_model',
+  'forget_review_queue',
+  'stamp_review_completed_by',
   'move_registered_model_grants',
   'drop_registered_model_grants',
 ]);
@@ -198,6 +203,20 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         deps.lookups.invalidateDataset(datasetId);
         return { onResponse: relayAfter(() => deps.lookups.invalidateDataset(datasetId), hookFailed(hook)) };
       }
+      case 'forget_review_queue': {
+        const queueId = readField(entry.id, request)[0];
+        if (queueId === undefined) return {};
+        deps.lookups.invalidateReviewQueue(queueId);
+        return { onResponse: relayAfter(() => deps.lookups.invalidateReviewQueue(queueId), hookFailed(hook)) };
+      }
+      case 'stamp_review_completed_by': {
+        // MLflow binds `completed_by` to the caller only when its own auth plugin runs; behind
+        // flowgate it would take the client's value, so one reviewer could sign as another.
+        const body = { ...obj(request.body) };
+        if (body.status === 'PENDING' || body.status === 1) delete body.completed_by;
+        else body.completed_by = principal.username;
+        return { body: Buffer.from(JSON.stringify(body)) };
+      }
       case 'filter_search_runs':
       case 'filter_search_traces': {
         if (principal.isAdmin) return {};
@@ -310,6 +329,21 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           const verdict = decideFor(principal, also.need, more);
           if (!verdict.allow) throw denied(principal, also.need, more, verdict);
         }
+      if (entry.queueRule && !principal.isAdmin && refs[0] && decision.permission) {
+        const byId = entry.id.kind === 'owned_id';
+        const queue = byId ? readField(entry.id, request)[0]! : (request.query.get('name') ?? '');
+        const users = byId
+          ? await deps.lookups.reviewQueueUsers(queue)
+          : await deps.lookups.reviewQueueUsersByName(refs[0].id, queue);
+        if (!queueRuleAllows(entry.queueRule, decision.permission, users, principal.username)) {
+          notes.reason = 'not-queue-member';
+          throw forbidden(
+            `Permission denied: ${principal.username} is not assigned to review queue '${queue}'` +
+              (entry.queueRule === 'member_or_manage' ? ' and may not manage its experiment' : ''),
+            'not-queue-member',
+          );
+        }
+      }
       if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
         const sources = await modelVersionSourceRefs(request.body, deps.lookups);
         const readable = decideFor(principal, 'read', sources);

@@ -327,3 +327,65 @@ describe('GenAI issues and label schemas by id', () => {
     expect((await call('reader', 'get', `/api/3.0/mlflow/label-schemas/get?schema_id=${schemaId}`)).status).toBe(404);
   });
 });
+
+describe('review queues by id', () => {
+  const call = (user: string, method: 'get' | 'post', path: string, body?: object) => {
+    const r = admin()[method](path).set('Authorization', `Basic ${Buffer.from(`${user}:${tokens[user]}`).toString('base64')}`);
+    return body ? r.send(body) : r;
+  };
+  const Q = '/api/3.0/mlflow/review-queues';
+  it("follow MLflow's rules: READ and assignment to open, EDIT to route work in, EDIT and assignment to review, MANAGE to reshape", async () => {
+    const traced = await asAdmin([['t', 'log_trace', A, 'to review']]);
+    const traceId = value(traced.t) as string;
+    const created = await adminCall('post', `${Q}/create`, {
+      experiment_id: A,
+      name: `triage-${suffix}`,
+      queue_type: 'CUSTOM',
+      users: ['reader', 'editor'],
+    });
+    const queueId = (created.review_queue as { queue_id: string }).queue_id;
+
+    // Opening: READ and assigned (reader), or MANAGE (manager); not EDIT alone, not without rights.
+    expect((await call('reader', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(200);
+    expect((await call('manager', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(200);
+    expect((await call('nobody', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(403);
+    expect((await call('blocked', 'get', `${Q}/items/list?queue_id=${queueId}`)).status).toBe(403);
+
+    // Routing work in takes EDIT; READ is not enough even when assigned.
+    expect((await call('reader', 'post', `${Q}/items/add`, { queue_id: queueId, item_ids: [traceId] })).status).toBe(403);
+    expect((await call('editor', 'post', `${Q}/items/add`, { queue_id: queueId, item_ids: [traceId] })).status).toBe(200);
+    const listed = await call('reader', 'get', `${Q}/items/list?queue_id=${queueId}`);
+    expect(listed.status).toBe(200);
+    const itemId = (listed.body.items as Array<{ item_id: string }>)[0]!.item_id;
+
+    // Reviewing takes EDIT and assignment; the attribution is the caller's, whatever the client says.
+    expect((await call('reader', 'post', `${Q}/items/set-status`, { queue_id: queueId, item_id: itemId, status: 'COMPLETE' })).status).toBe(403);
+    expect((await call('manager', 'post', `${Q}/items/set-status`, { queue_id: queueId, item_id: itemId, status: 'COMPLETE' })).status).toBe(403);
+    const reviewed = await call('editor', 'post', `${Q}/items/set-status`, {
+      queue_id: queueId,
+      item_id: itemId,
+      status: 'COMPLETE',
+      completed_by: 'manager',
+    });
+    expect(reviewed.status).toBe(200);
+    const afterReview = await call('reader', 'get', `${Q}/items/list?queue_id=${queueId}`);
+    expect(afterReview.body.items[0]).toMatchObject({ status: 'COMPLETE', completed_by: 'editor' });
+
+    // Reshaping takes MANAGE; once the manager takes the editor off the queue, the editor's next
+    // review is refused at once (flowgate forgets the queue's users when it forwards the update).
+    expect((await call('editor', 'post', `${Q}/update`, { queue_id: queueId, users: ['editor', 'reader', 'pager'], update_users: true })).status).toBe(403);
+    expect((await call('manager', 'post', `${Q}/update`, { queue_id: queueId, users: ['reader'], update_users: true })).status).toBe(200);
+    expect((await call('editor', 'post', `${Q}/items/set-status`, { queue_id: queueId, item_id: itemId, status: 'PENDING' })).status).toBe(403);
+    // By name, the same test: the editor is no longer assigned; the reader is, the manager manages.
+    const byName = `${Q}/get-by-name?experiment_id=${A}&name=triage-${suffix}`;
+    expect((await call('editor', 'get', byName)).status).toBe(403);
+    expect((await call('reader', 'get', byName)).body.review_queue.queue_id).toBe(queueId);
+    expect((await call('manager', 'get', byName)).status).toBe(200);
+
+    expect((await call('editor', 'post', `${Q}/items/remove`, { queue_id: queueId, item_ids: [itemId] })).status).toBe(403);
+    expect((await call('editor', 'post', `${Q}/delete`, { queue_id: queueId })).status).toBe(403);
+    expect((await call('manager', 'post', `${Q}/items/remove`, { queue_id: queueId, item_ids: [itemId] })).status).toBe(200);
+    expect((await call('manager', 'post', `${Q}/delete`, { queue_id: queueId })).status).toBe(200);
+    expect((await call('reader', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(404);
+  });
+});
