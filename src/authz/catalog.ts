@@ -202,7 +202,7 @@ const genaiRoutes = [
   onExperiment('POST', `${V3}/review-queues/create`, 'edit'),
   onExperiment('POST', `${V3}/review-queues/get-or-create-user`, 'edit'),
   { ...onExperiment('GET', `${V3}/review-queues/get-by-name`, 'read'), queueRule: 'member_or_manage' as const },
-  onExperiment('GET', `${V3}/review-queues/list`, 'read'),
+  { ...onExperiment('GET', `${V3}/review-queues/list`, 'read'), after: 'filter_review_queues' as const },
   // A queue by id, under MLflow's basic-auth rules for a server whose MLflow stamps no owner (behind
   // flowgate `created_by` stays unset, so the owner clauses never apply): opening one takes READ and
   // being assigned to it (or MANAGE); routing work in takes EDIT; reviewing takes EDIT and being

@@ -51,6 +51,7 @@ export type AfterHook =
   | 'forget_dataset_experiments'
   | 'forget_review_queue'
   | 'stamp_review_completed_by'
+  | 'filter_review_queues'
   | 'graphql';
 
 /** One row of the route catalog: data, not code. */

@@ -54,8 +54,8 @@ const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'filter_search_model_versions',
 ]);
 
-/** A GraphQL answer flowgate must filter is held in memory up to this size; a larger one is refused. */
-const GRAPHQL_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
+/** An answer flowgate must filter (GraphQL, review-queue lists) is held in memory up to this size; a larger one is refused. */
+const REWRITTEN_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Hooks whose work on the body concerns administrators too (the rest only filter or check non-admins). */
 const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>([
@@ -209,6 +209,26 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         deps.lookups.invalidateReviewQueue(queueId);
         return { onResponse: relayAfter(() => deps.lookups.invalidateReviewQueue(queueId), hookFailed(hook)) };
       }
+      case 'filter_review_queues': {
+        // MLflow's rule: EDIT on the experiment lists every queue; READ only the queues one is assigned to.
+        if (principal.isAdmin || decideFor(principal, 'edit', refs).allow) return {};
+        const me = principal.username.trim().toLowerCase();
+        delete r.req.headers['accept-encoding'];
+        return {
+          onResponse: rewriteJsonAnswer(
+            async (json) => {
+              const page = obj(json);
+              if (!Array.isArray(page.review_queues)) return;
+              page.review_queues = page.review_queues.filter((q) => {
+                const users = obj(q).users;
+                return Array.isArray(users) && users.includes(me);
+              });
+            },
+            REWRITTEN_ANSWER_MAX_BYTES,
+            hookFailed(hook),
+          ),
+        };
+      }
       case 'stamp_review_completed_by': {
         // MLflow binds `completed_by` to the caller only when its own auth plugin runs; behind
         // flowgate it would take the client's value, so one reviewer could sign as another.
@@ -282,7 +302,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         // The answer is rewritten, so it must come back as plain JSON.
         delete r.req.headers['accept-encoding'];
         return {
-          onResponse: rewriteJsonAnswer((json) => filterModelVersions(json, plan.modelVersionLists, canReadModel), GRAPHQL_ANSWER_MAX_BYTES, hookFailed(hook)),
+          onResponse: rewriteJsonAnswer((json) => filterModelVersions(json, plan.modelVersionLists, canReadModel), REWRITTEN_ANSWER_MAX_BYTES, hookFailed(hook)),
         };
       }
     }

@@ -345,6 +345,15 @@ describe('review queues by id', () => {
     });
     const queueId = (created.review_queue as { queue_id: string }).queue_id;
 
+    // Listing: EDIT sees every queue of the experiment, READ only those it is assigned to.
+    const other = await adminCall('post', `${Q}/create`, { experiment_id: A, name: `backlog-${suffix}`, queue_type: 'CUSTOM', users: ['editor'] });
+    const otherId = (other.review_queue as { queue_id: string }).queue_id;
+    const listedBy = async (user: string) =>
+      ((await call(user, 'get', `${Q}/list?experiment_id=${A}`)).body.review_queues as Array<{ queue_id: string }>).map((q) => q.queue_id).sort();
+    expect(await listedBy('editor')).toEqual([queueId, otherId].sort());
+    expect(await listedBy('reader')).toEqual([queueId]);
+    expect((await call('nobody', 'get', `${Q}/list?experiment_id=${A}`)).status).toBe(403);
+
     // Opening: READ and assigned (reader), or MANAGE (manager); not EDIT alone, not without rights.
     expect((await call('reader', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(200);
     expect((await call('manager', 'get', `${Q}/get?queue_id=${queueId}`)).status).toBe(200);
