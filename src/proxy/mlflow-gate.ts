@@ -349,13 +349,17 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           const verdict = decideFor(principal, also.need, more);
           if (!verdict.allow) throw denied(principal, also.need, more, verdict);
         }
-      if (entry.queueRule && !principal.isAdmin && refs[0] && decision.permission) {
+      if (entry.queueRule && !principal.isAdmin) {
         const byId = entry.id.kind === 'owned_id';
-        const queue = byId ? readField(entry.id, request)[0]! : (request.query.get('name') ?? '');
+        const queue = byId ? readField(entry.id, request)[0] : request.query.get('name');
+        const experiment = refs[0];
+        const permission = decision.permission;
+        // Allowed with a resolved experiment always carries these; anything else is refused.
+        if (queue === undefined || queue === null || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
         const users = byId
           ? await deps.lookups.reviewQueueUsers(queue)
-          : await deps.lookups.reviewQueueUsersByName(refs[0].id, queue);
-        if (!queueRuleAllows(entry.queueRule, decision.permission, users, principal.username)) {
+          : await deps.lookups.reviewQueueUsersByName(experiment.id, queue);
+        if (!queueRuleAllows(entry.queueRule, permission, users, principal.username)) {
           notes.reason = 'not-queue-member';
           throw forbidden(
             `Permission denied: ${principal.username} is not assigned to review queue '${queue}'` +
