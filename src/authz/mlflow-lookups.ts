@@ -14,16 +14,16 @@ export interface MlflowLookups {
   experimentsOfDataset(datasetId: string): Promise<readonly string[]>;
   /** The experiment a GenAI issue, label schema or review queue belongs to. */
   experimentOfOwned(kind: OwnedKind, id: string): Promise<string>;
-  /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
-  reviewQueueUsers(queueId: string): Promise<readonly string[]>;
-  /** The same for a queue named in an experiment (uncached: MLflow's UI opens queues by id). */
-  reviewQueueUsersByName(experimentId: string, name: string): Promise<readonly string[]>;
 }
 
 /** Experiment-scoped GenAI objects reached by their own id. */
 export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
 
 export interface CachedMlflowLookups extends MlflowLookups {
+  /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
+  reviewQueueUsers(queueId: string): Promise<readonly string[]>;
+  /** The same for a queue named in an experiment (uncached: MLflow's UI opens queues by id). */
+  reviewQueueUsersByName(experimentId: string, name: string): Promise<readonly string[]>;
   /** After a model is renamed, deleted or re-tagged. */
   invalidateModel(name: string): void;
   /** After an experiment is renamed, deleted or restored. */
