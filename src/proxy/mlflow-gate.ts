@@ -10,7 +10,7 @@ import type { PolicyReader } from '../authz/policy.js';
 import { readField, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
 import type { AfterHook, IdSource, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
-import { forbidden, sendJson, unauthenticated } from '../errors.js';
+import { badRequest, forbidden, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { Db } from '../store/database.js';
@@ -354,8 +354,9 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         const queue = byId ? readField(entry.id, request)[0] : request.query.get('name');
         const experiment = refs[0];
         const permission = decision.permission;
+        if (!byId && !queue) throw badRequest("Missing value for required parameter 'name'");
         // Allowed with a resolved experiment always carries these; anything else is refused.
-        if (queue === undefined || queue === null || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
+        if (!queue || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
         const users = byId
           ? await deps.lookups.reviewQueueUsers(queue)
           : await deps.lookups.reviewQueueUsersByName(experiment.id, queue);

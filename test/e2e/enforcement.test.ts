@@ -390,6 +390,9 @@ describe('review queues by id', () => {
     expect((await call('editor', 'get', byName)).status).toBe(403);
     expect((await call('reader', 'get', byName)).body.review_queue.queue_id).toBe(queueId);
     expect((await call('manager', 'get', byName)).status).toBe(200);
+    const nameless = await call('reader', 'get', `${Q}/get-by-name?experiment_id=${A}`);
+    expect(nameless.status).toBe(400);
+    expect(nameless.body.error_code).toBe('INVALID_PARAMETER_VALUE');
 
     expect((await call('editor', 'post', `${Q}/items/remove`, { queue_id: queueId, item_ids: [itemId] })).status).toBe(403);
     expect((await call('editor', 'post', `${Q}/delete`, { queue_id: queueId })).status).toBe(403);
