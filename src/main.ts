@@ -114,12 +114,16 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   // sqlite3): nothing cached from it can be trusted, revocations above all.
   const storeWatch =
     config.storeWatchMs > 0
-      ? watchExternalChanges(db, config.storeWatchMs, () => {
+      ? watchExternalChanges(db, config.storeWatchMs, (grants) => {
           verifier.forgetAll();
           principals.invalidate();
           sessions.clearCache();
-          policy.reloadAll();
-          logger.info({ resources: policy.resources }, 'policy store changed by another process: caches dropped, grants reloaded');
+          if (grants === 'all') policy.reloadAll();
+          else policy.changed(...grants);
+          logger.info(
+            { resources: policy.resources, reread: grants === 'all' ? 'all' : grants.length },
+            'policy store changed by another process: caches dropped, grants reloaded',
+          );
         })
       : undefined;
 

@@ -1,26 +1,59 @@
+import type { ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Db } from './database.js';
+
+/** Rows of the grant change log kept for processes that poll late; older ones are pruned. */
+const KEEP_CHANGES = 10_000;
+
+/**
+ * What another connection changed: the resources whose grants changed (re-read just those), or
+ * `all` when the change log no longer reaches back to what this process saw last (re-read everything).
+ */
+export type ExternalGrantChanges = readonly ResourceRef[] | 'all';
 
 /**
  * Notices policy changes committed to the store by another connection (a second flowgate process
  * on the same file, an operator's sqlite3 session). SQLite's `data_version` moves only for other
  * connections' commits, so this process's own writes never trigger it; the policy generation
  * (bumped by triggers on users, groups, memberships, grants and tokens) tells a policy change from
- * another process's session bookkeeping, which needs no reload. Polled: a PRAGMA and a one-row
- * read per interval.
+ * another process's session bookkeeping, which needs no reload. The grant change log (filled by
+ * triggers on grants, cascaded deletes included) says which resources to re-read, so a change costs
+ * a re-read of those resources instead of the whole grant index. Polled: a PRAGMA and two one-row
+ * reads per interval.
  */
-export function watchExternalChanges(db: Db, intervalMs: number, onChange: () => void): { stop(): void } {
+export function watchExternalChanges(db: Db, intervalMs: number, onChange: (grants: ExternalGrantChanges) => void): { stop(): void } {
   const generationOf = db.prepare<[], { value: number }>('SELECT value FROM policy_generation WHERE id = 1');
+  const lastChange = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM grant_changes');
+  const oldestChange = db.prepare<[], { seq: number | null }>('SELECT min(seq) AS seq FROM grant_changes');
+  const changesSince = db.prepare<[number], { resource_kind: ResourceKind; resource_id: string }>(
+    'SELECT DISTINCT resource_kind, resource_id FROM grant_changes WHERE seq > ?',
+  );
+  const prune = db.prepare<[number]>('DELETE FROM grant_changes WHERE seq <= ?');
   const generation = () => generationOf.get()?.value ?? 0;
+  const latest = () => lastChange.get()?.seq ?? 0;
+
   let seenData = db.pragma('data_version', { simple: true }) as number;
   let seenGeneration = generation();
+  let seenChange = latest();
+
+  function grantChangesSince(seq: number, upTo: number): ExternalGrantChanges {
+    if (upTo === seq) return [];
+    // Pruned past what this process saw: the log cannot say what changed in between.
+    if ((oldestChange.get()?.seq ?? upTo) > seq + 1) return 'all';
+    return changesSince.all(seq).map((r) => ({ kind: r.resource_kind, id: r.resource_id }));
+  }
+
   const timer = setInterval(() => {
     const data = db.pragma('data_version', { simple: true }) as number;
     const now = generation();
+    const change = latest();
     const external = data !== seenData && now !== seenGeneration;
-    // Own writes move the generation too: follow it every tick, so they never look external later.
+    const grants = external ? grantChangesSince(seenChange, change) : [];
+    // Own writes move the generation and the log too: follow them every tick, so they never look external later.
     seenData = data;
     seenGeneration = now;
-    if (external) onChange();
+    seenChange = change;
+    if (change - (oldestChange.get()?.seq ?? change) > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
+    if (external) onChange(grants);
   }, intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

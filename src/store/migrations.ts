@@ -131,4 +131,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER access_tokens_delete_bumps_generation AFTER DELETE ON access_tokens BEGIN UPDATE policy_generation SET value = value + 1; END;
     `,
   },
+  {
+    version: 5,
+    description: 'which resources had grants change, so other processes re-read just those (cascaded deletes included)',
+    sql: `
+      CREATE TABLE grant_changes (
+        seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+        resource_kind TEXT NOT NULL,
+        resource_id   TEXT NOT NULL
+      );
+      CREATE TRIGGER grants_insert_logs_change AFTER INSERT ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (NEW.resource_kind, NEW.resource_id);
+      END;
+      CREATE TRIGGER grants_update_logs_change AFTER UPDATE ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (OLD.resource_kind, OLD.resource_id);
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (NEW.resource_kind, NEW.resource_id);
+      END;
+      CREATE TRIGGER grants_delete_logs_change AFTER DELETE ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (OLD.resource_kind, OLD.resource_id);
+      END;
+    `,
+  },
 ];

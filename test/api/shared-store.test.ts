@@ -75,6 +75,9 @@ describe('one policy store, several flowgate processes', () => {
       const bob = operator.prepare("SELECT id FROM users WHERE username = 'bob'").get() as { id: number };
       operator.prepare("UPDATE grants SET permission = 'NO_PERMISSIONS' WHERE user_id = ? AND resource_id = '1'").run(bob.id);
       await eventually(() => expect(changes()).toBe(before + 1));
+      // Just the changed resource is re-read, not the whole grant index.
+      const line = reader.logs.join('').split('\n').filter((l) => l.includes('policy store changed by another process')).at(-1)!;
+      expect(JSON.parse(line)).toMatchObject({ reread: 1 });
       const token = await mint('bob');
       await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('bob', token))).status).toBe(403));
     } finally {
