@@ -23,7 +23,7 @@ const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) =>
  * from the route catalog (a bounded set), so each is worked out once.
  */
 const spellingsOf = new Map<string, readonly string[]>();
-function spellings(name: string): readonly string[] {
+export function spellings(name: string): readonly string[] {
   let known = spellingsOf.get(name);
   if (known === undefined) spellingsOf.set(name, (known = [...new Set([name, camelCase(name)])]));
   return known;

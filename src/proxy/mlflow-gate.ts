@@ -7,7 +7,7 @@ import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
 import { queueRuleAllows } from '../authz/queue-rule.js';
 import type { PolicyReader } from '../authz/policy.js';
-import { readField, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
+import { readField, spellings, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
 import type { AfterHook, IdSource, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
 import { badRequest, forbidden, sendJson, unauthenticated } from '../errors.js';
@@ -232,9 +232,10 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       case 'stamp_review_completed_by': {
         // MLflow binds `completed_by` to the caller only when its own auth plugin runs; behind
         // flowgate it would take the client's value, so one reviewer could sign as another.
+        // MLflow reads protobuf JSON, so `completedBy` is the same field: every spelling goes.
         const body = { ...obj(request.body) };
-        if (body.status === 'PENDING' || body.status === 1) delete body.completed_by;
-        else body.completed_by = principal.username;
+        for (const name of spellings('completed_by')) delete body[name];
+        if (body.status !== 'PENDING' && body.status !== 1) body.completed_by = principal.username;
         return { body: Buffer.from(JSON.stringify(body)) };
       }
       case 'filter_search_runs':

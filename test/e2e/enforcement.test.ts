@@ -379,6 +379,10 @@ describe('review queues by id', () => {
     expect(reviewed.status).toBe(200);
     const afterReview = await call('reader', 'get', `${Q}/items/list?queue_id=${queueId}`);
     expect(afterReview.body.items[0]).toMatchObject({ status: 'COMPLETE', completed_by: 'editor' });
+    // The protobuf-JSON spelling of the same field is no way around it.
+    const camel = await call('editor', 'post', `${Q}/items/set-status`, { queue_id: queueId, item_id: itemId, status: 'DECLINED', completedBy: 'manager' });
+    expect(camel.status).toBe(200);
+    expect((await call('reader', 'get', `${Q}/items/list?queue_id=${queueId}`)).body.items[0]).toMatchObject({ status: 'DECLINED', completed_by: 'editor' });
 
     // Reshaping takes MANAGE; once the manager takes the editor off the queue, the editor's next
     // review is refused at once (flowgate forgets the queue's users when it forwards the update).
