@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { batchedCounter } from './batched-counter.js';
 import type { Authenticator, CredentialLoader } from '../proxy/authenticate.js';
 
 /**
@@ -61,7 +62,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
 
-  const decisions = new Counter({
+  const decisions = batchedCounter({
     name: 'flowgate_authz_decisions_total',
     help: 'Authorization decisions on requests bound for MLflow and the admin API.',
     labelNames: ['decision', 'reason', 'resource_type', 'route'] as const,
@@ -74,7 +75,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     buckets: DECISION_BUCKETS,
     registers,
   });
-  const authn = new Counter({
+  const authn = batchedCounter({
     name: 'flowgate_authn_attempts_total',
     help: 'Authentication attempts by credential kind and result; anonymous = no credentials offered.',
     labelNames: ['method', 'result'] as const,
@@ -92,7 +93,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     help: 'Requests on the public listener that have not finished yet.',
     registers,
   });
-  const caches = new Counter({
+  const caches = batchedCounter({
     name: 'flowgate_cache_requests_total',
     help: 'Cache look-ups by cache and result (hit or miss).',
     labelNames: ['cache', 'result'] as const,
@@ -112,14 +113,14 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       registry.removeSingleMetric(name);
   }
 
-  // Bound children: the hot path increments a prepared series instead of hashing labels.
+  // Prepared series: the hot path bumps a number instead of hashing labels.
   const cacheRecorders = new Map<string, (hit: boolean) => void>();
   function cache(name: string): (hit: boolean) => void {
     let recorder = cacheRecorders.get(name);
     if (!recorder) {
-      const hit = caches.labels({ cache: name, result: 'hit' });
-      const miss = caches.labels({ cache: name, result: 'miss' });
-      recorder = (h) => (h ? hit.inc() : miss.inc());
+      const hit = caches.series({ cache: name, result: 'hit' });
+      const miss = caches.series({ cache: name, result: 'miss' });
+      recorder = (h) => (h ? hit() : miss());
       cacheRecorders.set(name, recorder);
     }
     return recorder;
@@ -137,14 +138,14 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       const key = `${d.decision}\u0000${d.reason}\u0000${d.resourceType}\u0000${d.route}`;
       let child = decisionChildren.get(key);
       if (!child) {
-        const counter = decisions.labels({
+        const count = decisions.series({
           decision: d.decision,
           reason: REASON.test(d.reason) ? d.reason : 'other',
           resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
           route: ROUTE.test(d.route) ? d.route : 'other',
         });
         const timer = decisionSeconds.labels({ decision: d.decision });
-        child = { count: () => counter.inc(), time: (v) => timer.observe(v) };
+        child = { count, time: (v) => timer.observe(v) };
         decisionChildren.set(key, child);
       }
       child.count();
@@ -154,8 +155,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       const key = `${method}\u0000${result}`;
       let inc = authChildren.get(key);
       if (!inc) {
-        const child = authn.labels({ method, result });
-        inc = () => child.inc();
+        inc = authn.series({ method, result });
         authChildren.set(key, inc);
       }
       inc();
