@@ -38,18 +38,27 @@ export function createRouteMatcher(catalog: readonly RouteEntry[]): RouteMatcher
   for (const entry of catalog) {
     router.on(entry.method, entry.pattern, noop, entry);
   }
+  // Matches of parameterless routes, by method and path: most MLflow calls are to a handful of
+  // fixed paths. Bounded by the catalog, since such a match means the path *is* a static pattern.
+  const staticMatches = new Map<string, RouteMatch>();
 
   return {
     match(method, path) {
       const verb = method === 'HEAD' ? 'GET' : method;
+      const key = `${verb} ${path}`;
+      const known = staticMatches.get(key);
+      if (known) return known;
       if (!SUPPORTED_METHODS.has(verb) || !path.startsWith('/')) return undefined;
       const found = router.find(verb as HttpMethod, escapeForRouter(path));
       if (!found?.store) return undefined;
+      const entry = found.store as RouteEntry;
       const params: Record<string, string> = {};
       for (const [name, value] of Object.entries(found.params)) {
         if (value !== undefined) params[name] = value;
       }
-      return { entry: found.store as RouteEntry, params };
+      const match = Object.freeze({ entry, params: Object.freeze(params) });
+      if (!entry.pattern.includes(':') && !entry.pattern.includes('*')) staticMatches.set(key, match);
+      return match;
     },
   };
 }

@@ -175,6 +175,21 @@ describe('route matcher', () => {
     expect(matcher.match('GET', '/api/3.0/mlflow/traces/tr-1')?.params).toEqual({ trace_id: 'tr-1' });
   });
 
+  it('answers a repeated call the same, remembering only parameterless routes', () => {
+    const fresh = createRouteMatcher(ROUTE_CATALOG);
+    for (let i = 0; i < 3; i++) {
+      expect(fresh.match('POST', '/api/2.0/mlflow/runs/log-metric')?.entry.pattern).toBe('/api/2.0/mlflow/runs/log-metric');
+      expect(fresh.match('HEAD', '/api/2.0/mlflow/runs/get')?.entry.method).toBe('GET');
+      expect(fresh.match('PUT', '/api/2.0/mlflow/runs/get')).toBeUndefined();
+      expect(fresh.match('GET', '/api/2.0/mlflow/runs/get/')).toBeUndefined();
+      expect(fresh.match('GET', `/api/3.0/mlflow/traces/tr-${i}`)?.params).toEqual({ trace_id: `tr-${i}` });
+    }
+    // A remembered match cannot be changed by whoever receives it.
+    const m = fresh.match('GET', '/api/2.0/mlflow/runs/get')!;
+    expect(() => ((m.params as Record<string, string>).run_id = 'x')).toThrow(TypeError);
+    expect(fresh.match('GET', '/api/2.0/mlflow/runs/get')?.params).toEqual({});
+  });
+
   it('does not treat a query string in the path as one', () => {
     expect(matcher.match('GET', '/api/2.0/mlflow/runs/get?run_id=1')).toBeUndefined();
   });
