@@ -174,6 +174,51 @@ const saturate = (base, m, extra = {}, server) =>
 const atRate = (base, m, rate, clientCores, server) =>
   load({ base, mix: m, concurrency: CONCURRENCY * 4, durationMs: 5000, maxRequests: Math.ceil(rate * 5), rate, warmupMs: 1000 }, server, clientCores);
 
+/**
+ * Two servers on one core at once, each with its own client at the same fixed rate: both live
+ * through the same moments of this machine, whose speed drifts by up to 1.5-2x between runs, so the
+ * ratio of their CPU per request holds still where separate runs' ratios do not.
+ */
+function paired(tA, tB, rate, serverCores, clientCores) {
+  const clients = [tA, tB].map(() => {
+    const child = fork(join(HERE, 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.add(child);
+    if (clientCores) pin(child, clientCores);
+    return child;
+  });
+  for (const t of [tA, tB]) pin(t.server, serverCores);
+  let warm = 0;
+  let before;
+  const finished = clients.map(
+    (child) =>
+      new Promise((resolve, reject) => {
+        child.on('message', async (m) => {
+          if (m.warm) {
+            if (++warm < 2) return;
+            before = await Promise.all([stats(tA.server), stats(tB.server)]);
+            for (const c of clients) c.send('go');
+            return;
+          }
+          child.removeAllListeners('exit');
+          child.kill();
+          children.delete(child);
+          if (m.error) reject(new Error(m.error));
+          else resolve(m.result);
+        });
+        child.once('exit', (code) => reject(new Error(`load client exited (${code})`)));
+      }),
+  );
+  clients.forEach((child, i) =>
+    child.send({ base: [tA, tB][i].base, mix: [tA, tB][i].mix, concurrency: CONCURRENCY * 4, durationMs: 6000, maxRequests: rate * 6, rate, warmupMs: 1500, onWarm: true }),
+  );
+  return Promise.all(finished).then(async (runs) => {
+    const after = await Promise.all([stats(tA.server), stats(tB.server)]);
+    for (const t of [tA, tB]) pin(t.server, ALL_CORES);
+    const cpuPerRequest = (i) => (after[i].cpu.user + after[i].cpu.system - before[i].cpu.user - before[i].cpu.system) / runs[i].count;
+    return { a: { ...runs[0], cpuUsPerRequest: cpuPerRequest(0) }, b: { ...runs[1], cpuUsPerRequest: cpuPerRequest(1) } };
+  });
+}
+
 function flowgateEnv(dir, upstreamUrl) {
   return {
     FLOWGATE_HOST: '127.0.0.1',
@@ -480,6 +525,16 @@ for (let round = 1; round <= 2; round++)
     (results.latency.rounds ??= {})[key] = [...(results.latency.rounds[key] ?? []), +r.p99.toFixed(2)];
     if (!results.latency[key] || r.p99 < results.latency[key].p99) results.latency[key] = r;
   }
+// (b) and (c) side by side on the server core at a rate that keeps it well short of busy.
+results.paired = { rate: Math.max(50, Math.round(saturationForRate / 6)), rounds: [] };
+if (results.latency.pinned)
+  for (let round = 1; round <= 2; round++)
+    for (const key of ['c', 'cA']) {
+      log(`paired round ${round} at ${results.paired.rate} req/s each: (b) and`, targets[key].label);
+      const r = await paired(targets.b, targets[key], results.paired.rate, serverCore, otherCores);
+      results.paired.rounds.push({ key, b: Math.round(r.a.cpuUsPerRequest), fg: Math.round(r.b.cpuUsPerRequest), okB: r.a.ok === r.a.count, okFg: r.b.ok === r.b.count });
+      log(`  (b) ${fmt(r.a.cpuUsPerRequest)} µs CPU/req, ${key} ${fmt(r.b.cpuUsPerRequest)} µs CPU/req`);
+    }
 pin(upstream.child, ALL_CORES);
 results.loadavg.after = loadavg()[0];
 results.rss.c = (await stats(fgC.child)).maxRss;
@@ -581,6 +636,12 @@ const verdict = (ok) => (ok ? 'met' : '**missed**');
 const row = (label, r) =>
   `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} | ${fmt(r.gcUsPerRequest, 1)} |`;
 const minCpu = (k) => Math.min(...(results.cpuRounds[k] ?? [NaN]));
+const P = results.paired;
+/** Per paired round, how many times (b)'s CPU per request flowgate spent; the median of the rounds. */
+const pairedRatio = (key) => {
+  const r = P.rounds.filter((x) => x.key === key).map((x) => x.fg / x.b).sort((x, y) => x - y);
+  return r.length ? (r[(r.length - 1) >> 1] + r[r.length >> 1]) / 2 : NaN;
+};
 
 const md = [
   '# flowgate benchmark results',
@@ -644,6 +705,16 @@ const md = [
       `| ${targets[k].label} | ${fmt(L[k].p50, 2)} | ${fmt(L[k].p99, 2)} | ${fmt(L[k].max, 2)} | ${okPct(L[k])} | ${fmt(L[k].cpuUsPerRequest)} | ${fmt(L[k].gcUsPerRequest, 1)} | ${fmt(L[k].gcLongestPauseMs, 1)} |`,
   ),
   '',
+  `## Paired: (b) and (c) on one core at once, ${P.rate} req/s each`,
+  '',
+  'Each round runs the bare proxy and flowgate side by side on the server core, each with its own fixed-rate client,',
+  "so both see the same moments of the machine; the ratio of their CPU per request is what separate runs cannot hold",
+  'still here. At this rate a request costs more CPU than under saturation (fewer requests share each wake-up).',
+  '',
+  '| round | target | (b) CPU µs/req | flowgate CPU µs/req | flowgate / (b) | all 2xx/3xx |',
+  '|---:|---|---:|---:|---:|---|',
+  ...P.rounds.map((r, i) => `| ${Math.floor(i / 2) + 1} | ${targets[r.key].label} | ${r.b} | ${r.fg} | ${fmt(r.fg / r.b, 2)}× | ${r.okB && r.okFg ? 'yes' : '**no**'} |`),
+  '',
   '## Decision micro-benchmark (100k grants, `decide()` + policy look-up, one call each)',
   '',
   '| | p50 µs | p99 µs | max µs |',
@@ -661,6 +732,7 @@ const md = [
   '|---|---|---|',
   `| (c) ≥ 70% of (b)'s throughput | c/b = ${fmt(100 * ratio(s.c, s.b))}% (user with grants); admin ${fmt(100 * ratio(s.cA, s.b))}% | ${verdict(ratio(s.c, s.b) >= 0.7)} |`,
   `| the same by server CPU per request (less sensitive to other load) | (b) ${fmt(minCpu('b'))} µs vs (c) ${fmt(minCpu('c'))} µs: (c) would reach ${fmt((100 * minCpu('b')) / minCpu('c'))}% of (b) when CPU-bound | ${verdict(minCpu('b') / minCpu('c') >= 0.7)} |`,
+  `| CPU per request, paired on one core (same machine moments, ${P.rate} req/s each) | flowgate spends ${fmt(pairedRatio('c'), 2)}× (user), ${fmt(pairedRatio('cA'), 2)}× (admin) the bare proxy's CPU per request (median of rounds; at this rate, not under saturation, where Node shares each wake-up among more requests) | (reported) |`,
   `| (c) relative to the upstream alone | c/a = ${fmt(100 * ratio(s.c, s.a))}% | (reported) |`,
   `| (d) relative to (c) | d/c = ${fmt(100 * ratio(s.d, s.cA))}% (admin), ${fmt(100 * ratio(s.du, s.c))}% (user) | (reported) |`,
   `| flowgate adds ≤ 1 ms at p99 at half its saturation rate | p99 (c) − p99 (a) = ${fmt(addedP99, 2)} ms; a bare http-proxy-3 adds ${fmt(bareAddedP99, 2)} ms | ${verdict(addedP99 <= 1)} |`,
