@@ -1,0 +1,64 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { createMetrics } from '../../src/metrics/registry.js';
+
+const DIR = fileURLToPath(new URL('../../deploy/prometheus/', import.meta.url));
+const RULES = readFileSync(`${DIR}flowgate-rules.yml`, 'utf8');
+
+function promtool(...args: string[]) {
+  const r = spawnSync('promtool', args, { cwd: DIR, encoding: 'utf8' });
+  if (r.error) throw new Error('promtool not found: install the Debian package `prometheus` (scripts/setup.sh does)');
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('deploy/prometheus alerting rules', () => {
+  it('pass promtool check rules', () => {
+    const r = promtool('check', 'rules', 'flowgate-rules.yml');
+    expect(r.out).toContain('SUCCESS: 5 rules found');
+    expect(r.code).toBe(0);
+  });
+
+  it('fire on the series that should raise them and stay quiet on healthy ones (promtool test rules)', () => {
+    const r = promtool('test', 'rules', 'flowgate-rules.test.yml');
+    expect(r.out).toContain('SUCCESS');
+    expect(r.code).toBe(0);
+  });
+
+  it('name only metrics flowgate exports, with the type each expression needs', async () => {
+    const registry = new Registry();
+    createMetrics({ version: 'test', registry, defaultMetrics: false });
+    const exposition = await registry.metrics();
+    const types = new Map([...exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const groups = (parse(RULES) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> }).groups;
+    const named = new Set(groups.flatMap((g) => g.rules.flatMap((rule) => [...rule.expr.matchAll(/\bflowgate_[a-z_]+/g)].map((m) => m[0]))));
+    expect(named.size).toBeGreaterThanOrEqual(4);
+    for (const name of named) {
+      const histogramPart = /^(.*)_(bucket|count|sum)$/.exec(name);
+      if (histogramPart && types.get(histogramPart[1]!) === 'histogram') continue;
+      expect(types.get(name), `${name} is not a metric flowgate exports`).toBe('counter');
+    }
+  });
+
+  it('a PodMonitor scrapes the sidecar’s metrics port, whose job name the rules match', () => {
+    const [monitor] = parseAllDocuments(readFileSync(new URL('../../deploy/kubernetes/monitoring.yaml', import.meta.url), 'utf8')).map(
+      (d) => d.toJS() as Record<string, any>,
+    );
+    const deployment = parseAllDocuments(readFileSync(new URL('../../deploy/kubernetes/mlflow-with-flowgate.yaml', import.meta.url), 'utf8'))
+      .map((d) => d.toJS() as Record<string, any>)
+      .find((d) => d.kind === 'Deployment')!;
+    expect(monitor!.kind).toBe('PodMonitor');
+    expect(deployment.spec.template.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
+    const flowgate = deployment.spec.template.spec.containers.find((c: { name: string }) => c.name === 'flowgate');
+    const port = flowgate.ports.find((p: { name: string }) => p.name === monitor!.spec.podMetricsEndpoints[0].port);
+    expect(port.containerPort).toBe(9090);
+    const env = Object.fromEntries(flowgate.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    expect(env.FLOWGATE_METRICS_PORT ?? '9090').toBe(String(port.containerPort));
+    const job = `${monitor!.metadata.namespace}/${monitor!.metadata.name}`;
+    expect(new RegExp('^(?:.*flowgate.*)$').test(job)).toBe(true);
+    expect(RULES).toContain('up{job=~".*flowgate.*"}');
+  });
+});
