@@ -1,7 +1,8 @@
 // The load generator, run in its own process (child_process.fork) so it never shares an event loop
 // with the server under test. Keep-alive node:http Agent; either N closed loops (saturation) or a
 // fixed arrival rate (latency), bounded in count and time. Latency at a fixed rate is measured from
-// each request's intended send time, so a stalled server cannot hide its queueing delay.
+// each request's intended send time, so a stalled server cannot hide its queueing delay; a fixed-rate
+// run warms up at that same rate.
 import { Agent, request } from 'node:http';
 
 function once(agent, base, r) {
@@ -38,8 +39,40 @@ async function run(o) {
   let next = 0;
   const pick = () => o.mix[next++ % o.mix.length];
 
+  /** Open loop: sends at `rate` for `ms` (or `limit` requests), each latency measured from its intended send time. */
+  async function atRate(ms, limit, onDone) {
+    const start = process.hrtime.bigint();
+    const until = Date.now() + ms;
+    const intervalNs = 1e9 / o.rate;
+    let sent = 0;
+    const pending = new Set();
+    await new Promise((resolve) => {
+      const tick = () => {
+        const elapsed = Number(process.hrtime.bigint() - start);
+        const due = Math.min(limit, Math.floor(elapsed / intervalNs) + 1);
+        while (sent < due) {
+          const intended = start + BigInt(Math.round(sent * intervalNs));
+          sent++;
+          const p = once(agent, o.base, pick()).then((s) => {
+            onDone(s, intended);
+            pending.delete(p);
+          });
+          pending.add(p);
+        }
+        if (sent >= limit || Date.now() >= until) resolve();
+        else setTimeout(tick, 1);
+      };
+      tick();
+    });
+    await Promise.all(pending);
+    return sent;
+  }
+
+  // A fixed-rate run warms up at its own rate: warming up in closed loops would measure the server's
+  // way back from saturation (a backlog, and scavenges slowed by everything in flight) as its latency.
   let warmup = 0;
-  if (o.warmupMs) {
+  if (o.warmupMs && o.rate) warmup = await atRate(o.warmupMs, Number.MAX_SAFE_INTEGER, () => undefined);
+  else if (o.warmupMs) {
     const until = Date.now() + o.warmupMs;
     await Promise.all(Array.from({ length: o.concurrency }, async () => {
       while (Date.now() < until) {
@@ -65,30 +98,7 @@ async function run(o) {
         record(await once(agent, o.base, pick()), started);
       }
     }));
-  } else {
-    const intervalNs = 1e9 / o.rate;
-    let sent = 0;
-    const pending = new Set();
-    await new Promise((resolve) => {
-      const tick = () => {
-        const elapsed = Number(process.hrtime.bigint() - t0);
-        const due = Math.min(max, Math.floor(elapsed / intervalNs) + 1);
-        while (sent < due) {
-          const intended = t0 + BigInt(Math.round(sent * intervalNs));
-          sent++;
-          const p = once(agent, o.base, pick()).then((s) => {
-            record(s, intended);
-            pending.delete(p);
-          });
-          pending.add(p);
-        }
-        if (sent >= max || Date.now() >= deadline) resolve();
-        else setTimeout(tick, 1);
-      };
-      tick();
-    });
-    await Promise.all(pending);
-  }
+  } else await atRate(o.durationMs, max, record);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   agent.destroy();
   return { ...summarize(latencies, n, statuses, seconds), warmup };

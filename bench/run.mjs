@@ -667,8 +667,8 @@ const md = [
   '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown;',
   '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown.',
   L.pinned
-    ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate: the higher of the unpinned rate above and (c) saturated with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s, latency from each request's intended send time;`
-    : `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s, latency from each request's intended send time;`,
+    ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate: the higher of the unpinned rate above and (c) saturated with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s after a 1 s warm-up at the same rate, latency from each request's intended send time;`
+    : `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s after a 1 s warm-up at the same rate, latency from each request's intended send time;`,
   `  2 interleaved rounds, lower p99 shown (all rounds, p99 ms: ${Object.entries(L.rounds ?? {}).map(([k, v]) => `${k} ${v.join('/')}`).join(', ')}).`,
   L.pinned
     ? `  The server under test ran alone on core ${serverCore} (taskset), the load client and the upstream on ${otherCores}.`
