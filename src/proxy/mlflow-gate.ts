@@ -66,6 +66,9 @@ const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>
   'drop_registered_model_grants',
 ]);
 
+/** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
+const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'name', from: 'auto' };
+
 /** The GraphQL parser is loaded on the first GraphQL request: most deployments' programs never send one. */
 let graphqlPolicy: Promise<typeof import('../authz/graphql-policy.js')> | undefined;
 const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
@@ -352,7 +355,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         }
       if (entry.queueRule && !principal.isAdmin) {
         const byId = entry.id.kind === 'owned_id';
-        const queue = byId ? readField(entry.id, request)[0] : request.query.get('name');
+        const queue = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
         const experiment = refs[0];
         const permission = decision.permission;
         if (!byId && !queue) throw badRequest("Missing value for required parameter 'name'");

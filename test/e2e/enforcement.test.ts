@@ -394,6 +394,12 @@ describe('review queues by id', () => {
     expect((await call('editor', 'get', byName)).status).toBe(403);
     expect((await call('reader', 'get', byName)).body.review_queue.queue_id).toBe(queueId);
     expect((await call('manager', 'get', byName)).status).toBe(200);
+    // A second `name` is no way into a queue the caller is not assigned to, in either order.
+    for (const names of [`name=triage-${suffix}&name=backlog-${suffix}`, `name=backlog-${suffix}&name=triage-${suffix}`]) {
+      const twice = await call('reader', 'get', `${Q}/get-by-name?experiment_id=${A}&${names}`);
+      expect(twice.status).toBe(400);
+      expect(twice.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    }
     const nameless = await call('reader', 'get', `${Q}/get-by-name?experiment_id=${A}`);
     expect(nameless.status).toBe(400);
     expect(nameless.body.error_code).toBe('INVALID_PARAMETER_VALUE');
