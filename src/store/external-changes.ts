@@ -17,7 +17,7 @@ export type ExternalGrantChanges = readonly ResourceRef[] | 'all';
  * (bumped by triggers on users, groups, memberships, grants and tokens) tells a policy change from
  * another process's session bookkeeping, which needs no reload. The grant change log (filled by
  * triggers on grants, cascaded deletes included) says which resources to re-read, so a change costs
- * a re-read of those resources instead of the whole grant index. Polled: a PRAGMA and two one-row
+ * a re-read of those resources instead of the whole grant index. Polled: a PRAGMA and three one-row
  * reads per interval.
  */
 export function watchExternalChanges(db: Db, intervalMs: number, onChange: (grants: ExternalGrantChanges) => void): { stop(): void } {
@@ -35,10 +35,10 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
   let seenGeneration = generation();
   let seenChange = latest();
 
-  function grantChangesSince(seq: number, upTo: number): ExternalGrantChanges {
+  function grantChangesSince(seq: number, upTo: number, oldest: number): ExternalGrantChanges {
     if (upTo === seq) return [];
     // Pruned past what this process saw: the log cannot say what changed in between.
-    if ((oldestChange.get()?.seq ?? upTo) > seq + 1) return 'all';
+    if (oldest > seq + 1) return 'all';
     return changesSince.all(seq).map((r) => ({ kind: r.resource_kind, id: r.resource_id }));
   }
 
@@ -46,13 +46,14 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
     const data = db.pragma('data_version', { simple: true }) as number;
     const now = generation();
     const change = latest();
+    const oldest = oldestChange.get()?.seq ?? change;
     const external = data !== seenData && now !== seenGeneration;
-    const grants = external ? grantChangesSince(seenChange, change) : [];
+    const grants = external ? grantChangesSince(seenChange, change, oldest) : [];
     // Own writes move the generation and the log too: follow them every tick, so they never look external later.
     seenData = data;
     seenGeneration = now;
     seenChange = change;
-    if (change - (oldestChange.get()?.seq ?? change) > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
+    if (change - oldest > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
     if (external) onChange(grants);
   }, intervalMs);
   timer.unref();
