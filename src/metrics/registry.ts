@@ -1,6 +1,7 @@
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { batchedCounter } from './batched-counter.js';
-import type { Authenticator, CredentialLoader } from '../proxy/authenticate.js';
+import { preparedHistogram } from './prepared-histogram.js';
+import type { AuthOutcome, Authenticator, CredentialLoader } from '../proxy/authenticate.js';
 
 /**
  * flowgate's instruments on one injected registry. Every label value comes from a bounded set:
@@ -68,7 +69,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     labelNames: ['decision', 'reason', 'resource_type', 'route'] as const,
     registers,
   });
-  const decisionSeconds = new Histogram({
+  const decisionSeconds = preparedHistogram({
     name: 'flowgate_authz_decision_duration_seconds',
     help: 'Time to reach an authorization decision: route match, resource resolution (look-ups included) and decide().',
     labelNames: ['decision'] as const,
@@ -81,7 +82,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     labelNames: ['method', 'result'] as const,
     registers,
   });
-  const upstreamSeconds = new Histogram({
+  const upstreamSeconds = preparedHistogram({
     name: 'flowgate_upstream_request_duration_seconds',
     help: "Time from forwarding a request to MLflow until its response headers arrive; status_class 'error' when none came.",
     labelNames: ['route', 'status_class'] as const,
@@ -144,8 +145,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
           resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
           route: ROUTE.test(d.route) ? d.route : 'other',
         });
-        const timer = decisionSeconds.labels({ decision: d.decision });
-        child = { count, time: (v) => timer.observe(v) };
+        child = { count, time: decisionSeconds.series({ decision: d.decision }) };
         decisionChildren.set(key, child);
       }
       child.count();
@@ -169,8 +169,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       const key = `${route}\u0000${cls}`;
       let observe = upstreamChildren.get(key);
       if (!observe) {
-        const child = upstreamSeconds.labels({ route: ROUTE.test(route) ? route : 'other', status_class: cls });
-        observe = (v) => child.observe(v);
+        observe = upstreamSeconds.series({ route: ROUTE.test(route) ? route : 'other', status_class: cls });
         upstreamChildren.set(key, observe);
       }
       observe(seconds);
@@ -206,9 +205,12 @@ export function countedLoader(method: Exclude<AuthMethodLabel, 'none'>, load: Cr
 
 /** Counts requests that reached authentication without offering any credential. */
 export function countedAuthenticator(authenticate: Authenticator, metrics: Metrics): Authenticator {
-  return async (req) => {
-    const outcome = await authenticate(req);
+  const counted = (outcome: AuthOutcome): AuthOutcome => {
     if (outcome.method === 'none') metrics.authAttempt('none', 'anonymous');
     return outcome;
+  };
+  return (req) => {
+    const outcome = authenticate(req);
+    return outcome instanceof Promise ? outcome.then(counted) : counted(outcome);
   };
 }

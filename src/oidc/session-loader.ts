@@ -24,8 +24,7 @@ export function sessionLoader(store: SessionStore, principals: PrincipalCache, c
     if (!session) return undefined;
     if (isStateChanging(req.method) && !csrfAllows(req, externalOrigin, session.csrfSecret))
       throw forbidden('Cross-site request refused: the Origin of this request is not this server');
-    const identity = principals.get(session.userId);
-    if (!identity || identity.isServiceAccount) return undefined;
-    return { ...identity, via: 'session' };
+    const principal = principals.principal(session.userId, 'session');
+    return principal && !principal.isServiceAccount ? principal : undefined;
   };
 }

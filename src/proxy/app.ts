@@ -91,7 +91,8 @@ export function createRequestListener(deps: AppDeps) {
     for (const own of deps.ownRoutes ?? [])
       if (await own(req, res, { path, search: target.search, requestId: scope.requestId })) return;
 
-    const auth = await deps.authenticate(req);
+    const authenticated = deps.authenticate(req);
+    const auth = authenticated instanceof Promise ? await authenticated : authenticated;
     scope.principal = auth.principal;
 
     if (isAdminNamespace(path)) {
@@ -115,7 +116,7 @@ export function createRequestListener(deps: AppDeps) {
     const decisionStarted = process.hrtime.bigint();
     let pass: GatePass;
     try {
-      pass = await deps.gate.authorize({
+      const authorized = deps.gate.authorize({
         req,
         method,
         path,
@@ -124,6 +125,7 @@ export function createRequestListener(deps: AppDeps) {
         principal: auth.principal,
         notes,
       });
+      pass = authorized instanceof Promise ? await authorized : authorized;
     } finally {
       scope.decisionSeconds = seconds(decisionStarted);
       scope.route = notes.route;

@@ -43,5 +43,6 @@ export interface GatePass {
 }
 
 export interface MlflowGate {
-  authorize(request: GateRequest): Promise<GatePass>;
+  /** Synchronous when nothing needs reading or looking up. */
+  authorize(request: GateRequest): GatePass | Promise<GatePass>;
 }

@@ -88,6 +88,19 @@ function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean
   return idInBody(entry.id) || (entry.also?.some((a) => idInBody(a.id)) ?? false);
 }
 
+/** The decision needs the resource the request names (a non-admin's read/edit/manage, or a hook's). */
+function resolveNeeded(entry: RouteEntry, principal: Principal): boolean {
+  return (
+    (!principal.isAdmin && (entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage')) ||
+    entry.after === 'grant_creator_registered_model'
+  );
+}
+
+/** Checks beyond the route's own resource, which administrators skip. */
+function hasMoreChecks(entry: RouteEntry, principal: Principal): boolean {
+  return !principal.isAdmin && (entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined);
+}
+
 function experimentList(entry: RouteEntry): ExperimentList {
   if (entry.after === 'filter_search_runs') return { in: 'body', shape: 'experiment_ids' };
   return entry.method === 'GET' ? { in: 'query', field: 'experiment_ids' } : { in: 'body', shape: 'trace_locations' };
@@ -313,7 +326,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
   }
 
   return {
-    async authorize(r: GateRequest): Promise<GatePass> {
+    authorize(r: GateRequest): GatePass | Promise<GatePass> {
       const notes: GateNotes = r.notes ?? {};
       const m = deps.matcher.match(r.method, r.path);
       if (!m) {
@@ -329,62 +342,70 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (entry.need === 'public') return { routeTemplate: entry.pattern, reason: 'public-route' };
       const principal = r.principal;
       if (!principal) throw unauthenticated();
-
-      const raw = needsBody(r.method, entry, principal.isAdmin) ? await readBody(r.req, deps.maxBodyBytes) : undefined;
-      const request: ResolveRequest = {
-        method: r.method,
-        query: new URLSearchParams(r.search),
-        body: raw ? parseJson(raw) : undefined,
-        params,
-        headers: r.req.headers,
-      };
-      const resolveNeeded =
-        (!principal.isAdmin && (entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage')) ||
-        entry.after === 'grant_creator_registered_model';
-      const refs = resolveNeeded ? await deps.resolve(entry, request) : [];
-      if (refs[0]) notes.resourceType = refs[0].kind;
-      const decision = decideFor(principal, entry.need, refs);
-      notes.reason = decision.reason;
-      if (!decision.allow) throw denied(principal, entry.need, refs, decision);
-      if (entry.also && !principal.isAdmin)
-        for (const also of entry.also) {
-          if (readField(also.id, request).length === 0) continue;
-          const more = await deps.resolve({ ...entry, resource: also.resource ?? 'experiment', id: also.id, need: also.need }, request);
-          const verdict = decideFor(principal, also.need, more);
-          if (!verdict.allow) throw denied(principal, also.need, more, verdict);
-        }
-      if (entry.queueRule && !principal.isAdmin) {
-        const byId = entry.id.kind === 'owned_id';
-        const queue = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
-        const experiment = refs[0];
-        const permission = decision.permission;
-        if (!byId && !queue) throw badRequest("Missing value for required parameter 'name'");
-        // Allowed with a resolved experiment always carries these; anything else is refused.
-        if (!queue || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
-        const users = byId
-          ? await deps.lookups.reviewQueueUsers(queue)
-          : await deps.lookups.reviewQueueUsersByName(experiment.id, queue);
-        if (!queueRuleAllows(entry.queueRule, permission, users, principal.username)) {
-          notes.reason = 'not-queue-member';
-          throw forbidden(
-            `Permission denied: ${principal.username} is not assigned to review queue '${queue}'` +
-              (entry.queueRule === 'member_or_manage' ? ' and may not manage its experiment' : ''),
-            'not-queue-member',
-          );
-        }
+      // Nothing to read, resolve or arrange afterwards (an administrator's ordinary call): decided
+      // here and now, without a promise.
+      if (!needsBody(r.method, entry, principal.isAdmin) && !resolveNeeded(entry, principal) && entry.after === undefined && !hasMoreChecks(entry, principal)) {
+        const decision = decideFor(principal, entry.need, []);
+        notes.reason = decision.reason;
+        if (!decision.allow) throw denied(principal, entry.need, [], decision);
+        return { routeTemplate: entry.pattern, reason: decision.reason };
       }
-      if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
-        const sources = await modelVersionSourceRefs(request.body, deps.lookups);
-        const readable = decideFor(principal, 'read', sources);
-        if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
-      }
-      const after = await afterWork(entry, principal, request, refs, r);
-      return {
-        routeTemplate: entry.pattern,
-        reason: decision.reason,
-        ...(raw ? { body: raw } : {}),
-        ...after,
-      };
+      return authorizeFully(r, entry, params, principal, notes);
     },
   };
+
+  async function authorizeFully(r: GateRequest, entry: RouteEntry, params: Record<string, string>, principal: Principal, notes: GateNotes): Promise<GatePass> {
+    const raw = needsBody(r.method, entry, principal.isAdmin) ? await readBody(r.req, deps.maxBodyBytes) : undefined;
+    const request: ResolveRequest = {
+      method: r.method,
+      query: new URLSearchParams(r.search),
+      body: raw ? parseJson(raw) : undefined,
+      params,
+      headers: r.req.headers,
+    };
+    const refs = resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
+    if (refs[0]) notes.resourceType = refs[0].kind;
+    const decision = decideFor(principal, entry.need, refs);
+    notes.reason = decision.reason;
+    if (!decision.allow) throw denied(principal, entry.need, refs, decision);
+    if (entry.also && !principal.isAdmin)
+      for (const also of entry.also) {
+        if (readField(also.id, request).length === 0) continue;
+        const more = await deps.resolve({ ...entry, resource: also.resource ?? 'experiment', id: also.id, need: also.need }, request);
+        const verdict = decideFor(principal, also.need, more);
+        if (!verdict.allow) throw denied(principal, also.need, more, verdict);
+      }
+    if (entry.queueRule && !principal.isAdmin) {
+      const byId = entry.id.kind === 'owned_id';
+      const queue = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
+      const experiment = refs[0];
+      const permission = decision.permission;
+      if (!byId && !queue) throw badRequest("Missing value for required parameter 'name'");
+      // Allowed with a resolved experiment always carries these; anything else is refused.
+      if (!queue || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
+      const users = byId
+        ? await deps.lookups.reviewQueueUsers(queue)
+        : await deps.lookups.reviewQueueUsersByName(experiment.id, queue);
+      if (!queueRuleAllows(entry.queueRule, permission, users, principal.username)) {
+        notes.reason = 'not-queue-member';
+        throw forbidden(
+          `Permission denied: ${principal.username} is not assigned to review queue '${queue}'` +
+            (entry.queueRule === 'member_or_manage' ? ' and may not manage its experiment' : ''),
+          'not-queue-member',
+        );
+      }
+    }
+    if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
+      const sources = await modelVersionSourceRefs(request.body, deps.lookups);
+      const readable = decideFor(principal, 'read', sources);
+      if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
+    }
+    const after = await afterWork(entry, principal, request, refs, r);
+    return {
+      routeTemplate: entry.pattern,
+      reason: decision.reason,
+      ...(raw ? { body: raw } : {}),
+      ...after,
+    };
+  }
 }

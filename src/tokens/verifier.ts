@@ -8,10 +8,7 @@ export interface VerifiedToken {
   readonly username: string;
 }
 
-interface CachedToken {
-  readonly tokenId: number;
-  readonly userId: number;
-  readonly username: string;
+interface CachedToken extends VerifiedToken {
   readonly expiresAt: number;
 }
 
@@ -23,41 +20,57 @@ export interface TokenVerifierOptions {
   readonly onCache?: (hit: boolean) => void;
 }
 
+/** The Basic credentials did not decode to `username:token`. */
+export const MALFORMED = Symbol('malformed Basic credentials');
+
 /**
- * Basic username + token verification. A hit costs one SHA-256 and a map look-up; SQL runs only on a
- * miss. Unknown hashes are not cached, so a freshly minted token works at once.
+ * Basic username + token verification. The cache is keyed by the SHA-256 of the credentials exactly
+ * as the client sent them (the base64 of `username:token`), so a hit costs one hash and a map
+ * look-up: no decoding, no splitting, no username comparison. A hit needs a string that once
+ * verified in full; the cache holds hashes, never a token. SQL runs only on a miss, and unknown
+ * credentials are not cached, so a freshly minted token works at once.
  */
 export function createTokenVerifier(opts: TokenVerifierOptions) {
   const now = opts.now ?? Date.now;
   const cache = new LRUCache<string, CachedToken>({ max: opts.cacheSize });
 
-  function load(hash: string): CachedToken | undefined {
-    const rec = opts.repo.findByHash(hash);
+  function verifyInFull(encoded: string): CachedToken | undefined | typeof MALFORMED {
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) return MALFORMED;
+    const rec = opts.repo.findByHash(hashToken(decoded.slice(colon + 1)));
     if (!rec || rec.revokedAt !== null) return undefined;
     const username = opts.usernameOf(rec.userId);
-    if (username === undefined) return undefined;
-    const entry = { tokenId: rec.id, userId: rec.userId, username, expiresAt: rec.expiresAt };
-    cache.set(hash, entry);
+    if (username === undefined || !constantTimeEqual(username, decoded.slice(0, colon))) return undefined;
+    return { tokenId: rec.id, userId: rec.userId, username, expiresAt: rec.expiresAt };
+  }
+
+  function verifyEncoded(encoded: string): VerifiedToken | undefined | typeof MALFORMED {
+    const key = hashToken(encoded);
+    const cached = cache.get(key);
+    opts.onCache?.(cached !== undefined);
+    const entry = cached ?? verifyInFull(encoded);
+    if (entry === undefined || entry === MALFORMED) return entry;
+    if (entry.expiresAt <= now()) {
+      cache.delete(key);
+      return undefined;
+    }
+    if (cached === undefined) cache.set(key, entry);
     return entry;
   }
 
   return {
+    /** Credentials as sent in `Authorization: Basic <encoded>`. */
+    verifyEncoded,
     verify(username: string, token: string): VerifiedToken | undefined {
-      const hash = hashToken(token);
-      let entry = cache.get(hash);
-      opts.onCache?.(entry !== undefined);
-      entry ??= load(hash);
-      if (!entry) return undefined;
-      if (entry.expiresAt <= now()) {
-        cache.delete(hash);
-        return undefined;
-      }
-      if (!constantTimeEqual(entry.username, username)) return undefined;
-      return { tokenId: entry.tokenId, userId: entry.userId, username: entry.username };
+      const verified = verifyEncoded(Buffer.from(`${username}:${token}`, 'utf8').toString('base64'));
+      return verified === MALFORMED || verified === undefined
+        ? undefined
+        : { tokenId: verified.tokenId, userId: verified.userId, username: verified.username };
     },
     /** Drops every cached token of a user: after revocation, rename or deletion. */
     forgetUser(userId: number): void {
-      for (const [hash, entry] of cache.entries()) if (entry.userId === userId) cache.delete(hash);
+      for (const [key, entry] of cache.entries()) if (entry.userId === userId) cache.delete(key);
     },
     /** Drops every cached token: the store was changed by another process. */
     forgetAll(): void {

@@ -1,8 +1,9 @@
-import { Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchedDestination } from '../../src/log-batching.js';
 import { isoTimestamp } from '../../src/logging.js';
 import { batchedCounter } from '../../src/metrics/batched-counter.js';
+import { preparedHistogram } from '../../src/metrics/prepared-histogram.js';
 import { constantTimeEqual } from '../../src/tokens/token.js';
 
 describe('isoTimestamp', () => {
@@ -65,6 +66,51 @@ describe('batchedCounter', () => {
     expect(await registry.metrics()).toContain('fg_test_total{kind="a"} 4');
     a();
     expect(await registry.metrics()).toContain('fg_test_total{kind="a"} 5');
+  });
+});
+
+describe('preparedHistogram', () => {
+  const buckets = [1e-6, 2.5e-6, 1e-3, 0.5, 1, 10];
+  const labelNames = ['route', 'status_class'] as const;
+
+  it("exposes exactly the text prom-client's Histogram exposes for the same observations", async () => {
+    const ours = new Registry();
+    const theirs = new Registry();
+    const prepared = preparedHistogram({ name: 'fg_test_seconds', help: 'test', labelNames, buckets, registers: [ours] });
+    const reference = new Histogram({ name: 'fg_test_seconds', help: 'test', labelNames, buckets, registers: [theirs] });
+    const series = [
+      { route: '/api/2.0/mlflow/runs/get', status_class: '2xx' },
+      { route: '/api/2.0/mlflow/runs/get', status_class: '5xx' },
+      { route: 'a "quoted" \\ route', status_class: 'error' },
+    ];
+    const values = [0, 1e-6, 1.5e-6, 2.5e-6, 0.0009, 0.001, 0.3, 0.5, 0.75, 1, 9.99, 10, 10.01, 1e6];
+    series.forEach((labels, n) => {
+      const observe = prepared.series(labels);
+      for (const v of values.slice(n)) {
+        observe(v);
+        reference.observe(labels, v);
+      }
+    });
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    ours.resetMetrics();
+    theirs.resetMetrics();
+    prepared.series(series[0]!)(0.2);
+    reference.observe(series[0]!, 0.2);
+    // prom-client drops reset series; ours keep zeros, so compare the observed series only.
+    expect(await ours.metrics()).toContain('fg_test_seconds_bucket{le="0.5",route="/api/2.0/mlflow/runs/get",status_class="2xx"} 1');
+    expect(await ours.metrics()).toContain('fg_test_seconds_count{route="/api/2.0/mlflow/runs/get",status_class="2xx"} 1');
+  });
+
+  it('gives the same series for the same labels, and refuses a missing label or unordered buckets', async () => {
+    const registry = new Registry();
+    const h = preparedHistogram({ name: 'fg_test2_seconds', help: 'test', labelNames, buckets, registers: [registry] });
+    h.series({ route: 'r', status_class: '2xx' })(0.1);
+    h.series({ route: 'r', status_class: '2xx' })(0.2);
+    const text = await registry.metrics();
+    expect(text.match(/fg_test2_seconds_count\{/g)).toHaveLength(1);
+    expect(text).toContain('fg_test2_seconds_count{route="r",status_class="2xx"} 2');
+    expect(() => h.series({ route: 'r' } as never)).toThrow(/status_class/);
+    expect(() => preparedHistogram({ name: 'fg_bad', help: 'x', labelNames, buckets: [1, 1], registers: [] })).toThrow(/ascending/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { hashToken, mintToken } from '../../src/tokens/token.js';
 import type { TokenRecord, TokenRepo } from '../../src/tokens/token-repo.js';
-import { createTokenVerifier } from '../../src/tokens/verifier.js';
+import { createTokenVerifier, MALFORMED } from '../../src/tokens/verifier.js';
 import { resolveExpiration } from '../../src/tokens/expiration.js';
 
 function fakeRepo(records: Map<string, TokenRecord>) {
@@ -39,6 +39,24 @@ describe('tokens', () => {
     records.set(hashToken(token), { ...records.get(hashToken(token))!, revokedAt: null });
     now = 2000;
     expect(v.verify('alice', token)).toBeUndefined();
+  });
+
+  it('credentials as sent: a hit needs the exact string that verified in full; a wrong or malformed one never is cached', () => {
+    const token = mintToken();
+    const { repo, findByHash } = fakeRepo(new Map([[hashToken(token), { id: 1, userId: 9, createdAt: 0, expiresAt: Date.now() + 60_000, revokedAt: null }]]));
+    const v = createTokenVerifier({ repo, usernameOf: () => 'alice', cacheSize: 10 });
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    expect(v.verifyEncoded(b64(`alice:${token}`))).toMatchObject({ tokenId: 1, userId: 9, username: 'alice' });
+    expect(v.verifyEncoded(b64(`alice:${token}`))).toMatchObject({ userId: 9 });
+    expect(findByHash).toHaveBeenCalledTimes(1);
+    // A valid token under another name: looked up each time, refused each time.
+    expect(v.verifyEncoded(b64(`mallory:${token}`))).toBeUndefined();
+    expect(v.verifyEncoded(b64(`mallory:${token}`))).toBeUndefined();
+    expect(findByHash).toHaveBeenCalledTimes(3);
+    expect(v.verifyEncoded(b64(`alice:${token}x`))).toBeUndefined();
+    expect(v.verifyEncoded(b64('no-colon'))).toBe(MALFORMED);
+    expect(v.verifyEncoded(b64(`:${token}`))).toBe(MALFORMED);
+    expect(v.size).toBe(1);
   });
 
   it('bounds the cache', () => {
