@@ -215,12 +215,12 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           reason: scope.reason,
           resourceType: scope.resourceType,
           status: res.statusCode,
-          ...(res.writableFinished ? {} : { aborted: true }),
+          // pino leaves out fields that are undefined: no object spreads on the request path.
+          aborted: res.writableFinished ? undefined : true,
           durationMs: Number(process.hrtime.bigint() - scope.started) / 1e6,
-          ...(scope.decisionSeconds !== undefined ? { decisionMs: scope.decisionSeconds * 1e3 } : {}),
-          ...(scope.upstreamSeconds !== undefined
-            ? { upstreamMs: scope.upstreamSeconds * 1e3, upstreamStatus: scope.upstreamStatus }
-            : {}),
+          decisionMs: scope.decisionSeconds === undefined ? undefined : scope.decisionSeconds * 1e3,
+          upstreamMs: scope.upstreamSeconds === undefined ? undefined : scope.upstreamSeconds * 1e3,
+          upstreamStatus: scope.upstreamSeconds === undefined ? undefined : scope.upstreamStatus,
         },
         'request',
       );

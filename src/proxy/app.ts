@@ -61,95 +61,122 @@ export interface AppDeps {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+const SCOPE = Symbol('flowgate request scope');
+type ScopedResponse = ServerResponse & { [SCOPE]: RequestScope };
+
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
 /** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
-    const target = normalizeTarget(req.url ?? '/');
-    const path = stripBasePath(target.path, deps.basePath);
-    const encodedPath = stripBasePath(target.encoded, deps.basePath);
-    if (path === undefined || encodedPath === undefined)
-      throw new FlowgateError('ENDPOINT_NOT_FOUND', `Not found; flowgate serves under ${deps.basePath}/`);
-    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    // Errors end here, in MLflow's JSON shape: one promise per request, no extra catch handler.
+    try {
+      const target = normalizeTarget(req.url ?? '/');
+      const path = stripBasePath(target.path, deps.basePath);
+      const encodedPath = stripBasePath(target.encoded, deps.basePath);
+      if (path === undefined || encodedPath === undefined)
+        throw new FlowgateError('ENDPOINT_NOT_FOUND', `Not found; flowgate serves under ${deps.basePath}/`);
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
 
-    if (method === 'GET' && path === '/healthz') {
-      scope.route = '/healthz';
-      return sendJson(res, 200, { status: 'ok' });
-    }
-    if (method === 'GET' && path === '/readyz') {
-      scope.route = '/readyz';
-      const r = await deps.readiness();
-      return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream });
-    }
-    if (method === 'GET' && path === '/flowgate/openapi.json') {
-      scope.route = '/flowgate/openapi.json';
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
-      res.end(deps.openapi);
-      return;
-    }
-    for (const own of deps.ownRoutes ?? [])
-      if (await own(req, res, { path, search: target.search, requestId: scope.requestId })) return;
+      if (method === 'GET' && path === '/healthz') {
+        scope.route = '/healthz';
+        return sendJson(res, 200, { status: 'ok' });
+      }
+      if (method === 'GET' && path === '/readyz') {
+        scope.route = '/readyz';
+        const r = await deps.readiness();
+        return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream });
+      }
+      if (method === 'GET' && path === '/flowgate/openapi.json') {
+        scope.route = '/flowgate/openapi.json';
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+        res.end(deps.openapi);
+        return;
+      }
+      for (const own of deps.ownRoutes ?? []) {
+        const answered = own(req, res, { path, search: target.search, requestId: scope.requestId });
+        if (answered instanceof Promise ? await answered : answered) return;
+      }
 
-    const authenticated = deps.authenticate(req);
-    const auth = authenticated instanceof Promise ? await authenticated : authenticated;
-    scope.principal = auth.principal;
+      const authenticated = deps.authenticate(req);
+      const auth = authenticated instanceof Promise ? await authenticated : authenticated;
+      scope.principal = auth.principal;
 
-    if (isAdminNamespace(path)) {
-      const m = deps.adminApi.match(method, encodedPath);
-      scope.route = m ? m.route.path : 'admin-unmatched';
-      if (!auth.principal) throw unauthenticated();
-      if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
-      scope.resourceType = 'admin';
+      if (isAdminNamespace(path)) {
+        const m = deps.adminApi.match(method, encodedPath);
+        scope.route = m ? m.route.path : 'admin-unmatched';
+        if (!auth.principal) throw unauthenticated();
+        if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
+        scope.resourceType = 'admin';
+        const decisionStarted = process.hrtime.bigint();
+        try {
+          scope.reason = deps.adminApi.authorize(auth.principal, m);
+        } finally {
+          scope.decisionSeconds = seconds(decisionStarted);
+        }
+        scope.decision = 'allow';
+        await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
+        return;
+      }
+
+      const notes: GateNotes = {};
       const decisionStarted = process.hrtime.bigint();
+      let pass: GatePass;
       try {
-        scope.reason = deps.adminApi.authorize(auth.principal, m);
+        const authorized = deps.gate.authorize({
+          req,
+          method,
+          path,
+          encodedPath,
+          search: target.search,
+          principal: auth.principal,
+          notes,
+        });
+        pass = authorized instanceof Promise ? await authorized : authorized;
       } finally {
         scope.decisionSeconds = seconds(decisionStarted);
+        scope.route = notes.route;
+        scope.resourceType = notes.resourceType ?? 'none';
+        scope.reason = notes.reason;
       }
+      scope.route = pass.routeTemplate;
       scope.decision = 'allow';
-      await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
-      return;
-    }
-
-    const notes: GateNotes = {};
-    const decisionStarted = process.hrtime.bigint();
-    let pass: GatePass;
-    try {
-      const authorized = deps.gate.authorize({
-        req,
-        method,
-        path,
-        encodedPath,
-        search: target.search,
-        principal: auth.principal,
-        notes,
+      scope.reason = pass.reason;
+      // Several calls (a refilled search) add up; the status is the last one's.
+      const onUpstream = (status: number, s: number) => {
+        scope.upstreamStatus = status;
+        scope.upstreamSeconds = (scope.upstreamSeconds ?? 0) + s;
+      };
+      // Awaited, so its failure lands in the catch below.
+      if (pass.respond) return await pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
+      deps.forwarder.forward(req, res, {
+        encodedPath: pass.encodedPath ?? encodedPath,
+        search: pass.search ?? target.search,
+        username: auth.principal?.username,
+        requestId: scope.requestId,
+        onUpstream,
+        body: pass.body,
+        onResponse: pass.onResponse,
       });
-      pass = authorized instanceof Promise ? await authorized : authorized;
-    } finally {
-      scope.decisionSeconds = seconds(decisionStarted);
-      scope.route = notes.route;
-      scope.resourceType = notes.resourceType ?? 'none';
-      scope.reason = notes.reason;
+    } catch (err) {
+      failed(req, res, scope, err);
     }
-    scope.route = pass.routeTemplate;
-    scope.decision = 'allow';
-    scope.reason = pass.reason;
-    // Several calls (a refilled search) add up; the status is the last one's.
-    const onUpstream = (status: number, s: number) => {
-      scope.upstreamStatus = status;
-      scope.upstreamSeconds = (scope.upstreamSeconds ?? 0) + s;
-    };
-    if (pass.respond) return pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
-    deps.forwarder.forward(req, res, {
-      encodedPath: pass.encodedPath ?? encodedPath,
-      search: pass.search ?? target.search,
-      username: auth.principal?.username,
-      requestId: scope.requestId,
-      onUpstream,
-      ...(pass.body ? { body: pass.body } : {}),
-      ...(pass.onResponse ? { onResponse: pass.onResponse } : {}),
-    });
+  }
+
+  function failed(req: IncomingMessage, res: ServerResponse, scope: RequestScope, err: unknown): void {
+    if (err instanceof FlowgateError) {
+      if (err.status === 401 || err.status === 403) scope.decision = 'deny';
+      scope.reason ??= err.reason ?? err.code;
+    } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId: scope.requestId }, 'unexpected error');
+    if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
+    if (!req.complete) dropUnreadBody(req, res);
+    sendError(res, err);
+  }
+
+  /** One listener function for every response; the request's scope rides on the response. */
+  function onClose(this: ServerResponse): void {
+    deps.inFlight?.dec();
+    deps.onFinish?.((this as ScopedResponse)[SCOPE], this.req, this);
   }
 
   return function listener(req: IncomingMessage, res: ServerResponse): void {
@@ -158,19 +185,10 @@ export function createRequestListener(deps: AppDeps) {
     const scope: RequestScope = { requestId, started: process.hrtime.bigint() };
     res.setHeader('X-Request-Id', requestId);
     deps.inFlight?.inc();
-    res.once('close', () => {
-      deps.inFlight?.dec();
-      deps.onFinish?.(scope, req, res);
-    });
+    (res as ScopedResponse)[SCOPE] = scope;
+    // 'close' comes once per response, whether it finished or the connection went away.
+    res.on('close', onClose);
     for (const pre of deps.preRoutes ?? []) if (pre(req, res)) return;
-    handle(req, res, scope).catch((err: unknown) => {
-      if (err instanceof FlowgateError) {
-        if (err.status === 401 || err.status === 403) scope.decision = 'deny';
-        scope.reason ??= err.reason ?? err.code;
-      } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId }, 'unexpected error');
-      if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
-      if (!req.complete) dropUnreadBody(req, res);
-      sendError(res, err);
-    });
+    void handle(req, res, scope);
   };
 }

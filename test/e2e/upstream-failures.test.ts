@@ -145,6 +145,17 @@ describe('MLflow stopped (the real one)', () => {
     expect(r.json).toEqual({ error_code: 'TEMPORARILY_UNAVAILABLE', message: 'MLflow is not reachable' });
   });
 
+  it('a search flowgate answers itself (filtered for a non-admin) fails as MLflow JSON too, not a hang', async () => {
+    const r = await fetch(`${fg.url}/api/2.0/mlflow/experiments/search`, {
+      method: 'POST',
+      headers: { Authorization: basic('reader', readerToken), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ max_results: 10 }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(r.status).toBe(503);
+    expect(await r.json()).toMatchObject({ error_code: 'TEMPORARILY_UNAVAILABLE' });
+  });
+
   it('denies with 503 when the resolver cannot look the run up (never allows)', async () => {
     const r = await get(`${fg.url}/api/2.0/mlflow/runs/get?run_id=${run}`, basic('reader', readerToken));
     expect(r.status).toBe(503);
