@@ -94,6 +94,23 @@ async function stop(child) {
   children.delete(child);
 }
 
+/** The machine's CPU time counters (all cores, /proc/stat ticks), or undefined off Linux. */
+function machineCpu() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+/**
+ * Of the time between two readings, the share the hypervisor gave the cores to someone else
+ * ("steal"): on a shared VM the same build's numbers move with it.
+ */
+function stealPercent(a, b) {
+  return a && b && b.total > a.total ? (100 * (b.steal - a.steal)) / (b.total - a.total) : undefined;
+}
+
 /**
  * One load run in a fresh client process. With `server` (a child that answers 'stats'), also the
  * server's CPU time per measured request: far less sensitive to other work on the machine than
@@ -104,13 +121,16 @@ function load(opts, server, cpusOfClient) {
   children.add(child);
   if (cpusOfClient) pin(child, cpusOfClient);
   let before;
+  let cpuBefore;
   return new Promise((resolve, reject) => {
     child.on('message', async (m) => {
       if (m.warm) {
         before = await stats(server);
+        cpuBefore = machineCpu();
         child.send('go');
         return;
       }
+      m.result.stealPct = stealPercent(cpuBefore, machineCpu());
       // The answer is in: the client's exit from here on is expected, not a failure.
       child.removeAllListeners('exit');
       child.kill();
@@ -123,6 +143,7 @@ function load(opts, server, cpusOfClient) {
         if (after.gc && before.gc) {
           m.result.gcUsPerRequest = ((after.gc.ms - before.gc.ms) * 1000) / m.result.count;
           m.result.gcLongestPauseMs = after.gc.maxMs;
+          m.result.allocatedKbPerRequest = (after.gc.allocatedBytes - before.gc.allocatedBytes) / 1024 / m.result.count;
         }
       }
       resolve(m.result);
@@ -634,7 +655,8 @@ const eUserCached = results.mlflow.flowgateUser && results.mlflow.basicAuthCache
 const peakRss = Math.max(results.rss.c ?? 0, results.rss.d ?? 0, results.rss.e ?? 0);
 const verdict = (ok) => (ok ? 'met' : '**missed**');
 const row = (label, r) =>
-  `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} | ${fmt(r.gcUsPerRequest, 1)} |`;
+  `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} | ${fmt(r.gcUsPerRequest, 1)} | ${fmt(r.allocatedKbPerRequest, 1)} | ${fmt(r.stealPct)} |`;
+const steals = [...Object.values(s), ...LATENCY_KEYS.map((k) => L[k])].map((r) => r?.stealPct).filter((x) => x !== undefined);
 const minCpu = (k) => Math.min(...(results.cpuRounds[k] ?? [NaN]));
 const P = results.paired;
 /** Per paired round, how many times (b)'s CPU per request flowgate spent; the median of the rounds. */
@@ -657,6 +679,9 @@ const md = [
   '  processes sharing these cores, so absolute numbers are low on a small box; the ratios are the point.',
   `- 1-minute load average when (a)-(d) started: ${fmt(results.loadavg.before, 2)}, when they ended: ${fmt(results.loadavg.after, 2)}` +
     ' (above ~0.5 means other work shared the cores and the numbers are noisier).',
+  ...(steals.length
+    ? [`- CPU steal during the measured runs: ${fmt(Math.min(...steals))}–${fmt(Math.max(...steals))}% of the cores' time went to other guests of the host.`]
+    : []),
   '',
   '## Method',
   '',
@@ -665,7 +690,10 @@ const md = [
   `- Saturation: ${CONCURRENCY} keep-alive connections in closed loops, ${SECONDS} s after a 1.5 s warm-up, ${ROUNDS} interleaved rounds, best round shown`,
   `  (all rounds, req/s: ${Object.entries(results.rounds).map(([k, v]) => `${k} ${v.join('/')}`).join(', ')}); (e): 8 connections, 10 s after 2 s.`,
   '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown;',
-  '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown.',
+  '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown;',
+  '  server heap KB/req: what its JavaScript heap allocated per request (heap growth between collections, `v8.GCProfiler`):',
+  '  a count of work that this machine\'s speed does not move; steal %: the share of the cores\' time the hypervisor gave',
+  '  to other guests during the run (/proc/stat), which slows everything measured in time.',
   L.pinned
     ? `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate: the higher of the unpinned rate above and (c) saturated with flowgate alone on its core as in these runs (rounds: ${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}), 5 s after a 1 s warm-up at the same rate, latency from each request's intended send time;`
     : `- Latency: open-loop at a fixed ${rate} req/s (half of (c)'s saturation rate), 5 s after a 1 s warm-up at the same rate, latency from each request's intended send time;`,
@@ -681,8 +709,8 @@ const md = [
   '',
   '## Throughput at saturation',
   '',
-  '| target | req/s | p50 ms | p99 ms | 2xx/3xx | requests | server CPU µs/req | server GC µs/req |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  '| target | req/s | p50 ms | p99 ms | 2xx/3xx | requests | server CPU µs/req | server GC µs/req | server heap KB/req | steal % |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...Object.entries(targets).map(([k, t]) => row(t.label, s[k])),
   ...(results.mlflow.flowgate
     ? [
@@ -698,11 +726,11 @@ const md = [
   '',
   `## Latency at ${rate} req/s`,
   '',
-  '| target | p50 ms | p99 ms | max ms | 2xx/3xx | server CPU µs/req | server GC µs/req | longest GC pause ms |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  '| target | p50 ms | p99 ms | max ms | 2xx/3xx | server CPU µs/req | server GC µs/req | longest GC pause ms | steal % |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...LATENCY_KEYS.map(
     (k) =>
-      `| ${targets[k].label} | ${fmt(L[k].p50, 2)} | ${fmt(L[k].p99, 2)} | ${fmt(L[k].max, 2)} | ${okPct(L[k])} | ${fmt(L[k].cpuUsPerRequest)} | ${fmt(L[k].gcUsPerRequest, 1)} | ${fmt(L[k].gcLongestPauseMs, 1)} |`,
+      `| ${targets[k].label} | ${fmt(L[k].p50, 2)} | ${fmt(L[k].p99, 2)} | ${fmt(L[k].max, 2)} | ${okPct(L[k])} | ${fmt(L[k].cpuUsPerRequest)} | ${fmt(L[k].gcUsPerRequest, 1)} | ${fmt(L[k].gcLongestPauseMs, 1)} | ${fmt(L[k].stealPct)} |`,
   ),
   '',
   `## Paired: (b) and (c) on one core at once, ${P.rate} req/s each`,

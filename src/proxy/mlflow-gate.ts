@@ -282,16 +282,31 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           if ((input.experiment_ids as unknown[]).length === 0) return { respond: (res) => Promise.resolve(sendJson(res, 200, {})) };
         }
         const isPrompt = (name: string) => deps.lookups.isPrompt(name);
-        const readable = async (items: readonly unknown[]) =>
-          Promise.all(
-            items.map(async (item) => {
-              try {
-                return canRead(principal, await kind.refsOf(item, isPrompt));
-              } catch {
-                return false;
-              }
-            }),
-          );
+        // An item whose resources or permission cannot be told is not shown.
+        const mayRead = (refs: ResourceRef[]) => {
+          try {
+            return canRead(principal, refs);
+          } catch {
+            return false;
+          }
+        };
+        const readable = (items: readonly unknown[]): boolean[] | Promise<boolean[]> => {
+          const verdicts: Array<boolean | Promise<boolean>> = [];
+          let waiting = false;
+          for (const item of items) {
+            let refs: ResourceRef[] | Promise<ResourceRef[]>;
+            try {
+              refs = kind.refsOf(item, isPrompt);
+            } catch {
+              refs = [];
+            }
+            if (refs instanceof Promise) {
+              waiting = true;
+              verdicts.push(refs.then(mayRead, () => false));
+            } else verdicts.push(mayRead(refs));
+          }
+          return waiting ? Promise.all(verdicts) : (verdicts as boolean[]);
+        };
         return {
           respond: async (res, context) => {
             const { status, json } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable, context);

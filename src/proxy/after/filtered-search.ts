@@ -24,7 +24,7 @@ export async function filteredSearch(
   method: 'GET' | 'POST',
   path: string,
   input: Record<string, unknown>,
-  readable: (items: readonly unknown[]) => Promise<boolean[]>,
+  readable: (items: readonly unknown[]) => boolean[] | Promise<boolean[]>,
   context?: CallContext,
 ): Promise<{ status: number; json: unknown }> {
   const requested = input.max_results === undefined ? spec.defaultMaxResults : Number(input.max_results);
@@ -46,7 +46,8 @@ export async function filteredSearch(
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];
     const nextUpstream = typeof answer.next_page_token === 'string' && answer.next_page_token ? answer.next_page_token : undefined;
     const window = items.slice(skip);
-    const verdicts = await readable(window);
+    const judged = readable(window);
+    const verdicts = judged instanceof Promise ? await judged : judged;
     for (let i = 0; i < window.length; i++) {
       if (!verdicts[i]) continue;
       out.push(window[i]);

@@ -3,8 +3,11 @@ import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
 import type { FilteredSearchSpec } from './filtered-search.js';
 
 export interface SearchKind extends FilteredSearchSpec {
-  /** The resources an item of the answer belongs to; `isPrompt` answers for model names. */
-  refsOf(item: unknown, isPrompt: (name: string) => Promise<boolean>): Promise<ResourceRef[]>;
+  /**
+   * The resources an item of the answer belongs to; `isPrompt` answers for model names. Synchronous
+   * when the item itself says (a page of experiments is judged without a promise per item).
+   */
+  refsOf(item: unknown, isPrompt: (name: string) => Promise<boolean>): ResourceRef[] | Promise<ResourceRef[]>;
 }
 
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
@@ -22,13 +25,13 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     itemsKey: 'experiments',
     defaultMaxResults: 1000,
     maxPageSize: 1000,
-    refsOf: async (item) => experiment(str(obj(item).experiment_id)),
+    refsOf: (item) => experiment(str(obj(item).experiment_id)),
   },
   filter_search_registered_models: {
     itemsKey: 'registered_models',
     defaultMaxResults: 100,
     maxPageSize: 1000,
-    refsOf: async (item) => {
+    refsOf: (item) => {
       const name = str(obj(item).name);
       return name ? [{ kind: taggedPrompt(obj(item).tags) ? 'prompt' : 'registered_model', id: name }] : [];
     },
@@ -46,6 +49,6 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     itemsKey: 'models',
     defaultMaxResults: 100,
     maxPageSize: 100,
-    refsOf: async (item) => experiment(str(obj(obj(item).info).experiment_id)),
+    refsOf: (item) => experiment(str(obj(obj(item).info).experiment_id)),
   },
 };
