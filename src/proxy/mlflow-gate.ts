@@ -415,6 +415,10 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const readable = decideFor(principal, 'read', sources);
       if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
     }
+    if (entry.after === undefined) {
+      const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason };
+      return raw ? { ...pass, body: raw } : pass;
+    }
     const after = await afterWork(entry, principal, request, refs, r);
     return {
       routeTemplate: entry.pattern,
