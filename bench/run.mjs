@@ -111,6 +111,27 @@ function stealPercent(a, b) {
   return a && b && b.total > a.total ? (100 * (b.steal - a.steal)) / (b.total - a.total) : undefined;
 }
 
+/** Steal at or above this share of the cores' time marks a run as disturbed. */
+const STEAL_LIMIT = 5;
+const MAX_ATTEMPTS = 3;
+/**
+ * Runs a measurement again (up to MAX_ATTEMPTS in all) while the hypervisor took STEAL_LIMIT% or
+ * more of the cores during it: such a run measures the host's other guests as much as the code.
+ * Returns the first quiet run, else the least disturbed one.
+ */
+async function undisturbed(measure, label) {
+  let best;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const r = await measure();
+    if (r.stealPct === undefined || r.stealPct < STEAL_LIMIT) return r;
+    if (!best || r.stealPct < best.stealPct) best = r;
+    retries.push(`${label}: steal ${fmt(r.stealPct)}%`);
+    if (attempt < MAX_ATTEMPTS) log(`  steal ${fmt(r.stealPct)}% during the run: measuring again`);
+  }
+  return best;
+}
+const retries = [];
+
 /**
  * One load run in a fresh client process. With `server` (a child that answers 'stats'), also the
  * server's CPU time per measured request: far less sensitive to other work on the machine than
@@ -504,7 +525,7 @@ results.cpuRounds = {};
 for (let round = 1; round <= ROUNDS; round++) {
   for (const [key, t] of Object.entries(targets)) {
     log(`saturation round ${round}`, t.label);
-    const r = await saturate(t.base, t.mix, {}, t.server);
+    const r = await undisturbed(() => saturate(t.base, t.mix, {}, t.server), t.label);
     (results.rounds[key] ??= []).push(Math.round(r.rps));
     (results.cpuRounds[key] ??= []).push(Math.round(r.cpuUsPerRequest));
     if (!results.saturation[key] || r.rps > results.saturation[key].rps) results.saturation[key] = r;
@@ -545,7 +566,7 @@ for (let round = 1; round <= LATENCY_ROUNDS; round++)
     const t = targets[key];
     log(`latency round ${round} at ${rate} req/s`, t.label);
     if (t.server !== upstream.child) pin(t.server, serverCore);
-    const r = await atRate(t.base, t.mix, rate, results.latency.pinned ? otherCores : undefined, t.server);
+    const r = await undisturbed(() => atRate(t.base, t.mix, rate, results.latency.pinned ? otherCores : undefined, t.server), t.label);
     if (t.server !== upstream.child) pin(t.server, ALL_CORES);
     (results.latency.rounds ??= {})[key] = [...(results.latency.rounds[key] ?? []), +r.p99.toFixed(2)];
     (results.latency.roundSteal ??= {})[key] = [...(results.latency.roundSteal[key] ?? []), r.stealPct];
@@ -558,7 +579,7 @@ if (results.latency.pinned)
   for (let round = 1; round <= PAIRED_ROUNDS; round++)
     for (const key of ['c', 'cA']) {
       log(`paired round ${round} at ${results.paired.rate} req/s each: (b) and`, targets[key].label);
-      const r = await paired(targets.b, targets[key], results.paired.rate, serverCore, otherCores);
+      const r = await undisturbed(() => paired(targets.b, targets[key], results.paired.rate, serverCore, otherCores), targets[key].label);
       results.paired.rounds.push({ key, b: Math.round(r.a.cpuUsPerRequest), fg: Math.round(r.b.cpuUsPerRequest), okB: r.a.ok === r.a.count, okFg: r.b.ok === r.b.count, stealPct: r.stealPct });
       log(`  (b) ${fmt(r.a.cpuUsPerRequest)} µs CPU/req, ${key} ${fmt(r.b.cpuUsPerRequest)} µs CPU/req`);
     }
@@ -654,8 +675,6 @@ const L = results.latency;
 const ratio = (x, y) => (x && y ? x.rps / y.rps : NaN);
 const addedP99 = L.c.p99 - L.a.p99;
 const bareAddedP99 = L.b.p99 - L.a.p99;
-/** Steal at or above this share of the cores' time marks a round as disturbed. */
-const STEAL_LIMIT = 5;
 /** The rounds the hypervisor left alone, when there are any; else all of them. */
 const quietest = (rounds) => {
   const quiet = rounds.filter((r) => r.stealPct !== undefined && r.stealPct < STEAL_LIMIT);
@@ -707,6 +726,8 @@ const md = [
   ...(steals.length
     ? [`- CPU steal during the measured runs: ${fmt(Math.min(...steals))}–${fmt(Math.max(...steals))}% of the cores' time went to other guests of the host.`]
     : []),
+  `- A run during which steal reached ${STEAL_LIMIT}% or more was measured again (at most ${MAX_ATTEMPTS} times in all; the least disturbed kept): ` +
+    (retries.length ? `${retries.length} such runs (${retries.join('; ')}).` : 'none was needed.'),
   '',
   '## Method',
   '',
