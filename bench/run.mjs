@@ -125,7 +125,7 @@ async function undisturbed(measure, label) {
     const r = await measure();
     if (r.stealPct === undefined || r.stealPct < STEAL_LIMIT) return r;
     if (!best || r.stealPct < best.stealPct) best = r;
-    retries.push(`${label}: steal ${fmt(r.stealPct)}%`);
+    retries.push({ label, stealPct: r.stealPct });
     if (attempt < MAX_ATTEMPTS) log(`  steal ${fmt(r.stealPct)}% during the run: measuring again`);
   }
   return best;
@@ -528,6 +528,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     const r = await undisturbed(() => saturate(t.base, t.mix, {}, t.server), t.label);
     (results.rounds[key] ??= []).push(Math.round(r.rps));
     (results.cpuRounds[key] ??= []).push(Math.round(r.cpuUsPerRequest));
+    (results.roundSteal ??= {})[key] = [...(results.roundSteal?.[key] ?? []), r.stealPct];
     if (!results.saturation[key] || r.rps > results.saturation[key].rps) results.saturation[key] = r;
     results.saturation[key].cpuUsPerRequest = Math.min(...results.cpuRounds[key]);
     log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms, ${fmt(r.cpuUsPerRequest)} µs CPU/req, ok ${okPct(r)}, load average ${loadavg()[0].toFixed(2)}`);
@@ -691,20 +692,32 @@ const medianOf = (xs) => {
  */
 const roundAdded = (key) => (L.rounds[key] ?? []).map((p99, i) => p99 - L.rounds.a[i]);
 /** Rounds where neither (a)'s run nor this target's was disturbed by steal, when there are any. */
-const medianAdded = (key) => {
-  const all = roundAdded(key).map((added, i) => ({ added, stealPct: Math.max(L.roundSteal.a[i] ?? Infinity, L.roundSteal[key][i] ?? Infinity) }));
-  return medianOf(quietest(all).map((r) => r.added));
-};
+const addedRounds = (key) =>
+  quietest(roundAdded(key).map((added, i) => ({ added, stealPct: Math.max(L.roundSteal.a[i] ?? Infinity, L.roundSteal[key][i] ?? Infinity) })));
+const medianAdded = (key) => medianOf(addedRounds(key).map((r) => r.added));
+const addedSteal = (key) => Math.max(...addedRounds(key).map((r) => r.stealPct));
 const e = results.mlflow.flowgate && results.mlflow.basicAuth ? ratio(results.mlflow.flowgate, results.mlflow.basicAuth) : NaN;
 const eCached = results.mlflow.flowgate && results.mlflow.basicAuthCached ? ratio(results.mlflow.flowgate, results.mlflow.basicAuthCached) : NaN;
 const eUser = results.mlflow.flowgateUser && results.mlflow.basicAuthUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthUser) : NaN;
 const eUserCached = results.mlflow.flowgateUser && results.mlflow.basicAuthCachedUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthCachedUser) : NaN;
 const peakRss = Math.max(results.rss.c ?? 0, results.rss.d ?? 0, results.rss.e ?? 0);
 const verdict = (ok) => (ok ? 'met' : '**missed**');
+/**
+ * A verdict from runs the hypervisor disturbed (steal at or above the limit even after measuring
+ * again) says more about the host's other guests than about the code: it is not given.
+ */
+const judged = (ok, ...steal) => {
+  const worst = Math.max(...steal.map((x) => x ?? 0));
+  return worst >= STEAL_LIMIT ? `not judged (steal up to ${fmt(worst)}% in the runs compared)` : verdict(ok);
+};
+const quietestCpu = (k) => {
+  const rounds = (results.cpuRounds[k] ?? []).map((cpu, i) => ({ cpu, stealPct: results.roundSteal?.[k]?.[i] }));
+  const chosen = quietest(rounds);
+  return { cpu: Math.min(...chosen.map((r) => r.cpu)), stealPct: Math.max(...chosen.map((r) => r.stealPct ?? 0)) };
+};
 const row = (label, r) =>
   `| ${label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${okPct(r)} | ${r.count} | ${r.cpuUsPerRequest === undefined ? '–' : fmt(r.cpuUsPerRequest)} | ${fmt(r.gcUsPerRequest, 1)} | ${fmt(r.allocatedKbPerRequest, 1)} | ${fmt(r.stealPct)} |`;
 const steals = [...Object.values(s), ...LATENCY_KEYS.map((k) => L[k])].map((r) => r?.stealPct).filter((x) => x !== undefined);
-const minCpu = (k) => Math.min(...(results.cpuRounds[k] ?? [NaN]));
 const P = results.paired;
 /** Per paired round, how many times (b)'s CPU per request flowgate spent; the median of the rounds. */
 const pairedRatio = (key) => medianOf(quietest(P.rounds.filter((x) => x.key === key)).map((x) => x.fg / x.b));
@@ -727,7 +740,10 @@ const md = [
     ? [`- CPU steal during the measured runs: ${fmt(Math.min(...steals))}–${fmt(Math.max(...steals))}% of the cores' time went to other guests of the host.`]
     : []),
   `- A run during which steal reached ${STEAL_LIMIT}% or more was measured again (at most ${MAX_ATTEMPTS} times in all; the least disturbed kept): ` +
-    (retries.length ? `${retries.length} such runs (${retries.join('; ')}).` : 'none was needed.'),
+    (retries.length
+      ? `${retries.length} runs were (steal ${fmt(Math.min(...retries.map((r) => r.stealPct)))}–${fmt(Math.max(...retries.map((r) => r.stealPct)))}%; ` +
+        `${[...new Set(retries.map((r) => r.label))].map((l) => `${l} ${retries.filter((r) => r.label === l).length}×`).join(', ')}).`
+      : 'none was needed.'),
   '',
   '## Method',
   '',
@@ -809,13 +825,13 @@ const md = [
   '',
   '| target | result | |',
   '|---|---|---|',
-  `| (c) ≥ 70% of (b)'s throughput | c/b = ${fmt(100 * ratio(s.c, s.b))}% (user with grants); admin ${fmt(100 * ratio(s.cA, s.b))}% | ${verdict(ratio(s.c, s.b) >= 0.7)} |`,
-  `| the same by server CPU per request (less sensitive to other load) | (b) ${fmt(minCpu('b'))} µs vs (c) ${fmt(minCpu('c'))} µs: (c) would reach ${fmt((100 * minCpu('b')) / minCpu('c'))}% of (b) when CPU-bound | ${verdict(minCpu('b') / minCpu('c') >= 0.7)} |`,
+  `| (c) ≥ 70% of (b)'s throughput | c/b = ${fmt(100 * ratio(s.c, s.b))}% (user with grants); admin ${fmt(100 * ratio(s.cA, s.b))}% | ${judged(ratio(s.c, s.b) >= 0.7, s.c.stealPct, s.b.stealPct)} |`,
+  `| the same by server CPU per request (less sensitive to other load; quietest rounds) | (b) ${fmt(quietestCpu('b').cpu)} µs vs (c) ${fmt(quietestCpu('c').cpu)} µs: (c) would reach ${fmt((100 * quietestCpu('b').cpu) / quietestCpu('c').cpu)}% of (b) when CPU-bound | ${judged(quietestCpu('b').cpu / quietestCpu('c').cpu >= 0.7, quietestCpu('b').stealPct, quietestCpu('c').stealPct)} |`,
   `| CPU per request, paired on one core (same machine moments, ${P.rate} req/s each) | flowgate spends ${fmt(pairedRatio('c'), 2)}× (user), ${fmt(pairedRatio('cA'), 2)}× (admin) the bare proxy's CPU per request (median of rounds; at this rate, not under saturation, where Node shares each wake-up among more requests) | (reported) |`,
   `| (c) relative to the upstream alone | c/a = ${fmt(100 * ratio(s.c, s.a))}% | (reported) |`,
   `| (d) relative to (c) | d/c = ${fmt(100 * ratio(s.d, s.cA))}% (admin), ${fmt(100 * ratio(s.du, s.c))}% (user) | (reported) |`,
-  `| flowgate adds ≤ 1 ms at p99 at half its saturation rate | best rounds: p99 (c) − p99 (a) = ${fmt(addedP99, 2)} ms; a bare http-proxy-3 adds ${fmt(bareAddedP99, 2)} ms | ${verdict(addedP99 <= 1)} |`,
-  `| the same, within each round (median of the rounds' differences; rounds with steal ≥ ${STEAL_LIMIT}% left out when others were quiet) | (c) adds ${fmt(medianAdded('c'), 2)} ms (rounds ${roundAdded('c').map((x) => fmt(x, 1)).join(' / ')}), admin ${fmt(medianAdded('cA'), 2)} ms; a bare http-proxy-3 adds ${fmt(medianAdded('b'), 2)} ms (rounds ${roundAdded('b').map((x) => fmt(x, 1)).join(' / ')}) | ${verdict(medianAdded('c') <= 1)} |`,
+  `| flowgate adds ≤ 1 ms at p99 at half its saturation rate | best rounds: p99 (c) − p99 (a) = ${fmt(addedP99, 2)} ms; a bare http-proxy-3 adds ${fmt(bareAddedP99, 2)} ms | ${judged(addedP99 <= 1, L.c.stealPct, L.a.stealPct)} |`,
+  `| the same, within each round (median of the rounds' differences; rounds with steal ≥ ${STEAL_LIMIT}% left out when others were quiet) | (c) adds ${fmt(medianAdded('c'), 2)} ms (rounds ${roundAdded('c').map((x) => fmt(x, 1)).join(' / ')}), admin ${fmt(medianAdded('cA'), 2)} ms; a bare http-proxy-3 adds ${fmt(medianAdded('b'), 2)} ms (rounds ${roundAdded('b').map((x) => fmt(x, 1)).join(' / ')}) | ${judged(medianAdded('c') <= 1, addedSteal('c'))} |`,
   `| decision at 100k grants < 20 µs p99 | first pass ${fmt(results.micro.cold.p99, 2)} µs, second ${fmt(results.micro.warm.p99, 2)} µs | ${verdict(Math.max(results.micro.cold.p99, results.micro.warm.p99) < 20)} |`,
   `| RSS < 150 MB | peak RSS (c) ${mb(results.rss.c)} MB, (d) ${mb(results.rss.d)} MB${results.rss.e ? `, (e) ${mb(results.rss.e)} MB` : ''} (bare proxy ${mb(results.rss.bare)} MB) | ${verdict(peakRss < 150 * 1048576)} |`,
   `| (e) ≥ 5× MLflow basic-auth's throughput | e = ${fmt(e, 2)}× as shipped; ${fmt(eCached, 2)}× against its credential cache | ${Number.isFinite(e) ? `${verdict(e >= 5)}; ${verdict(eCached >= 5)}` : 'not run'} |`,
