@@ -34,7 +34,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions) {
   const now = opts.now ?? Date.now;
   const cache = new LRUCache<string, CachedToken>({ max: opts.cacheSize });
 
-  function verifyInFull(encoded: string): CachedToken | undefined | typeof MALFORMED {
+  function verifyInFull(encoded: string): { entry: CachedToken; canonical: boolean } | undefined | typeof MALFORMED {
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) return MALFORMED;
@@ -42,21 +42,26 @@ export function createTokenVerifier(opts: TokenVerifierOptions) {
     if (!rec || rec.revokedAt !== null) return undefined;
     const username = opts.usernameOf(rec.userId);
     if (username === undefined || !constantTimeEqual(username, decoded.slice(0, colon))) return undefined;
-    return { tokenId: rec.id, userId: rec.userId, username, expiresAt: rec.expiresAt };
+    // Node's decoder skips stray characters, so one credential has endless spellings; only the
+    // standard one is remembered, lest one valid token crowd everyone else out of the cache.
+    const canonical = Buffer.from(decoded, 'utf8').toString('base64') === encoded;
+    return { entry: { tokenId: rec.id, userId: rec.userId, username, expiresAt: rec.expiresAt }, canonical };
   }
 
   function verifyEncoded(encoded: string): VerifiedToken | undefined | typeof MALFORMED {
     const key = hashToken(encoded);
     const cached = cache.get(key);
     opts.onCache?.(cached !== undefined);
-    const entry = cached ?? verifyInFull(encoded);
-    if (entry === undefined || entry === MALFORMED) return entry;
-    if (entry.expiresAt <= now()) {
+    if (cached !== undefined) {
+      if (cached.expiresAt > now()) return cached;
       cache.delete(key);
       return undefined;
     }
-    if (cached === undefined) cache.set(key, entry);
-    return entry;
+    const full = verifyInFull(encoded);
+    if (full === undefined || full === MALFORMED) return full;
+    if (full.entry.expiresAt <= now()) return undefined;
+    if (full.canonical) cache.set(key, full.entry);
+    return full.entry;
   }
 
   return {
