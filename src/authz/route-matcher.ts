@@ -38,8 +38,8 @@ export function createRouteMatcher(catalog: readonly RouteEntry[]): RouteMatcher
   for (const entry of catalog) {
     router.on(entry.method, entry.pattern, noop, entry);
   }
-  // Matches of parameterless routes, by method and path: most MLflow calls are to a handful of
-  // fixed paths. Bounded by the catalog, since such a match means the path *is* a static pattern.
+  // Matches of paths that are a catalog pattern verbatim (the fixed paths most MLflow calls use):
+  // at most one entry per catalog row, whatever clients send.
   const staticMatches = new Map<string, RouteMatch>();
 
   return {
@@ -57,7 +57,7 @@ export function createRouteMatcher(catalog: readonly RouteEntry[]): RouteMatcher
         if (value !== undefined) params[name] = value;
       }
       const match = Object.freeze({ entry, params: Object.freeze(params) });
-      if (!entry.pattern.includes(':') && !entry.pattern.includes('*')) staticMatches.set(key, match);
+      if (path === entry.pattern) staticMatches.set(key, match);
       return match;
     },
   };

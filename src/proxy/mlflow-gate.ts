@@ -357,20 +357,32 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (entry.need === 'public') return { routeTemplate: entry.pattern, reason: 'public-route' };
       const principal = r.principal;
       if (!principal) throw unauthenticated();
+      const readsBody = needsBody(r.method, entry, principal.isAdmin);
       // Nothing to read, resolve or arrange afterwards (an administrator's ordinary call): decided
       // here and now, without a promise.
-      if (!needsBody(r.method, entry, principal.isAdmin) && !resolveNeeded(entry, principal) && entry.after === undefined && !hasMoreChecks(entry, principal)) {
-        const decision = decideFor(principal, entry.need, []);
-        notes.reason = decision.reason;
-        if (!decision.allow) throw denied(principal, entry.need, [], decision);
-        return { routeTemplate: entry.pattern, reason: decision.reason };
-      }
-      return authorizeFully(r, entry, params, principal, notes);
+      if (!readsBody && !resolveNeeded(entry, principal) && entry.after === undefined && !hasMoreChecks(entry, principal))
+        return { routeTemplate: entry.pattern, reason: decideOrDeny(principal, entry.need, [], notes).reason };
+      return authorizeFully(r, entry, params, principal, notes, readsBody);
     },
   };
 
-  async function authorizeFully(r: GateRequest, entry: RouteEntry, params: Record<string, string>, principal: Principal, notes: GateNotes): Promise<GatePass> {
-    const raw = needsBody(r.method, entry, principal.isAdmin) ? await readBody(r.req, deps.maxBodyBytes) : undefined;
+  /** The decision on `refs`, noted for logs and metrics; a refusal is thrown. */
+  function decideOrDeny(principal: Principal, need: RouteEntry['need'], refs: readonly ResourceRef[], notes: GateNotes): Decision {
+    const decision = decideFor(principal, need, refs);
+    notes.reason = decision.reason;
+    if (!decision.allow) throw denied(principal, need, refs, decision);
+    return decision;
+  }
+
+  async function authorizeFully(
+    r: GateRequest,
+    entry: RouteEntry,
+    params: Record<string, string>,
+    principal: Principal,
+    notes: GateNotes,
+    readsBody: boolean,
+  ): Promise<GatePass> {
+    const raw = readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
     const request: ResolveRequest = {
       method: r.method,
       query: new URLSearchParams(r.search),
@@ -380,9 +392,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     };
     const refs = resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
     if (refs[0]) notes.resourceType = refs[0].kind;
-    const decision = decideFor(principal, entry.need, refs);
-    notes.reason = decision.reason;
-    if (!decision.allow) throw denied(principal, entry.need, refs, decision);
+    const decision = decideOrDeny(principal, entry.need, refs, notes);
     if (entry.also && !principal.isAdmin)
       for (const also of entry.also) {
         if (readField(also.id, request).length === 0) continue;
@@ -415,16 +425,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const readable = decideFor(principal, 'read', sources);
       if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
     }
-    if (entry.after === undefined) {
-      const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason };
-      return raw ? { ...pass, body: raw } : pass;
-    }
-    const after = await afterWork(entry, principal, request, refs, r);
-    return {
-      routeTemplate: entry.pattern,
-      reason: decision.reason,
-      ...(raw ? { body: raw } : {}),
-      ...after,
-    };
+    const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason, body: raw };
+    // A hook may replace the body it read (review stamping) or take over the answer.
+    return entry.after === undefined ? pass : { ...pass, ...(await afterWork(entry, principal, request, refs, r)) };
   }
 }

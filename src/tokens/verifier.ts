@@ -67,12 +67,6 @@ export function createTokenVerifier(opts: TokenVerifierOptions) {
   return {
     /** Credentials as sent in `Authorization: Basic <encoded>`. */
     verifyEncoded,
-    verify(username: string, token: string): VerifiedToken | undefined {
-      const verified = verifyEncoded(Buffer.from(`${username}:${token}`, 'utf8').toString('base64'));
-      return verified === MALFORMED || verified === undefined
-        ? undefined
-        : { tokenId: verified.tokenId, userId: verified.userId, username: verified.username };
-    },
     /** Drops every cached token of a user: after revocation, rename or deletion. */
     forgetUser(userId: number): void {
       for (const [key, entry] of cache.entries()) if (entry.userId === userId) cache.delete(key);

@@ -4,6 +4,9 @@ import type { TokenRecord, TokenRepo } from '../../src/tokens/token-repo.js';
 import { createTokenVerifier, MALFORMED } from '../../src/tokens/verifier.js';
 import { resolveExpiration } from '../../src/tokens/expiration.js';
 
+/** What a client sends after `Basic `. */
+const credentials = (username: string, token: string) => Buffer.from(`${username}:${token}`).toString('base64');
+
 function fakeRepo(records: Map<string, TokenRecord>) {
   const findByHash = vi.fn((h: string) => records.get(h));
   return { repo: { findByHash } as unknown as TokenRepo, findByHash };
@@ -20,7 +23,7 @@ describe('tokens', () => {
     const token = mintToken();
     const { repo, findByHash } = fakeRepo(new Map([[hashToken(token), { id: 1, userId: 9, createdAt: 0, expiresAt: Date.now() + 60_000, revokedAt: null }]]));
     const v = createTokenVerifier({ repo, usernameOf: () => 'alice', cacheSize: 10 });
-    for (let i = 0; i < 100; i++) expect(v.verify('alice', token)).toEqual({ tokenId: 1, userId: 9, username: 'alice' });
+    for (let i = 0; i < 100; i++) expect(v.verifyEncoded(credentials('alice', token))).toMatchObject({ tokenId: 1, userId: 9, username: 'alice' });
     expect(findByHash).toHaveBeenCalledTimes(1);
   });
 
@@ -30,15 +33,15 @@ describe('tokens', () => {
     const records = new Map([[hashToken(token), { id: 1, userId: 9, createdAt: 0, expiresAt: 2000, revokedAt: null as number | null }]]);
     const { repo } = fakeRepo(records);
     const v = createTokenVerifier({ repo, usernameOf: () => 'alice', cacheSize: 10, now: () => now });
-    expect(v.verify('bob', token)).toBeUndefined();
-    expect(v.verify('alice', token)).toBeDefined();
+    expect(v.verifyEncoded(credentials('bob', token))).toBeUndefined();
+    expect(v.verifyEncoded(credentials('alice', token))).toBeDefined();
     records.set(hashToken(token), { ...records.get(hashToken(token))!, revokedAt: 1500 });
-    expect(v.verify('alice', token)).toBeDefined(); // still cached until told
+    expect(v.verifyEncoded(credentials('alice', token))).toBeDefined(); // still cached until told
     v.forgetUser(9);
-    expect(v.verify('alice', token)).toBeUndefined();
+    expect(v.verifyEncoded(credentials('alice', token))).toBeUndefined();
     records.set(hashToken(token), { ...records.get(hashToken(token))!, revokedAt: null });
     now = 2000;
-    expect(v.verify('alice', token)).toBeUndefined();
+    expect(v.verifyEncoded(credentials('alice', token))).toBeUndefined();
   });
 
   it('credentials as sent: a hit needs the exact string that verified in full; a wrong or malformed one never is cached', () => {
@@ -73,7 +76,7 @@ describe('tokens', () => {
       return t;
     });
     const v = createTokenVerifier({ repo: fakeRepo(records).repo, usernameOf: (id) => `u${id}`, cacheSize: 16 });
-    tokens.forEach((t, i) => v.verify(`u${i}`, t));
+    tokens.forEach((t, i) => v.verifyEncoded(credentials(`u${i}`, t)));
     expect(v.size).toBe(16);
   });
 
