@@ -77,6 +77,20 @@ function resendBody(req: IncomingMessage, body: Buffer): void {
   };
 }
 
+/**
+ * What a forward needs until MLflow answers. It rides on the request and is dropped at the answer:
+ * Node keeps a keep-alive connection's last request alive until the next one arrives, and a record
+ * kept past the answer (it was a WeakMap entry) held its callbacks, and through them the response,
+ * for that long: many times the survivors per young-generation collection, and longer pauses.
+ */
+const FORWARDING = Symbol('flowgate forwarding');
+interface Forwarding {
+  readonly started: bigint;
+  readonly f: ForwardRequest;
+}
+type TrackedRequest = IncomingMessage & { [FORWARDING]?: Forwarding | undefined };
+const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
+
 export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) => void;
 
 /** Forwarding to MLflow through http-proxy-3 over a keep-alive agent. */
@@ -89,28 +103,28 @@ export function createForwarder(opts: ForwardOptions) {
   // Responses an after-hook writes itself go through a second server built for it, so no request
   // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
   const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true, selfHandleResponse: true });
-  // One record per forwarded request (a single WeakMap: each entry is an ephemeron the GC must trace).
-  const inFlight = new WeakMap<IncomingMessage, { started: bigint; reported: boolean; f: ForwardRequest }>();
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
-  function reportUpstream(req: IncomingMessage, status: number): void {
-    const t = inFlight.get(req);
-    if (!t || t.reported) return;
-    t.reported = true;
-    t.f.onUpstream?.(status, Number(process.hrtime.bigint() - t.started) / 1e9);
+  /** The request's record, let go as it is read: MLflow answered (or failed) once per forward. */
+  function takeRecord(req: IncomingMessage): Forwarding | undefined {
+    const t = (req as TrackedRequest)[FORWARDING];
+    if (t !== undefined) (req as TrackedRequest)[FORWARDING] = undefined;
+    return t;
   }
 
   const onProxyRes = (upstream: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
-    reportUpstream(req, upstream.statusCode ?? 0);
+    const t = takeRecord(req);
+    t?.f.onUpstream?.(upstream.statusCode ?? 0, secondsSince(t.started));
     for (const observe of observers) observe(upstream, req);
-    inFlight.get(req)?.f.onResponse?.(upstream, res);
+    t?.f.onResponse?.(upstream, res);
   };
   const onError = (err: Error, req: IncomingMessage, res: ServerResponse | Socket | undefined) => {
-    reportUpstream(req, 0);
-    const started = inFlight.get(req)?.started;
-    const elapsed = started === undefined ? 0 : Number(process.hrtime.bigint() - started) / 1e6;
+    // No record: MLflow's answer had begun, so the response is cut off below, whatever the cause.
+    const t = takeRecord(req);
+    const elapsedMs = t === undefined ? 0 : secondsSince(t.started) * 1000;
+    t?.f.onUpstream?.(0, elapsedMs / 1000);
     const code = (err as NodeJS.ErrnoException).code;
     const error =
-      elapsed >= opts.timeoutMs
+      elapsedMs >= opts.timeoutMs
         ? new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time')
         : code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
           ? new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable')
@@ -133,7 +147,7 @@ export function createForwarder(opts: ForwardOptions) {
       if (f.body) headers['content-length'] = String(f.body.length);
       req.headers = headers;
       req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
-      inFlight.set(req, { started: process.hrtime.bigint(), reported: false, f });
+      (req as TrackedRequest)[FORWARDING] = { started: process.hrtime.bigint(), f };
       if (f.body) resendBody(req, f.body);
       (f.onResponse ? selfHandled : proxy).web(req, res);
     },
