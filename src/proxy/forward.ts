@@ -78,15 +78,17 @@ function resendBody(req: IncomingMessage, body: Buffer): void {
 }
 
 /**
- * What a forward needs until MLflow answers. It rides on the request and is dropped at the answer:
- * Node keeps a keep-alive connection's last request alive until the next one arrives, and a record
- * kept past the answer (it was a WeakMap entry) held its callbacks, and through them the response,
- * for that long: many times the survivors per young-generation collection, and longer pauses.
+ * A forward's start and, until MLflow answers, its callbacks. It rides on the request, and the
+ * callbacks are dropped at the answer: Node keeps a keep-alive connection's last request alive until
+ * the next one arrives, and callbacks kept past the answer (the record was a WeakMap entry) held the
+ * response and the request's scope for that long: many times the survivors per young-generation
+ * collection, and longer pauses.
  */
 const FORWARDING = Symbol('flowgate forwarding');
 interface Forwarding {
   readonly started: bigint;
-  readonly f: ForwardRequest;
+  /** Undefined once MLflow answered or failed: each is reported once. */
+  f: ForwardRequest | undefined;
 }
 type TrackedRequest = IncomingMessage & { [FORWARDING]?: Forwarding | undefined };
 const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
@@ -104,24 +106,24 @@ export function createForwarder(opts: ForwardOptions) {
   // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
   const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true, selfHandleResponse: true });
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
-  /** The request's record, let go as it is read: MLflow answered (or failed) once per forward. */
-  function takeRecord(req: IncomingMessage): Forwarding | undefined {
-    const t = (req as TrackedRequest)[FORWARDING];
-    if (t !== undefined) (req as TrackedRequest)[FORWARDING] = undefined;
-    return t;
+  /** The forward's callbacks, handed out once: to MLflow's answer or to the error, whichever comes first. */
+  function takeCallbacks(t: Forwarding | undefined): ForwardRequest | undefined {
+    const f = t?.f;
+    if (t) t.f = undefined;
+    return f;
   }
 
   const onProxyRes = (upstream: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
-    const t = takeRecord(req);
-    t?.f.onUpstream?.(upstream.statusCode ?? 0, secondsSince(t.started));
+    const t = (req as TrackedRequest)[FORWARDING];
+    const f = takeCallbacks(t);
+    if (t) f?.onUpstream?.(upstream.statusCode ?? 0, secondsSince(t.started));
     for (const observe of observers) observe(upstream, req);
-    t?.f.onResponse?.(upstream, res);
+    f?.onResponse?.(upstream, res);
   };
   const onError = (err: Error, req: IncomingMessage, res: ServerResponse | Socket | undefined) => {
-    // No record: MLflow's answer had begun, so the response is cut off below, whatever the cause.
-    const t = takeRecord(req);
+    const t = (req as TrackedRequest)[FORWARDING];
     const elapsedMs = t === undefined ? 0 : secondsSince(t.started) * 1000;
-    t?.f.onUpstream?.(0, elapsedMs / 1000);
+    takeCallbacks(t)?.onUpstream?.(0, elapsedMs / 1000);
     const code = (err as NodeJS.ErrnoException).code;
     const error =
       elapsedMs >= opts.timeoutMs
