@@ -615,7 +615,7 @@ const LATENCY_KEYS = ['a', 'b', 'c', 'cA', 'du'];
 // shares the machine's moment, and a client that stays up has its own code compiled (a fresh client
 // per run measured its own warm-up as everyone's latency).
 const LATENCY_RUNS_MS = 2000;
-const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 10);
+const LATENCY_ROUNDS = Math.max(1, Number(process.env.BENCH_LATENCY_ROUNDS ?? 10));
 /** A latency round counts only when steal stayed under this during both runs compared. */
 const LATENCY_STEAL_LIMIT = 1;
 const MIN_QUIET_ROUNDS = 5;

@@ -14,7 +14,7 @@ describe('Node flags flowgate ships with', () => {
   });
   // V8 sometimes decides, early under load, that per-request objects live long and allocates them
   // straight in the old generation from then on: 3-4 ms scavenges and old-space churn that ends in
-  // long mark-compacts (bench/results.md, "Garbage collection").
+  // long mark-compacts (README, "Performance and memory").
   it('keeps V8 from pretenuring per-request objects', () => {
     expect(flags).toContain('--no-allocation-site-pretenuring');
   });
