@@ -261,12 +261,7 @@ const atRate = (t, rate, ms, warmupMs) => ({
  * ratio of their CPU per request holds still where separate runs' ratios do not.
  */
 function paired(tA, tB, rate, serverCores, clientCores) {
-  const clients = [tA, tB].map(() => {
-    const child = fork(join(HERE, 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.add(child);
-    if (clientCores) pin(child, clientCores);
-    return child;
-  });
+  const clients = [tA, tB].map(() => forkClient(clientCores));
   for (const t of [tA, tB]) pin(t.server, serverCores);
   let warm = 0;
   let before;
@@ -282,9 +277,7 @@ function paired(tA, tB, rate, serverCores, clientCores) {
             for (const c of clients) c.send('go');
             return;
           }
-          child.removeAllListeners('exit');
-          child.kill();
-          children.delete(child);
+          dismiss(child);
           if (m.error) reject(new Error(m.error));
           else resolve(m.result);
         });
@@ -298,8 +291,8 @@ function paired(tA, tB, rate, serverCores, clientCores) {
     const stealPct = stealPercent(cpuBefore, machineCpu());
     const after = await Promise.all([stats(tA.server), stats(tB.server)]);
     for (const t of [tA, tB]) pin(t.server, ALL_CORES);
-    const cpuPerRequest = (i) => (after[i].cpu.user + after[i].cpu.system - before[i].cpu.user - before[i].cpu.system) / runs[i].count;
-    return { stealPct, a: { ...runs[0], cpuUsPerRequest: cpuPerRequest(0) }, b: { ...runs[1], cpuUsPerRequest: cpuPerRequest(1) } };
+    const [a, b] = runs.map((r, i) => ({ ...r, ...serverCost(before[i], after[i], r.count) }));
+    return { stealPct, a, b };
   });
 }
 
