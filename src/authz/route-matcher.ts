@@ -18,6 +18,7 @@ const SUPPORTED_METHODS: ReadonlySet<string> = new Set<HttpMethod>(['GET', 'POST
  * find-my-way's decoding give back the path unchanged, so an artifact named `50% a?b.txt` is
  * matched and captured as written.
  */
+const NEEDS_ESCAPE = /[%?#]/;
 function escapeForRouter(path: string): string {
   return path.replace(/[%?#]/g, (ch) => (ch === '%' ? '%25' : ch === '?' ? '%3F' : '%23'));
 }
@@ -38,27 +39,29 @@ export function createRouteMatcher(catalog: readonly RouteEntry[]): RouteMatcher
   for (const entry of catalog) {
     router.on(entry.method, entry.pattern, noop, entry);
   }
-  // Matches of paths that are a catalog pattern verbatim (the fixed paths most MLflow calls use):
-  // at most one entry per catalog row, whatever clients send.
-  const staticMatches = new Map<string, RouteMatch>();
+  // Matches of paths that are a catalog pattern verbatim (the fixed paths most MLflow calls use),
+  // per method: at most one entry per catalog row, whatever clients send.
+  const staticMatches = new Map<string, Map<string, RouteMatch>>();
+  for (const method of SUPPORTED_METHODS) staticMatches.set(method, new Map());
 
   return {
     match(method, path) {
       const verb = method === 'HEAD' ? 'GET' : method;
-      const key = `${verb} ${path}`;
-      const known = staticMatches.get(key);
-      if (known) return known;
-      if (!SUPPORTED_METHODS.has(verb) || !path.startsWith('/')) return undefined;
-      const found = router.find(verb as HttpMethod, escapeForRouter(path));
+      const known = staticMatches.get(verb);
+      if (known === undefined || !path.startsWith('/')) return undefined;
+      const hit = known.get(path);
+      if (hit !== undefined) return hit;
+      const found = router.find(verb as HttpMethod, NEEDS_ESCAPE.test(path) ? escapeForRouter(path) : path);
       if (!found?.store) return undefined;
       const entry = found.store as RouteEntry;
-      const params: Record<string, string> = {};
-      for (const [name, value] of Object.entries(found.params)) {
-        if (value !== undefined) params[name] = value;
-      }
-      const match = Object.freeze({ entry, params: Object.freeze(params) });
-      if (path === entry.pattern) staticMatches.set(key, match);
-      return match;
+      // find-my-way's params object (no prototype) holds only the names the pattern declares.
+      const params = found.params as Record<string, string>;
+      for (const name in params) if (params[name] === undefined) delete params[name];
+      if (path !== entry.pattern) return { entry, params };
+      // Shared by every later request on this path, so nobody may change it.
+      const shared: RouteMatch = Object.freeze({ entry, params: Object.freeze(params) });
+      known.set(path, shared);
+      return shared;
     },
   };
 }

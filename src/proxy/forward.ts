@@ -1,6 +1,7 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { createProxyServer } from 'http-proxy-3';
 import { FlowgateError, sendError } from '../errors.js';
 
@@ -54,6 +55,30 @@ export function forwardedHeaders(incoming: IncomingMessage['headers'], bodyRepla
   return out;
 }
 
+/**
+ * The `X-Forwarded-*` headers http-proxy-3's `xfwd` would add, with its semantics (for, port and
+ * proto appended to a client's list, host kept if given), written into the fresh header object:
+ * its own pass reads the socket through deprecated getters and adds the fields to an object one at
+ * a time, at several times the cost.
+ */
+export function addForwardedHeaders(headers: Record<string, string | string[]>, req: IncomingMessage): void {
+  const socket = req.socket;
+  const encrypted = (socket instanceof TLSSocket && socket.encrypted) || Boolean((socket as { pair?: unknown }).pair);
+  const host = req.headers.host;
+  const port = (host === undefined ? undefined : HOST_PORT.exec(host)?.[1]) ?? (encrypted ? '443' : '80');
+  appendForwarded(headers, 'x-forwarded-for', String(socket.remoteAddress));
+  appendForwarded(headers, 'x-forwarded-port', port);
+  appendForwarded(headers, 'x-forwarded-proto', encrypted ? 'https' : 'http');
+  headers['x-forwarded-host'] = (headers['x-forwarded-host'] as string | undefined) || host || '';
+}
+
+const HOST_PORT = /:(\d+)/;
+
+function appendForwarded(headers: Record<string, string | string[]>, name: string, value: string): void {
+  const given = headers[name];
+  headers[name] = given ? `${String(given)},${value}` : value;
+}
+
 const MENTIONS_FLOWGATE_COOKIE = /flowgate_/i;
 
 function withoutFlowgateCookies(cookie: string): string {
@@ -101,10 +126,11 @@ export function createForwarder(opts: ForwardOptions) {
   const target = new URL(opts.upstreamUrl);
   const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
   const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
-  const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true });
+  // X-Forwarded-* are added by addForwardedHeaders, not by http-proxy-3's xfwd.
+  const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: false });
   // Responses an after-hook writes itself go through a second server built for it, so no request
   // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
-  const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: true, selfHandleResponse: true });
+  const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: false, selfHandleResponse: true });
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
   /** The forward's callbacks, handed out once: to MLflow's answer or to the error, whichever comes first. */
   function takeCallbacks(t: Forwarding | undefined): ForwardRequest | undefined {
@@ -144,6 +170,7 @@ export function createForwarder(opts: ForwardOptions) {
       const headers = forwardedHeaders(req.headers, f.body !== undefined);
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
       headers['x-request-id'] = f.requestId;
+      addForwardedHeaders(headers, req);
       // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
       headers.connection = 'keep-alive';
       if (f.body) headers['content-length'] = String(f.body.length);

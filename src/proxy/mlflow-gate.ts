@@ -96,6 +96,22 @@ function resolveNeeded(entry: RouteEntry, principal: Principal): boolean {
   );
 }
 
+/** Hooks that only filter or check what non-administrators see: for an administrator they do nothing. */
+const HOOKS_FOR_NON_ADMINS_ONLY: ReadonlySet<AfterHook> = new Set<AfterHook>([
+  'filter_search_runs',
+  'filter_search_traces',
+  'filter_search_experiments',
+  'filter_search_logged_models',
+  'filter_search_registered_models',
+  'filter_search_model_versions',
+  'filter_review_queues',
+  'graphql',
+]);
+
+/** The route's after-hook has work to do for this caller. */
+const hookApplies = (entry: RouteEntry, principal: Principal) =>
+  entry.after !== undefined && !(principal.isAdmin && HOOKS_FOR_NON_ADMINS_ONLY.has(entry.after));
+
 /** Checks beyond the route's own resource, which administrators skip. */
 function hasMoreChecks(entry: RouteEntry, principal: Principal): boolean {
   return !principal.isAdmin && (entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined);
@@ -360,7 +376,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const readsBody = needsBody(r.method, entry, principal.isAdmin);
       // Nothing to read, resolve or arrange afterwards (an administrator's ordinary call): decided
       // here and now, without a promise.
-      if (!readsBody && !resolveNeeded(entry, principal) && entry.after === undefined && !hasMoreChecks(entry, principal))
+      if (!readsBody && !resolveNeeded(entry, principal) && !hookApplies(entry, principal) && !hasMoreChecks(entry, principal))
         return { routeTemplate: entry.pattern, reason: decideOrDeny(principal, entry.need, [], notes).reason };
       return authorizeFully(r, entry, params, principal, notes, readsBody);
     },
@@ -427,6 +443,6 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     }
     const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason, body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer.
-    return entry.after === undefined ? pass : { ...pass, ...(await afterWork(entry, principal, request, refs, r)) };
+    return hookApplies(entry, principal) ? { ...pass, ...(await afterWork(entry, principal, request, refs, r)) } : pass;
   }
 }

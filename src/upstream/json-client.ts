@@ -85,7 +85,7 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
           res.on('error', fail);
           res.on('end', () => {
             clearTimeout(timer);
-            const text = Buffer.concat(chunks, size).toString('utf8');
+            const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
             try {
               resolve({ status: res.statusCode ?? 502, json: text ? (JSON.parse(text) as unknown) : {} });
             } catch {
