@@ -54,6 +54,12 @@ export interface StartOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Milliseconds to the microsecond for the request line. A full-precision double takes V8's slow
+ * shortest-representation path when written out: three of them were ~40% of a line's cost.
+ */
+const microsecondsAsMs = (seconds: number) => Math.round(seconds * 1e6) / 1e3;
+
 /** The composition root: builds every module once from the validated config and starts listening. */
 export async function startFlowgate(config: Config, options: StartOptions = {}): Promise<Flowgate> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -217,9 +223,9 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           status: res.statusCode,
           // pino leaves out fields that are undefined: no object spreads on the request path.
           aborted: res.writableFinished ? undefined : true,
-          durationMs: Number(process.hrtime.bigint() - scope.started) / 1e6,
-          decisionMs: scope.decisionSeconds === undefined ? undefined : scope.decisionSeconds * 1e3,
-          upstreamMs: scope.upstreamSeconds === undefined ? undefined : scope.upstreamSeconds * 1e3,
+          durationMs: microsecondsAsMs(Number(process.hrtime.bigint() - scope.started) / 1e9),
+          decisionMs: scope.decisionSeconds === undefined ? undefined : microsecondsAsMs(scope.decisionSeconds),
+          upstreamMs: scope.upstreamSeconds === undefined ? undefined : microsecondsAsMs(scope.upstreamSeconds),
           upstreamStatus: scope.upstreamSeconds === undefined ? undefined : scope.upstreamStatus,
         },
         'request',

@@ -48,23 +48,31 @@ function bodyObject(body: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-/** Every leaf found under a dotted path, trying both spellings at each level. */
-function bodyLeaves(node: unknown, path: readonly string[], field: string): unknown[] {
-  if (path.length === 0) return [node];
+/**
+ * Every leaf found under a dotted path (from `depth` on), trying both spellings at each level,
+ * added to `out`. Runs for every id read from a body, so it appends rather than building arrays.
+ */
+function bodyLeaves(node: unknown, path: readonly string[], out: unknown[] = [], depth = 0): unknown[] {
+  if (depth === path.length) {
+    out.push(node);
+    return out;
+  }
   // A list of objects on the way (`models.model_id`): every element's leaves.
-  if (Array.isArray(node)) return node.flatMap((item) => bodyLeaves(item, path, field));
-  if (typeof node !== 'object' || node === null) return [];
-  const [head, ...rest] = path as [string, ...string[]];
-  return spellings(head).flatMap((key) =>
-    Object.hasOwn(node, key) ? bodyLeaves((node as Record<string, unknown>)[key], rest, field) : [],
-  );
+  if (Array.isArray(node)) {
+    for (const item of node) bodyLeaves(item, path, out, depth);
+    return out;
+  }
+  if (typeof node !== 'object' || node === null) return out;
+  for (const key of spellings(path[depth]!))
+    if (Object.hasOwn(node, key)) bodyLeaves((node as Record<string, unknown>)[key], path, out, depth + 1);
+  return out;
 }
 
-function asStrings(value: unknown, field: string): string[] {
-  if (value === null || value === undefined) return [];
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value)) return value.flatMap((item) => asStrings(item, field));
-  throw badRequest(`Parameter '${field}' must be a string`);
+function addStrings(value: unknown, field: string, out: string[]): void {
+  if (value === null || value === undefined) return;
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) addStrings(item, field, out);
+  else throw badRequest(`Parameter '${field}' must be a string`);
 }
 
 /** Node joins a repeated header into one comma-separated string; the tracker reads only the first. */
@@ -79,28 +87,40 @@ function headerValues(headers: ResolveRequest['headers'], name: string): string[
  * both the query and the body whatever the method: MLflow reads a GET's body when its query is
  * empty and a DELETE's query when it has no JSON body, so any second copy must agree.
  */
-function collect(request: ResolveRequest, from: IdLocation, field: string): string[] {
+function collect(request: ResolveRequest, from: IdLocation, field: string, out: string[] = []): string[] {
   switch (from) {
     case 'param': {
       const value = request.params[field];
-      return value === undefined ? [] : [value];
+      if (value !== undefined) out.push(value);
+      return out;
     }
     case 'header':
-      return headerValues(request.headers, field);
+      for (const value of headerValues(request.headers, field)) out.push(value);
+      return out;
     case 'query':
-      return spellings(field).flatMap((name) => request.query.getAll(name));
+      for (const name of spellings(field)) for (const value of request.query.getAll(name)) out.push(value);
+      return out;
     case 'body':
-      return bodyLeaves(bodyObject(request.body), dottedPath(field), field).flatMap((v) => asStrings(v, field));
+      for (const leaf of bodyLeaves(bodyObject(request.body), dottedPath(field))) addStrings(leaf, field, out);
+      return out;
     case 'auto':
-      return [...collect(request, 'query', field), ...collect(request, 'body', field)];
+      collect(request, 'query', field, out);
+      return collect(request, 'body', field, out);
   }
 }
 
-const present = (values: readonly string[]) => [...new Set(values.filter((v) => v !== ''))];
+/** The distinct non-empty values, in order of appearance. */
+function present(values: readonly string[]): string[] {
+  if (values.length === 0) return [];
+  if (values.length === 1) return values[0] === '' ? [] : [values[0]!];
+  return [...new Set(values.filter((v) => v !== ''))];
+}
 
 /** The one value of a single-valued field; a second, different value anywhere is a 400. */
 function readOne(request: ResolveRequest, from: IdLocation, field: string, alias?: string): string | undefined {
-  const values = present([...collect(request, from, field), ...(alias ? collect(request, from, alias) : [])]);
+  const found = collect(request, from, field);
+  if (alias) collect(request, from, alias, found);
+  const values = present(found);
   if (values.length > 1) {
     const names = alias ? `'${field}' / '${alias}'` : `'${field}'`;
     throw badRequest(`Conflicting values for parameter ${names}`);
@@ -215,7 +235,7 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
     }
     const prompt =
       entry.need === 'create'
-        ? tagsSayPrompt(bodyLeaves(bodyObject(request.body), ['tags'], 'tags')[0])
+        ? tagsSayPrompt(bodyLeaves(bodyObject(request.body), ['tags'])[0])
         : await lookups.isPrompt(name);
     return [{ kind: prompt ? 'prompt' : 'registered_model', id: name }];
   }

@@ -60,6 +60,8 @@ describe('request log lines', () => {
     expect(line.durationMs).toBeGreaterThan(0);
     expect(line.upstreamMs).toBeGreaterThan(0);
     expect(line.upstreamMs).toBeLessThanOrEqual(line.durationMs);
+    // To the microsecond: no long tails of digits in the line.
+    for (const ms of [line.durationMs, line.upstreamMs]) expect(String(ms)).toMatch(/^\d+(\.\d{1,3})?$/);
     expect(requestLines(fg.logs).filter((l) => l.requestId === 'ok-line-1')).toHaveLength(1);
   });
 
