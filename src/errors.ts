@@ -61,15 +61,24 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** JSON already serialized (an answer of MLflow's passed on unchanged). */
+export function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  payload: string | Buffer,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const payload = JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
     'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(payload),
+    'Content-Length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
     'Cache-Control': 'no-store',
   });
   res.end(payload);

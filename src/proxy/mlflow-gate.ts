@@ -10,7 +10,7 @@ import type { PolicyReader } from '../authz/policy.js';
 import { readField, spellings, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
 import type { AfterHook, IdSource, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
-import { badRequest, forbidden, sendJson, unauthenticated } from '../errors.js';
+import { badRequest, forbidden, sendJson, sendJsonText, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { Db } from '../store/database.js';
@@ -325,8 +325,9 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         };
         return {
           respond: async (res, context) => {
-            const { status, json } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable, context);
-            sendJson(res, status, json);
+            const { status, json, raw } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable, context);
+            if (raw) sendJsonText(res, status, raw);
+            else sendJson(res, status, json);
           },
         };
       }

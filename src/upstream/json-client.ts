@@ -10,9 +10,16 @@ export interface CallContext {
   readonly onUpstream?: (status: number, seconds: number) => void;
 }
 
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly json: unknown;
+  /** The answer's bytes as MLflow sent them, for passing on unchanged. */
+  readonly raw?: Buffer;
+}
+
 export interface UpstreamJson {
   /** Calls MLflow directly (no auth: it is flowgate's own loopback backend). */
-  call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>, context?: CallContext): Promise<{ status: number; json: unknown }>;
+  call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>, context?: CallContext): Promise<UpstreamAnswer>;
   close(): void;
 }
 
@@ -85,9 +92,10 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
           res.on('error', fail);
           res.on('end', () => {
             clearTimeout(timer);
-            const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+            const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+            const text = raw.toString('utf8');
             try {
-              resolve({ status: res.statusCode ?? 502, json: text ? (JSON.parse(text) as unknown) : {} });
+              resolve({ status: res.statusCode ?? 502, json: text ? (JSON.parse(text) as unknown) : {}, raw });
             } catch {
               reject(new FlowgateError('BAD_GATEWAY', 'MLflow answered with something that is not JSON'));
             }

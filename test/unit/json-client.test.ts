@@ -30,7 +30,9 @@ describe('upstream JSON client (filtered searches)', () => {
   it('sends GET input as a repeated query and POST input as JSON, under the static prefix', async () => {
     const client = createUpstreamJson(base, '/prefix', 2000);
     const get = await client.call('GET', '/api/2.0/mlflow/registered-models/search', { filter: "name='a b'", ids: ['1', '2'], skip: undefined });
-    expect(get).toEqual({ status: 200, json: { echo: '/prefix/api/2.0/mlflow/registered-models/search?filter=name%3D%27a+b%27&ids=1&ids=2', body: null } });
+    expect(get).toMatchObject({ status: 200, json: { echo: '/prefix/api/2.0/mlflow/registered-models/search?filter=name%3D%27a+b%27&ids=1&ids=2', body: null } });
+    // The bytes as MLflow sent them, for an answer passed on unchanged.
+    expect(JSON.parse(get.raw!.toString('utf8'))).toEqual(get.json);
     const post = await client.call('POST', '/api/2.0/mlflow/experiments/search', { max_results: 3 });
     expect(post.json).toEqual({ echo: '/prefix/api/2.0/mlflow/experiments/search', body: { max_results: 3 } });
     expect(seen.at(-1)!.type).toBe('application/json');

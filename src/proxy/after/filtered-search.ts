@@ -1,6 +1,6 @@
 import { badRequest, FlowgateError } from '../../errors.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
-import type { CallContext, UpstreamJson } from '../../upstream/json-client.js';
+import type { CallContext, UpstreamAnswer, UpstreamJson } from '../../upstream/json-client.js';
 
 export interface FilteredSearchSpec {
   /** The key of the result list in MLflow's answer, e.g. `experiments`. */
@@ -26,7 +26,7 @@ export async function filteredSearch(
   input: Record<string, unknown>,
   readable: (items: readonly unknown[]) => boolean[] | Promise<boolean[]>,
   context?: CallContext,
-): Promise<{ status: number; json: unknown }> {
+): Promise<UpstreamAnswer> {
   const requested = input.max_results === undefined ? spec.defaultMaxResults : Number(input.max_results);
   if (!Number.isInteger(requested) || requested < 1) throw badRequest(`Invalid value for max_results: ${String(input.max_results)}`);
   const resume = decodePageToken(input.page_token);
@@ -36,7 +36,7 @@ export async function filteredSearch(
   const out: unknown[] = [];
 
   for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-    const { status, json } = await upstream.call(method, path, {
+    const { status, json, raw } = await upstream.call(method, path, {
       ...input,
       max_results: pageSize,
       page_token: upstreamToken,
@@ -48,6 +48,10 @@ export async function filteredSearch(
     const window = items.slice(skip);
     const judged = readable(window);
     const verdicts = judged instanceof Promise ? await judged : judged;
+    // A first page whose every item may be shown, with nothing to page on, would be written out
+    // again exactly as MLflow sent it: its bytes go out as they are.
+    if (raw && pages === 0 && !resume && nextUpstream === undefined && items.length > 0 && items.length <= requested && onlyKey(answer, spec.itemsKey) && verdicts.every(Boolean))
+      return { status, json: answer, raw };
     for (let i = 0; i < window.length; i++) {
       if (!verdicts[i]) continue;
       out.push(window[i]);
@@ -72,4 +76,9 @@ export async function filteredSearch(
     status: 200,
     json: { [spec.itemsKey]: out, next_page_token: encodePageToken({ upstreamToken, skip: 0, pageSize }) },
   };
+}
+
+function onlyKey(answer: Record<string, unknown>, key: string): boolean {
+  for (const k in answer) if (k !== key) return false;
+  return true;
 }
