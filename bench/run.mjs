@@ -59,7 +59,9 @@ function cleanup() {
   for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
 }
 process.on('exit', cleanup);
+// Ctrl-C, or a `kill`: either way the MLflow servers (in their own process groups) go too.
 process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
 
 function tmp(prefix) {
   const d = mkdtempSync(join(tmpdir(), prefix));

@@ -5,6 +5,8 @@ import type { UpstreamJson } from '../upstream/json-client.js';
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
 export interface MlflowLookups {
   experimentOfRun(runId: string): Promise<string>;
+  /** The run's experiment if it is already known (cached): lets a request be decided without waiting. */
+  knownExperimentOfRun?(runId: string): string | undefined;
   experimentOfLoggedModel(modelId: string): Promise<string>;
   experimentOfTrace(traceId: string): Promise<string>;
   experimentIdByName(name: string): Promise<string>;
@@ -59,6 +61,8 @@ export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
 
 interface Lookup<V> {
   get(key: string): Promise<V>;
+  /** The cached value, counted as a hit, or undefined (not counted: a `get` follows and counts the miss). */
+  peek(key: string): V | undefined;
   delete(key: string): void;
 }
 
@@ -96,6 +100,11 @@ function cachedLookup<V extends {}>(
         });
       inFlight.set(key, request);
       return request;
+    },
+    peek(key) {
+      const cached = uncached ? undefined : cache.get(key);
+      if (cached !== undefined) onCache?.(name, true);
+      return cached;
     },
     delete(key) {
       generation += 1;
@@ -222,6 +231,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
 
   return {
     experimentOfRun: (runId) => runs.get(runId),
+    knownExperimentOfRun: (runId) => runs.peek(runId),
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
     experimentOfTrace: (traceId) => traces.get(traceId),
     experimentIdByName: (name) => experimentNames.get(name),

@@ -11,7 +11,8 @@ export interface ResolveRequest {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
-export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => Promise<ResourceRef[]>;
+/** Synchronous when nothing needs looking up (ids in the request, or already cached): no promise per request. */
+export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => ResourceRef[] | Promise<ResourceRef[]>;
 
 /** More ids than this in one request is refused rather than looked up one by one. */
 const MAX_IDS = 1000;
@@ -240,7 +241,7 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
     return [{ kind: prompt ? 'prompt' : 'registered_model', id: name }];
   }
 
-  return async function resolve(entry, request) {
+  function resolve(entry: RouteEntry, request: ResolveRequest): ResourceRef[] | Promise<ResourceRef[]> {
     const id = entry.id;
     switch (id.kind) {
       case 'none':
@@ -249,10 +250,24 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return requestedExperiments([requireOne(id, request)], id.field);
       case 'experiment_ids':
         return requestedExperiments(requireMany(id, request), id.field);
+      case 'artifact_path':
+        return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+      case 'run_id': {
+        const runId = requireOne(id, request);
+        const known = lookups.knownExperimentOfRun?.(runId);
+        return known === undefined ? lookups.experimentOfRun(runId).then((e) => experimentRefs([e])) : experimentRefs([known]);
+      }
+      default:
+        return resolveLookingUp(entry, request);
+    }
+  }
+  return resolve;
+
+  async function resolveLookingUp(entry: RouteEntry, request: ResolveRequest): Promise<ResourceRef[]> {
+    const id = entry.id;
+    switch (id.kind) {
       case 'experiment_name':
         return experimentRefs([await lookups.experimentIdByName(requireOne(id, request))]);
-      case 'run_id':
-        return experimentRefs([await lookups.experimentOfRun(requireOne(id, request))]);
       case 'run_ids':
         return experimentRefs(await Promise.all(requireMany(id, request).map((r) => lookups.experimentOfRun(r))));
       case 'logged_model_id':
@@ -271,13 +286,14 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         if (kind !== 'prompt' && kind !== 'registered_model') throw new Error(`model_names needs a prompt or registered_model row, not ${kind}`);
         return requireMany(id, request).map((name) => ({ kind, id: name }));
       }
-      case 'artifact_path':
-        return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
       case 'owned_id':
         return experimentRefs([await lookups.experimentOfOwned(id.owner, requireOne(id, request))]);
       case 'dataset_id':
         // No experiments: no refs, which decide() refuses (MLflow's basic-auth refuses it too).
         return experimentRefs(await lookups.experimentsOfDataset(requireOne(id, request)));
+      default:
+        // Ids read from the request itself: resolve() answers those without a promise.
+        return resolve(entry, request);
     }
-  };
+  }
 }

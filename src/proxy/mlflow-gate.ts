@@ -377,11 +377,27 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const readsBody = needsBody(r.method, entry, principal.isAdmin);
       // Nothing to read, resolve or arrange afterwards (an administrator's ordinary call): decided
       // here and now, without a promise.
-      if (!readsBody && !resolveNeeded(entry, principal) && !hookApplies(entry, principal) && !hasMoreChecks(entry, principal))
-        return { routeTemplate: entry.pattern, reason: decideOrDeny(principal, entry.need, [], notes).reason };
+      if (!readsBody && !hookApplies(entry, principal) && !hasMoreChecks(entry, principal)) {
+        if (!resolveNeeded(entry, principal)) return { routeTemplate: entry.pattern, reason: decideOrDeny(principal, entry.need, [], notes).reason };
+        // A resource named in the path or query, or a run whose experiment is cached: decided here
+        // and now as well.
+        const refs = deps.resolve(entry, resolveRequest(r, params, undefined));
+        if (!(refs instanceof Promise)) return { routeTemplate: entry.pattern, reason: decideOnRefs(principal, entry.need, refs, notes).reason };
+        return authorizeFully(r, entry, params, principal, notes, false, refs);
+      }
       return authorizeFully(r, entry, params, principal, notes, readsBody);
     },
   };
+
+  function resolveRequest(r: GateRequest, params: Record<string, string>, body: unknown): ResolveRequest {
+    return { method: r.method, query: new URLSearchParams(r.search), body, params, headers: r.req.headers };
+  }
+
+  /** The decision on the resources the request resolved to (the first one names the resource type). */
+  function decideOnRefs(principal: Principal, need: RouteEntry['need'], refs: readonly ResourceRef[], notes: GateNotes): Decision {
+    if (refs[0]) notes.resourceType = refs[0].kind;
+    return decideOrDeny(principal, need, refs, notes);
+  }
 
   /** The decision on `refs`, noted for logs and metrics; a refusal is thrown. */
   function decideOrDeny(principal: Principal, need: RouteEntry['need'], refs: readonly ResourceRef[], notes: GateNotes): Decision {
@@ -398,18 +414,13 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     principal: Principal,
     notes: GateNotes,
     readsBody: boolean,
+    /** The resources, when the caller already started resolving them. */
+    resolving?: Promise<ResourceRef[]>,
   ): Promise<GatePass> {
     const raw = readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
-    const request: ResolveRequest = {
-      method: r.method,
-      query: new URLSearchParams(r.search),
-      body: raw ? parseJson(raw) : undefined,
-      params,
-      headers: r.req.headers,
-    };
-    const refs = resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
-    if (refs[0]) notes.resourceType = refs[0].kind;
-    const decision = decideOrDeny(principal, entry.need, refs, notes);
+    const request = resolveRequest(r, params, raw ? parseJson(raw) : undefined);
+    const refs = resolving ? await resolving : resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
+    const decision = decideOnRefs(principal, entry.need, refs, notes);
     if (entry.also && !principal.isAdmin)
       for (const also of entry.also) {
         if (readField(also.id, request).length === 0) continue;

@@ -103,6 +103,17 @@ describe('MLflow look-ups', () => {
     expect(hits).toContain('/api/2.0/mlflow/experiments/get-by-name?experiment_name=team+a');
   });
 
+  it("knows a cached run's experiment without a promise, and counts each request's hit or miss once", async () => {
+    const { api, cacheEvents } = lookups();
+    expect(api.knownExperimentOfRun!('r1')).toBeUndefined();
+    expect(cacheEvents).toEqual([]);
+    expect(await api.experimentOfRun('r1')).toBe('11');
+    expect(cacheEvents).toEqual([['run_experiment', false]]);
+    expect(api.knownExperimentOfRun!('r1')).toBe('11');
+    expect(cacheEvents).toEqual([['run_experiment', false], ['run_experiment', true]]);
+    expect(hits).toHaveLength(1);
+  });
+
   it('puts the static prefix in front of every path', async () => {
     const { api } = lookups({ upstreamUrl: `${baseUrl}/`, staticPrefix: '/prefix' });
     expect(await api.experimentOfRun('r1')).toBe('11');

@@ -142,6 +142,37 @@ describe('resolve: each id kind', () => {
   });
 });
 
+describe('resolve: without a promise when nothing needs looking up', () => {
+  const requestFor = (method: string, path: string, query: Record<string, string>) => {
+    const found = matcher.match(method, path)!;
+    const request: ResolveRequest = { method, query: new URLSearchParams(query), body: undefined, params: found.params, headers: {} };
+    return { entry: found.entry, request };
+  };
+
+  it('ids in the request and runs whose experiment is known answer at once; other runs through a look-up', async () => {
+    const calls: string[] = [];
+    const resolve = createResourceResolver({ ...fakeLookups(calls), knownExperimentOfRun: (id) => (id === 'r1' ? '1' : undefined) });
+    const byId = requestFor('GET', '/api/2.0/mlflow/experiments/get', { experiment_id: '7' });
+    expect(resolve(byId.entry, byId.request)).toEqual([{ kind: 'experiment', id: '7' }]);
+    const artifact = requestFor('GET', '/api/2.0/mlflow-artifacts/artifacts/5/r1/artifacts/a.txt', {});
+    expect(resolve(artifact.entry, artifact.request)).toEqual([{ kind: 'experiment', id: '5' }]);
+    const known = requestFor('GET', '/api/2.0/mlflow/runs/get', { run_id: 'r1' });
+    expect(resolve(known.entry, known.request)).toEqual([{ kind: 'experiment', id: '1' }]);
+    expect(calls).toEqual([]);
+    const unknown = requestFor('GET', '/api/2.0/mlflow/runs/get', { run_id: 'r9' });
+    const pending = resolve(unknown.entry, unknown.request);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toEqual([{ kind: 'experiment', id: '9' }]);
+    expect(calls).toEqual(['run:r9']);
+  });
+
+  it('a bad id is still refused as a 400', () => {
+    const resolve = createResourceResolver(fakeLookups());
+    const bad = requestFor('GET', '/api/2.0/mlflow/experiments/get', { experiment_id: '+1' });
+    expect(() => resolve(bad.entry, bad.request)).toThrow(FlowgateError);
+  });
+});
+
 describe('resolve: registered models and prompts', () => {
   it('tells a prompt from a model by the tag MLflow keeps', async () => {
     expect(await resolveFor('GET', '/api/2.0/mlflow/registered-models/get', { query: { name: 'prompt-a' } })).toEqual([{ kind: 'prompt', id: 'prompt-a' }]);
