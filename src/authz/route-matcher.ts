@@ -12,13 +12,14 @@ export interface RouteMatcher {
 
 const SUPPORTED_METHODS: ReadonlySet<string> = new Set<HttpMethod>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
+const NEEDS_ESCAPE = /[%?#]/;
+
 /**
  * The proxy hands over a path it has already percent-decoded, while find-my-way decodes again and
  * cuts at `?`, `#` (and `;` if asked). Escaping exactly those characters, plus `%` itself, makes
  * find-my-way's decoding give back the path unchanged, so an artifact named `50% a?b.txt` is
  * matched and captured as written.
  */
-const NEEDS_ESCAPE = /[%?#]/;
 function escapeForRouter(path: string): string {
   return path.replace(/[%?#]/g, (ch) => (ch === '%' ? '%25' : ch === '?' ? '%3F' : '%23'));
 }

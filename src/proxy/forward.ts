@@ -55,6 +55,8 @@ export function forwardedHeaders(incoming: IncomingMessage['headers'], bodyRepla
   return out;
 }
 
+const HOST_PORT = /:(\d+)/;
+
 /**
  * The `X-Forwarded-*` headers http-proxy-3's `xfwd` would add, with its semantics (for, port and
  * proto appended to a client's list, host kept if given), written into the fresh header object:
@@ -71,8 +73,6 @@ export function addForwardedHeaders(headers: Record<string, string | string[]>, 
   appendForwarded(headers, 'x-forwarded-proto', encrypted ? 'https' : 'http');
   headers['x-forwarded-host'] = (headers['x-forwarded-host'] as string | undefined) || host || '';
 }
-
-const HOST_PORT = /:(\d+)/;
 
 function appendForwarded(headers: Record<string, string | string[]>, name: string, value: string): void {
   const given = headers[name];

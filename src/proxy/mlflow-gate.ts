@@ -39,6 +39,16 @@ export interface MlflowGateDeps {
   readonly logger: Logger;
 }
 
+/** Hooks that filter a search for non-administrators, narrowing its request or its answer. */
+const SEARCH_FILTERS: readonly AfterHook[] = [
+  'filter_search_runs',
+  'filter_search_traces',
+  'filter_search_experiments',
+  'filter_search_logged_models',
+  'filter_search_registered_models',
+  'filter_search_model_versions',
+];
+
 /** Hooks that read the request's JSON body even when the route's id does not come from it. */
 const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'grant_creator_registered_model',
@@ -46,12 +56,7 @@ const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'stamp_review_completed_by',
   'move_registered_model_grants',
   'drop_registered_model_grants',
-  'filter_search_runs',
-  'filter_search_traces',
-  'filter_search_experiments',
-  'filter_search_logged_models',
-  'filter_search_registered_models',
-  'filter_search_model_versions',
+  ...SEARCH_FILTERS,
 ]);
 
 /** An answer flowgate must filter (GraphQL, review-queue lists) is held in memory up to this size; a larger one is refused. */
@@ -97,16 +102,7 @@ function resolveNeeded(entry: RouteEntry, principal: Principal): boolean {
 }
 
 /** Hooks that only filter or check what non-administrators see: for an administrator they do nothing. */
-const HOOKS_FOR_NON_ADMINS_ONLY: ReadonlySet<AfterHook> = new Set<AfterHook>([
-  'filter_search_runs',
-  'filter_search_traces',
-  'filter_search_experiments',
-  'filter_search_logged_models',
-  'filter_search_registered_models',
-  'filter_search_model_versions',
-  'filter_review_queues',
-  'graphql',
-]);
+const HOOKS_FOR_NON_ADMINS_ONLY: ReadonlySet<AfterHook> = new Set<AfterHook>([...SEARCH_FILTERS, 'filter_review_queues', 'graphql']);
 
 /** The route's after-hook has work to do for this caller. */
 const hookApplies = (entry: RouteEntry, principal: Principal) =>

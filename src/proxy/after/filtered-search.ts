@@ -50,8 +50,9 @@ export async function filteredSearch(
     const verdicts = judged instanceof Promise ? await judged : judged;
     // A first page whose every item may be shown, with nothing to page on, would be written out
     // again exactly as MLflow sent it: its bytes go out as they are.
-    if (raw && pages === 0 && !resume && nextUpstream === undefined && items.length > 0 && items.length <= requested && onlyKey(answer, spec.itemsKey) && verdicts.every(Boolean))
-      return { status, json: answer, raw };
+    const asMlflowSentIt =
+      raw !== undefined && pages === 0 && !resume && nextUpstream === undefined && items.length > 0 && items.length <= requested;
+    if (asMlflowSentIt && onlyKey(answer, spec.itemsKey) && verdicts.every(Boolean)) return { status, json: answer, raw };
     for (let i = 0; i < window.length; i++) {
       if (!verdicts[i]) continue;
       out.push(window[i]);
