@@ -377,9 +377,10 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         if (!resolveNeeded(entry, principal)) return { routeTemplate: entry.pattern, reason: decideOrDeny(principal, entry.need, [], notes).reason };
         // A resource named in the path or query, or a run whose experiment is cached: decided here
         // and now as well.
-        const refs = deps.resolve(entry, resolveRequest(r, params, undefined));
+        const request = resolveRequest(r, params, undefined);
+        const refs = deps.resolve(entry, request);
         if (!(refs instanceof Promise)) return { routeTemplate: entry.pattern, reason: decideOnRefs(principal, entry.need, refs, notes).reason };
-        return authorizeFully(r, entry, params, principal, notes, false, refs);
+        return authorizeFully(r, entry, params, principal, notes, false, { request, refs });
       }
       return authorizeFully(r, entry, params, principal, notes, readsBody);
     },
@@ -410,12 +411,12 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     principal: Principal,
     notes: GateNotes,
     readsBody: boolean,
-    /** The resources, when the caller already started resolving them. */
-    resolving?: Promise<ResourceRef[]>,
+    /** The request (no body) and its resources, when the caller already started resolving them. */
+    started?: { request: ResolveRequest; refs: Promise<ResourceRef[]> },
   ): Promise<GatePass> {
     const raw = readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
-    const request = resolveRequest(r, params, raw ? parseJson(raw) : undefined);
-    const refs = resolving ? await resolving : resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
+    const request = started?.request ?? resolveRequest(r, params, raw ? parseJson(raw) : undefined);
+    const refs = started ? await started.refs : resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
     const decision = decideOnRefs(principal, entry.need, refs, notes);
     if (entry.also && !principal.isAdmin)
       for (const also of entry.also) {
