@@ -3,7 +3,7 @@ import { Agent, createServer } from 'node:http';
 import { createProxyServer } from 'http-proxy-3';
 import { gcClock } from './gc-clock.mjs';
 
-const readGc = gcClock();
+const readGc = gcClock({ detail: process.env.BENCH_GC_DETAIL === '1' });
 
 const target = process.argv[2];
 const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });

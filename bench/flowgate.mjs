@@ -4,7 +4,7 @@ import { loadConfig } from '../dist/config.js';
 import { startFlowgate } from '../dist/main.js';
 import { gcClock } from './gc-clock.mjs';
 
-const readGc = gcClock();
+const readGc = gcClock({ detail: process.env.BENCH_GC_DETAIL === '1' });
 
 const config = loadConfig(process.env);
 const fg = await startFlowgate(config);

@@ -26,6 +26,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 /** Saturation runs are interleaved a, b, c, d, a, b, … so a burst of load from elsewhere hits every target alike; the best round counts. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+/** Allocation and scavenge survivors from v8.GCProfiler in the servers (see gc-clock.mjs for its RSS cost). */
+const GC_DETAIL = process.env.BENCH_GC_DETAIL === '1';
 const ADMIN = { username: 'admin', token: `fgt_bench_admin_${randomBytes(16).toString('hex')}` };
 const USER = { username: 'bench-user', token: `fgt_bench_user_${randomBytes(16).toString('hex')}` };
 const READER = { username: 'bench-reader', token: `fgt_bench_reader_${randomBytes(16).toString('hex')}` };
@@ -563,6 +565,7 @@ for (const t of Object.values(targets)) {
   await saturate(t.base, t.mix, { durationMs: WARM_SECONDS * 1000 });
 }
 results.warmSeconds = WARM_SECONDS;
+results.gcDetail = GC_DETAIL;
 results.loadavg = { before: loadavg()[0] };
 results.rounds = {};
 results.cpuRounds = {};
@@ -821,7 +824,9 @@ const md = [
   '- Server CPU µs/req: the server process\'s user+system CPU time over the measured requests (from `process.cpuUsage()`), lowest round shown;',
   '  server GC µs/req: its garbage-collection pauses over the same requests (`perf_hooks` gc entries), from the round shown;',
   '  server heap KB/req: what its JavaScript heap allocated per request (heap growth between collections, `v8.GCProfiler`):',
-  '  a count of work that this machine\'s speed does not move; steal %: the share of the cores\' time the hypervisor gave',
+  '  a count of work that this machine\'s speed does not move, measured only with `BENCH_GC_DETAIL=1` (as are survivors per',
+  '  scavenge below), because the profiler grows the server\'s native heap and would inflate its peak RSS' + (GC_DETAIL ? ' (on in this run: the RSS figures include that growth);' : ' (off in this run);'),
+  '  steal %: the share of the cores\' time the hypervisor gave',
   '  to other guests during the run (/proc/stat), which slows everything measured in time.',
   `- Latency: open-loop at a fixed ${rate} req/s, half of (c)'s saturation rate` +
     (L.pinned
