@@ -23,5 +23,5 @@ USER node
 VOLUME ["/var/lib/flowgate"]
 EXPOSE 8080 9090
 # A 4 MB young generation: peak RSS ~25 MB lower under load; see README, "Memory".
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--max-old-space-size=512", "dist/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/cli.js"]
 CMD ["serve"]
