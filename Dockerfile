@@ -22,6 +22,6 @@ RUN mkdir -p /var/lib/flowgate && chown node:node /var/lib/flowgate
 USER node
 VOLUME ["/var/lib/flowgate"]
 EXPOSE 8080 9090
-# A 4 MB young generation: peak RSS ~25 MB lower under load; see README, "Memory".
+# The same Node flags as npm start and the bench (package.json flowgate.nodeFlags); why: README, "Performance and memory".
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/cli.js"]
 CMD ["serve"]

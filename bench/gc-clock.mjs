@@ -1,9 +1,10 @@
 // Garbage-collection time of the process it runs in, for the bench's 'stats' answers: total pause
-// milliseconds and count so far, the longest pause since the previous read, and the bytes the
-// process has allocated on its heap so far, and what young-generation collections (scavenges) kept
-// and cost. GC time and allocation per request move far less with other load on the machine than
-// throughput does; allocation and survivors not at all. A scavenge's pause grows with what it keeps
-// (it copies the survivors), and a scavenge is what a request at p99 most often waits behind.
+// milliseconds and count so far, the longest pause since the previous read, young-generation
+// collections (scavenges) and their pauses, and with `detail` the bytes the process has allocated on
+// its heap so far and what the scavenges kept. GC time and allocation per request move far less with
+// other load on the machine than throughput does; allocation and survivors not at all. A scavenge's
+// pause grows with what it keeps (it copies the survivors), and a scavenge is what a request at p99
+// most often waits behind.
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
