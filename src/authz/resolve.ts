@@ -14,6 +14,9 @@ export interface ResolveRequest {
 /** Synchronous when nothing needs looking up (ids in the request, or already cached): no promise per request. */
 export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => ResourceRef[] | Promise<ResourceRef[]>;
 
+/** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
+type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' }>;
+
 /** More ids than this in one request is refused rather than looked up one by one. */
 const MAX_IDS = 1000;
 
@@ -258,13 +261,13 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return known === undefined ? lookups.experimentOfRun(runId).then((e) => experimentRefs([e])) : experimentRefs([known]);
       }
       default:
-        return resolveLookingUp(entry, request);
+        return resolveLookingUp(entry, id, request);
     }
   }
   return resolve;
 
-  async function resolveLookingUp(entry: RouteEntry, request: ResolveRequest): Promise<ResourceRef[]> {
-    const id = entry.id;
+  /** The ids resolve() cannot answer from the request or the cache: a compile error if one is missing here. */
+  async function resolveLookingUp(entry: RouteEntry, id: LookedUpId, request: ResolveRequest): Promise<ResourceRef[]> {
     switch (id.kind) {
       case 'experiment_name':
         return experimentRefs([await lookups.experimentIdByName(requireOne(id, request))]);
@@ -291,9 +294,10 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       case 'dataset_id':
         // No experiments: no refs, which decide() refuses (MLflow's basic-auth refuses it too).
         return experimentRefs(await lookups.experimentsOfDataset(requireOne(id, request)));
-      default:
-        // Ids read from the request itself: resolve() answers those without a promise.
-        return resolve(entry, request);
+      default: {
+        const unhandled: never = id;
+        throw new Error(`no resolver for id kind ${(unhandled as IdSource).kind}`);
+      }
     }
   }
 }
