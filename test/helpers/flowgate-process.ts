@@ -94,6 +94,10 @@ export interface FlowgateProcessOptions {
   /** Extra FLOWGATE_* settings (FLOWGATE_UPSTREAM_URL at least). */
   readonly env?: Record<string, string>;
   readonly startTimeoutMs?: number;
+  /** The program and its arguments (default: this Node, `dist/cli.js serve`). */
+  readonly command?: readonly string[];
+  /** The working directory (default: the temporary directory that holds the store). */
+  readonly cwd?: string;
 }
 
 /**
@@ -118,7 +122,8 @@ export async function startFlowgateProcess(options: FlowgateProcessOptions = {})
     ...options.env,
   });
   installExitHook();
-  const child = spawn(process.execPath, [CLI, 'serve'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [program, ...args] = options.command ?? [process.execPath, CLI, 'serve'];
+  const child = spawn(program!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not spawn flowgate');
   live.add(child);
