@@ -34,6 +34,7 @@ const envSchema = z.object({
   FLOWGATE_BASE_PATH: basePath.default(''),
   FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
   FLOWGATE_CREATE_REQUIRES_ADMIN: bool.default(false),
+  FLOWGATE_SKIP_AUTH_PREFLIGHT: bool.default(false),
   FLOWGATE_ADMIN_USERNAME: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/).optional(),
   FLOWGATE_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
   FLOWGATE_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
@@ -90,6 +91,8 @@ export interface Config {
   readonly basePath: string;
   readonly defaultPermission: (typeof PERMISSIONS)[number];
   readonly createRequiresAdmin: boolean;
+  /** CORS preflights to MLflow routes go to MLflow unauthenticated, for MLflow's own CORS rules to answer. */
+  readonly skipAuthPreflight: boolean;
   readonly admin: { readonly username: string; readonly token: string } | undefined;
   readonly tokenMaxDays: number;
   readonly tokenCacheSize: number;
@@ -198,6 +201,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     basePath: e.FLOWGATE_BASE_PATH,
     defaultPermission: e.FLOWGATE_DEFAULT_PERMISSION,
     createRequiresAdmin: e.FLOWGATE_CREATE_REQUIRES_ADMIN,
+    skipAuthPreflight: e.FLOWGATE_SKIP_AUTH_PREFLIGHT,
     admin,
     tokenMaxDays: e.FLOWGATE_TOKEN_MAX_DAYS,
     tokenCacheSize: e.FLOWGATE_TOKEN_CACHE_SIZE,

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
@@ -29,6 +29,7 @@ import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
 import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
+import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
 import { openDatabase, type Db } from './store/database.js';
 import { createTokenRepo } from './tokens/token-repo.js';
@@ -160,8 +161,9 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     ttlMs: config.lookupCacheTtlMs,
     onCache: (name, hit) => metrics.cache(name)(hit),
   });
+  const matcher = createRouteMatcher(ROUTE_CATALOG);
   const gate = createMlflowGate({
-    matcher: createRouteMatcher(ROUTE_CATALOG),
+    matcher,
     resolve: createResourceResolver(lookups),
     lookups,
     policy,
@@ -198,6 +200,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     ),
     ...(oidc ? { ownRoutes: [oidc.ownRoute], onUnauthenticated: oidc.onUnauthenticated } : {}),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
+    ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,

@@ -57,6 +57,8 @@ export interface AppDeps {
    * session): answering true means it responded (the OIDC login redirect) instead of the 401 JSON.
    */
   readonly onUnauthenticated?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Set when CORS preflights go to MLflow unauthenticated: the route template of the request a preflight announces. */
+  readonly preflightRoute?: (req: IncomingMessage, path: string) => string | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -64,9 +66,17 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SCOPE = Symbol('flowgate request scope');
 type ScopedResponse = ServerResponse & { [SCOPE]: RequestScope };
 
+/** Records MLflow's answers on the scope: several calls (a refilled search) add up; the status is the last one's. */
+function upstreamRecorder(scope: RequestScope): (status: number, seconds: number) => void {
+  return (status, s) => {
+    scope.upstreamStatus = status;
+    scope.upstreamSeconds = (scope.upstreamSeconds ?? 0) + s;
+  };
+}
+
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
-/** The stage pipeline: accept → normalize → own routes → authenticate → admin API or gate → forward. */
+/** The stage pipeline: accept → normalize → own routes → (CORS preflight) → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     // Errors end here, in MLflow's JSON shape: one promise per request, no extra catch handler.
@@ -96,6 +106,18 @@ export function createRequestListener(deps: AppDeps) {
       for (const own of deps.ownRoutes ?? []) {
         const answered = own(req, res, { path, search: target.search, requestId: scope.requestId });
         if (answered instanceof Promise ? await answered : answered) return;
+      }
+
+      if (method === 'OPTIONS' && deps.preflightRoute) {
+        const route = deps.preflightRoute(req, path);
+        if (route !== undefined) {
+          scope.route = route;
+          scope.decision = 'allow';
+          scope.reason = 'cors-preflight';
+          scope.resourceType = 'none';
+          deps.forwarder.forward(req, res, { encodedPath, search: target.search, username: undefined, requestId: scope.requestId, onUpstream: upstreamRecorder(scope) });
+          return;
+        }
       }
 
       const authenticated = deps.authenticate(req);
@@ -142,11 +164,7 @@ export function createRequestListener(deps: AppDeps) {
       scope.route = pass.routeTemplate;
       scope.decision = 'allow';
       scope.reason = pass.reason;
-      // Several calls (a refilled search) add up; the status is the last one's.
-      const onUpstream = (status: number, s: number) => {
-        scope.upstreamStatus = status;
-        scope.upstreamSeconds = (scope.upstreamSeconds ?? 0) + s;
-      };
+      const onUpstream = upstreamRecorder(scope);
       // Awaited, so its failure lands in the catch below.
       if (pass.respond) return await pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
       deps.forwarder.forward(req, res, {

@@ -130,6 +130,8 @@ export interface StartOptions {
   readonly startTimeoutMs?: number;
   /** A fixed port, e.g. to bring MLflow back where a proxy expects it after stop(); a free one by default. */
   readonly port?: number;
+  /** Extra environment for the server (MLflow settings such as `MLFLOW_SERVER_CORS_ALLOWED_ORIGINS`). */
+  readonly env?: Record<string, string>;
 }
 
 /**
@@ -156,7 +158,7 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
   installExitHook();
   const child = spawn(join(venv, 'bin/mlflow'), args, {
     cwd: dir,
-    env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false' }),
+    env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: `mlflow server` forks uvicorn, which forks its worker; stop() kills them all.
     detached: true,
