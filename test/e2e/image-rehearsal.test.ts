@@ -53,7 +53,13 @@ describe('the container image, rehearsed from the Dockerfile', () => {
     for (const step of build.steps) {
       if (step.kind === 'copy') copyInto(buildRoot, build.workdir, step.sources, step.destination, REPO_ROOT);
       else if (!isSystemStep(step.command))
-        execFileSync('sh', ['-c', step.command], { cwd: join(buildRoot, build.workdir), stdio: 'pipe', timeout: 600_000 });
+        execFileSync('sh', ['-c', step.command], {
+          cwd: join(buildRoot, build.workdir),
+          // The commands as written; npm may take tarballs from the cache the checkout's own install filled.
+          env: { ...process.env, npm_config_prefer_offline: 'true' },
+          stdio: 'pipe',
+          timeout: 600_000,
+        });
     }
     for (const step of runtime.steps) {
       if (step.kind !== 'copy') continue;
