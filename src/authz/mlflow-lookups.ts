@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
-import type { UpstreamJson } from '../upstream/json-client.js';
+import type { UpstreamAnswer, UpstreamJson } from '../upstream/json-client.js';
 
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
 export interface MlflowLookups {
@@ -18,14 +18,23 @@ export interface MlflowLookups {
   experimentOfOwned(kind: OwnedKind, id: string): Promise<string>;
 }
 
+export interface ReviewQueueByName {
+  readonly users: readonly string[];
+  /** MLflow's status and bytes for the get-by-name, and the seconds until its headers arrived. */
+  readonly answer: { readonly status: number; readonly raw: Buffer | undefined; readonly seconds: number };
+}
+
 /** Experiment-scoped GenAI objects reached by their own id. */
 export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
 
 export interface CachedMlflowLookups extends MlflowLookups {
   /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
   reviewQueueUsers(queueId: string): Promise<readonly string[]>;
-  /** The same for a queue named in an experiment (uncached: MLflow's UI opens queues by id). */
-  reviewQueueUsersByName(experimentId: string, name: string): Promise<readonly string[]>;
+  /**
+   * A queue named in an experiment (uncached: MLflow's UI opens queues by id): its users, and MLflow's
+   * answer to exactly this get-by-name, so the caller's request can be answered without asking again.
+   */
+  reviewQueueByName(experimentId: string, name: string): Promise<ReviewQueueByName>;
   /** After a model is renamed, deleted or re-tagged. */
   invalidateModel(name: string): void;
   /** After an experiment is renamed, deleted or restored. */
@@ -128,7 +137,12 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
   const client = options.client;
 
   async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
-    let answer: { status: number; json: unknown };
+    return (await getAnswer(what, path, query)).json;
+  }
+
+  /** A look-up's whole 2xx answer; the other statuses become flowgate's errors. */
+  async function getAnswer(what: string, path: string, query: Record<string, string> = {}): Promise<UpstreamAnswer> {
+    let answer: UpstreamAnswer;
     try {
       answer = await client.call('GET', path, query);
     } catch (e) {
@@ -143,7 +157,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     if (answer.status === 400) throw badRequest(`Invalid ${what}`);
     if (answer.status < 200 || answer.status >= 300)
       throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up ${what}: tracking server answered ${answer.status}`);
-    return answer.json;
+    return answer;
   }
 
   function required(what: string, value: string | undefined): string {
@@ -242,13 +256,15 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     experimentOfOwned: (kind, id) =>
       kind === 'review_queue' ? reviewQueues.get(id).then((q) => q.experimentId) : owned[kind].get(id),
     reviewQueueUsers: (queueId) => reviewQueues.get(queueId).then((q) => q.users),
-    reviewQueueUsersByName: async (experimentId, name) => {
+    reviewQueueByName: async (experimentId, name) => {
       const what = `review queue '${name}'`;
-      const json = await getJson(what, '/api/3.0/mlflow/review-queues/get-by-name', { experiment_id: experimentId, name });
-      const queue = reviewQueueFacts(what, json);
+      const started = process.hrtime.bigint();
+      const answer = await getAnswer(what, '/api/3.0/mlflow/review-queues/get-by-name', { experiment_id: experimentId, name });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const queue = reviewQueueFacts(what, answer.json);
       // MLflow answered for the experiment it was asked about; anything else is not this queue.
       if (queue.experimentId !== experimentId) required(what, undefined);
-      return queue.users;
+      return { users: queue.users, answer: { status: answer.status, raw: answer.raw, seconds } };
     },
     invalidateDataset: (datasetId) => datasetExperiments.delete(datasetId),
     invalidateReviewQueue: (queueId) => reviewQueues.delete(queueId),

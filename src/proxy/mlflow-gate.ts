@@ -3,7 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { decide, type Decision } from '../authz/decide.js';
 import type { GraphqlFieldDecision } from '../authz/graphql-policy.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
-import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
+import type { CachedMlflowLookups, ReviewQueueByName } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
 import { queueRuleAllows } from '../authz/queue-rule.js';
 import type { PolicyReader } from '../authz/policy.js';
@@ -76,6 +76,15 @@ const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', f
 
 /** The GraphQL parser is loaded on the first GraphQL request: most deployments' programs never send one. */
 let graphqlPolicy: Promise<typeof import('../authz/graphql-policy.js')> | undefined;
+/** Answers the caller with MLflow's answer to the look-up that decided the request (the same call). */
+function relayLookedUp(status: number, raw: Buffer, seconds: number): NonNullable<GatePass['respond']> {
+  return (res, context) => {
+    context.onUpstream?.(status, seconds);
+    sendJsonText(res, status, raw);
+    return Promise.resolve();
+  };
+}
+
 const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
 
 const idInBody = (id: IdSource) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body');
@@ -425,6 +434,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         const verdict = decideFor(principal, also.need, more);
         if (!verdict.allow) throw denied(principal, also.need, more, verdict);
       }
+    let lookedUp: ReviewQueueByName['answer'] | undefined;
     if (entry.queueRule && !principal.isAdmin) {
       const byId = entry.id.kind === 'owned_id';
       const queue = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
@@ -433,9 +443,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (!byId && !queue) throw badRequest("Missing value for required parameter 'name'");
       // Allowed with a resolved experiment always carries these; anything else is refused.
       if (!queue || !experiment || !permission) throw denied(principal, entry.need, refs, decision);
-      const users = byId
-        ? await deps.lookups.reviewQueueUsers(queue)
-        : await deps.lookups.reviewQueueUsersByName(experiment.id, queue);
+      const found = byId ? undefined : await deps.lookups.reviewQueueByName(experiment.id, queue);
+      const users = found ? found.users : await deps.lookups.reviewQueueUsers(queue);
       if (!queueRuleAllows(entry.queueRule, permission, users, principal.username)) {
         notes.reason = 'not-queue-member';
         throw forbidden(
@@ -444,6 +453,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           'not-queue-member',
         );
       }
+      lookedUp = found?.answer;
     }
     if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
       const sources = await modelVersionSourceRefs(request.body, deps.lookups);
@@ -452,6 +462,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     }
     const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason, body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer.
-    return hookApplies(entry, principal) ? { ...pass, ...(await afterWork(entry, principal, request, refs, r)) } : pass;
+    if (hookApplies(entry, principal)) return { ...pass, ...(await afterWork(entry, principal, request, refs, r)) };
+    // The look-up asked MLflow exactly what the caller asks: answer with it instead of asking twice.
+    return lookedUp?.raw ? { ...pass, respond: relayLookedUp(lookedUp.status, lookedUp.raw, lookedUp.seconds) } : pass;
   }
 }
