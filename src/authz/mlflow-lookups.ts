@@ -20,7 +20,7 @@ export interface MlflowLookups {
 
 export interface ReviewQueueByName {
   readonly users: readonly string[];
-  /** MLflow's status and bytes for the get-by-name, and the seconds until its headers arrived. */
+  /** MLflow's status and bytes for the get-by-name, and the seconds the look-up took (answer read). */
   readonly answer: { readonly status: number; readonly raw: Buffer | undefined; readonly seconds: number };
 }
 

@@ -76,6 +76,8 @@ const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', f
 
 /** The GraphQL parser is loaded on the first GraphQL request: most deployments' programs never send one. */
 let graphqlPolicy: Promise<typeof import('../authz/graphql-policy.js')> | undefined;
+const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
+
 /** Answers the caller with MLflow's answer to the look-up that decided the request (the same call). */
 function relayLookedUp(status: number, raw: Buffer, seconds: number): NonNullable<GatePass['respond']> {
   return (res, context) => {
@@ -84,8 +86,6 @@ function relayLookedUp(status: number, raw: Buffer, seconds: number): NonNullabl
     return Promise.resolve();
   };
 }
-
-const loadGraphqlPolicy = () => (graphqlPolicy ??= import('../authz/graphql-policy.js'));
 
 const idInBody = (id: IdSource) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body');
 

@@ -6,7 +6,6 @@ export type ImageStep =
 
 export interface ImageStage {
   readonly name?: string;
-  readonly image: string;
   /** The last WORKDIR (the directory COPY and RUN work in). */
   readonly workdir: string;
   readonly env: Record<string, string>;
@@ -28,7 +27,7 @@ const jsonArray = (instruction: JSONInstruction): string[] => instruction.getJSO
 /** Parses with dockerfile-ast (the parser behind VS Code's Dockerfile support); shell-form ENTRYPOINT/CMD are refused. */
 export function readImageRecipe(text: string): ImageRecipe {
   const dockerfile = DockerfileParser.parse(text);
-  const stages: Array<{ name?: string; image: string; workdir: string; env: Record<string, string>; user?: string; steps: ImageStep[] }> = [];
+  const stages: Array<{ name?: string; workdir: string; env: Record<string, string>; user?: string; steps: ImageStep[] }> = [];
   let entrypoint: string[] = [];
   let cmd: string[] = [];
   const expose: number[] = [];
@@ -40,7 +39,7 @@ export function readImageRecipe(text: string): ImageRecipe {
     const stage = stages.at(-1);
     if (keyword === 'FROM') {
       const name = /\bAS\s+(\S+)\s*$/i.exec(instruction.getArgumentsContent() ?? '')?.[1];
-      stages.push({ ...(name ? { name } : {}), image: args[0]!, workdir: '/', env: {}, steps: [] });
+      stages.push({ ...(name ? { name } : {}), workdir: '/', env: {}, steps: [] });
       continue;
     }
     if (!stage) throw new Error(`${keyword} before FROM`);
