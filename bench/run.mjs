@@ -3,11 +3,12 @@
 //   (a) the fixed-answer upstream alone        (b) a bare http-proxy-3 pass-through
 //   (c) flowgate, Basic tokens, warm caches    (d) flowgate over 10k users / 1k groups / 100k grants
 //   (e) the real MLflow behind flowgate vs MLflow's own `--app-name basic-auth`
+//   (f) the same against the mlflow-oidc-auth plugin (`--app-name oidc-auth`), with its own access tokens
 // plus a decision micro-benchmark at 100k grants. Every server and the load client run in separate
 // processes. Writes bench/results.md (and results.json). Targets are reported, not asserted.
 //
 // Knobs (environment): BENCH_SECONDS (saturation run length, default 4), BENCH_ROUNDS (3), BENCH_CONCURRENCY (32),
-// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_SKIP_MLFLOW=1 (skip e).
+// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_SKIP_MLFLOW=1 (skip e and f), BENCH_SKIP_OIDC_AUTH=1 (skip f).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -420,6 +421,35 @@ function mlflowVenv() {
     .split('\n')
     .pop();
 }
+/** MLflow with the mlflow-oidc-auth plugin, in a venv of its own (scripts/mlflow-oidc-auth-venv.sh). */
+function oidcAuthVenv() {
+  return execFileSync('bash', [join(ROOT, 'scripts/mlflow-oidc-auth-venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    .trim()
+    .split('\n')
+    .pop();
+}
+/**
+ * mlflow-oidc-auth as its users run it against API clients: `--app-name oidc-auth`, its user store in
+ * SQLite, an admin and an ordinary user with one access token each (made through the plugin's own store:
+ * it issues tokens only to someone signed in through its OIDC login, and no identity provider is needed
+ * for Basic authentication with a token), the user granted EDIT on the seeded experiment through the
+ * plugin's permission API — the same call flowgate answers.
+ */
+async function startOidcAuth(venv) {
+  const dir = tmp('flowgate-bench-oidc-auth-');
+  const env = { OIDC_USERS_DB_URI: `sqlite:///${join(dir, 'oidc_auth.db')}`, SECRET_KEY: randomBytes(32).toString('hex') };
+  const server = await startMlflow(venv, 'oidc-auth', undefined, undefined, env);
+  const seeded = execFileSync(join(venv, 'bin/python'), [join(HERE, 'oidc-auth-seed.py'), OIDC_AUTH_ADMIN, OIDC_AUTH_USER], {
+    cwd: dir,
+    env: { ...process.env, ...env, PYTHONWARNINGS: 'ignore' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const tokens = JSON.parse(seeded);
+  return { ...server, admin: { username: OIDC_AUTH_ADMIN, token: tokens.admin }, user: { username: OIDC_AUTH_USER, token: tokens.user } };
+}
+const OIDC_AUTH_ADMIN = 'bench-admin';
+const OIDC_AUTH_USER = 'bench-e-user';
 /**
  * MLflow's basic-auth app needs its `auth` extra (Flask-WTF), which the pinned venv does not carry.
  * Installed once with pip into a bench-owned directory beside the venv (no dependencies pulled:
@@ -452,7 +482,7 @@ async function freePort() {
     });
   });
 }
-async function startMlflow(venv, appName, pythonPath, authIni) {
+async function startMlflow(venv, appName, pythonPath, authIni, extraEnv = {}) {
   const dir = tmp('flowgate-bench-mlflow-');
   const port = await freePort();
   const env = {};
@@ -468,6 +498,7 @@ async function startMlflow(venv, appName, pythonPath, authIni) {
     // (GHSA-gq3w-7jj3-x7gr); the auth app creates `admin` with this one at first start.
     MLFLOW_AUTH_ADMIN_PASSWORD: MLFLOW_ADMIN.token,
     MLFLOW_FLASK_SERVER_SECRET_KEY: randomBytes(16).toString('hex'),
+    ...extraEnv,
   });
   if (pythonPath) env.PYTHONPATH = pythonPath;
   if (authIni) {
@@ -685,11 +716,38 @@ else {
       'auth_cache_ttl_seconds = 60',
       '',
     ].join('\n');
+    // (f) fails on its own: (e) still runs when the plugin cannot be installed or started.
+    const oidcAuthStarting =
+      process.env.BENCH_SKIP_OIDC_AUTH === '1'
+        ? Promise.reject(new Error('BENCH_SKIP_OIDC_AUTH=1'))
+        : (async () => {
+            log('starting MLflow with mlflow-oidc-auth');
+            const oidcVenv = oidcAuthVenv();
+            results.mlflow.oidcAuthVersion = /oidc-auth-([^/]+)$/.exec(oidcVenv)?.[1] ?? 'unknown';
+            return startOidcAuth(oidcVenv);
+          })();
+    oidcAuthStarting.catch(() => undefined);
     const [plain, auth, authCached] = await Promise.all([
       startMlflow(venv),
       startMlflow(venv, 'basic-auth', extras),
       startMlflow(venv, 'basic-auth', extras, cachedIni),
     ]);
+    const oidcAuth = await oidcAuthStarting.then(
+      async (server) => {
+        const runs = await seedMlflow(server.url, basic(server.admin));
+        const res = await fetch(`${server.url}/api/2.0/mlflow/permissions/users/${server.user.username}/experiments/${runs[0].experimentId}`, {
+          method: 'POST',
+          headers: { Authorization: basic(server.admin), 'Content-Type': 'application/json' },
+          body: JSON.stringify({ permission: 'EDIT' }),
+        });
+        if (!res.ok) throw new Error(`granting EDIT in mlflow-oidc-auth → ${res.status} ${await res.text()}`);
+        return { ...server, runs };
+      },
+    ).catch((err) => {
+      results.notes.push(`(f) not run: ${err.message}`);
+      log('(f) failed:', err.message);
+      return undefined;
+    });
     const dirE = tmp('flowgate-bench-e-');
     const fgE = await startChild('flowgate.mjs', [], flowgateEnv(dirE, plain.url), NODE_FLAGS);
     const runsFg = await seedMlflow(fgE.msg.url, basic(ADMIN));
@@ -720,6 +778,11 @@ else {
     log('saturation (e) flowgate + MLflow');
     results.mlflow.flowgate = await saturate(fgE.msg.url, mix(runsFg, basic(ADMIN)), eOpts, fgE.child);
     log(`  ${fmt(results.mlflow.flowgate.rps)} req/s, ok ${okPct(results.mlflow.flowgate)}`);
+    if (oidcAuth) {
+      log('saturation (f) MLflow with mlflow-oidc-auth');
+      results.mlflow.oidcAuth = await saturate(oidcAuth.url, mix(oidcAuth.runs, basic(oidcAuth.admin)), eOpts);
+      log(`  ${fmt(results.mlflow.oidcAuth.rps)} req/s, ok ${okPct(results.mlflow.oidcAuth)}`);
+    }
     log('saturation (e) MLflow basic-auth');
     results.mlflow.basicAuth = await saturate(auth.url, mix(runsAuth, basic(MLFLOW_ADMIN)), eOpts);
     log(`  ${fmt(results.mlflow.basicAuth.rps)} req/s, ok ${okPct(results.mlflow.basicAuth)}`);
@@ -728,9 +791,10 @@ else {
     log(`  ${fmt(results.mlflow.basicAuthCached.rps)} req/s, ok ${okPct(results.mlflow.basicAuthCached)}`);
     log('saturation (e) as an ordinary user with EDIT: flowgate, basic-auth as shipped, basic-auth cached');
     results.mlflow.flowgateUser = await saturate(fgE.msg.url, mix(runsFg, basic({ username: E_USER.username, token: fgUserToken })), eOpts, fgE.child);
+    if (oidcAuth) results.mlflow.oidcAuthUser = await saturate(oidcAuth.url, mix(oidcAuth.runs, basic(oidcAuth.user)), eOpts);
     results.mlflow.basicAuthUser = await saturate(auth.url, mix(runsAuth, basic(E_USER)), eOpts);
     results.mlflow.basicAuthCachedUser = await saturate(authCached.url, mix(runsAuthCached, basic(E_USER)), eOpts);
-    log(`  ${fmt(results.mlflow.flowgateUser.rps)} / ${fmt(results.mlflow.basicAuthUser.rps)} / ${fmt(results.mlflow.basicAuthCachedUser.rps)} req/s`);
+    log(`  ${fmt(results.mlflow.flowgateUser.rps)} / ${fmt(results.mlflow.basicAuthUser.rps)} / ${fmt(results.mlflow.basicAuthCachedUser.rps)} req/s; mlflow-oidc-auth ${fmt(results.mlflow.oidcAuthUser?.rps)} req/s`);
     log('saturation (e) MLflow alone (no auth), for reference');
     results.mlflow.plain = await saturate(plain.url, mix(runsFg, undefined), eOpts);
     results.rss.e = (await stats(fgE.child)).maxRss;
@@ -770,6 +834,8 @@ const e = results.mlflow.flowgate && results.mlflow.basicAuth ? ratio(results.ml
 const eCached = results.mlflow.flowgate && results.mlflow.basicAuthCached ? ratio(results.mlflow.flowgate, results.mlflow.basicAuthCached) : NaN;
 const eUser = results.mlflow.flowgateUser && results.mlflow.basicAuthUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthUser) : NaN;
 const eUserCached = results.mlflow.flowgateUser && results.mlflow.basicAuthCachedUser ? ratio(results.mlflow.flowgateUser, results.mlflow.basicAuthCachedUser) : NaN;
+const f = ratio(results.mlflow.flowgate, results.mlflow.oidcAuth);
+const fUser = ratio(results.mlflow.flowgateUser, results.mlflow.oidcAuthUser);
 const peakRss = Math.max(results.rss.c ?? 0, results.rss.d ?? 0, results.rss.e ?? 0);
 const verdict = (ok) => (ok ? 'met' : '**missed**');
 /**
@@ -842,6 +908,10 @@ const md = [
   '- (c): the user holds direct EDIT grants on the mix\'s 10 experiments, so every request is decided on its resource',
   '  (run → experiment look-up from cache, body read for log-metric, searches filtered); the admin row skips those.',
   '- flowgate runs from dist/ with `FLOWGATE_LOG_LEVEL=info` (one JSON line per request, to /dev/null) and its metrics on.',
+  '- (e), (f): the real MLflow 3.17.2 (`mlflow server`, one worker, SQLite, artifacts served), each server seeded through itself with',
+  '  an experiment, a run, a metric and a 1 KiB artifact; the ordinary user holds EDIT on that experiment. (f) is MLflow with the',
+  `  mlflow-oidc-auth plugin ${results.mlflow.oidcAuthVersion ?? ''} (\`--app-name oidc-auth\`, its own venv: scripts/mlflow-oidc-auth-venv.sh), clients authenticated with its access`,
+  '  tokens over Basic (its users and tokens made through its store, the grant through its permission API).',
   `- (d): ${results.store.users} users, ${results.store.groups} groups, ${results.store.grants} grants, ${results.store.tokens} tokens, seeded by SQL in ${fmt(results.store.seedSeconds, 1)} s.`,
   '',
   '## Throughput at saturation',
@@ -857,6 +927,12 @@ const md = [
         row('(e) MLflow 3.17.2 behind flowgate, ordinary user with EDIT', results.mlflow.flowgateUser),
         row('(e) MLflow 3.17.2 basic-auth as shipped, ordinary user with EDIT', results.mlflow.basicAuthUser),
         row('(e) MLflow 3.17.2 basic-auth cached, ordinary user with EDIT', results.mlflow.basicAuthCachedUser),
+        ...(results.mlflow.oidcAuth
+          ? [
+              row(`(f) MLflow 3.17.2 with mlflow-oidc-auth ${results.mlflow.oidcAuthVersion} (admin token)`, results.mlflow.oidcAuth),
+              row(`(f) MLflow 3.17.2 with mlflow-oidc-auth ${results.mlflow.oidcAuthVersion}, ordinary user with EDIT`, results.mlflow.oidcAuthUser),
+            ]
+          : []),
         row('(e) MLflow 3.17.2 alone, no auth (reference)', results.mlflow.plain),
       ]
     : []),
@@ -916,6 +992,7 @@ const md = [
   `| RSS < 150 MB | peak RSS (c) ${mb(results.rss.c)} MB, (d) ${mb(results.rss.d)} MB${results.rss.e ? `, (e) ${mb(results.rss.e)} MB` : ''} (bare proxy ${mb(results.rss.bare)} MB) | ${verdict(peakRss < 150e6)} |`,
   `| (e) ≥ 5× MLflow basic-auth's throughput | e = ${fmt(e, 2)}× as shipped; ${fmt(eCached, 2)}× against its credential cache | ${Number.isFinite(e) ? `${verdict(e >= 5)}; ${verdict(eCached >= 5)}` : 'not run'} |`,
   `| the same, as an ordinary user with EDIT | e = ${fmt(eUser, 2)}× as shipped; ${fmt(eUserCached, 2)}× against its credential cache | ${Number.isFinite(eUser) ? `${verdict(eUser >= 5)}; ${verdict(eUserCached >= 5)}` : 'not run'} |`,
+  `| (f) against the mlflow-oidc-auth plugin (same mix, its own access tokens) | ${Number.isFinite(f) ? `flowgate serves ${fmt(f, 2)}× as much as admin, ${fmt(fUser, 2)}× as an ordinary user with EDIT` : 'not run'} | (reported) |`,
   `| (e) cost of flowgate in front of MLflow | ${fmt(100 * ratio(results.mlflow.flowgate, results.mlflow.plain))}% of MLflow-alone throughput | (reported) |`,
   '',
   ...(s.du.ok < s.du.count
