@@ -700,7 +700,7 @@ await stop(upstream.child);
 log('decision micro-benchmark at 100k grants');
 results.micro = decisionMicrobench(join(dirD, 'flowgate.db'));
 
-if (process.env.BENCH_SKIP_MLFLOW === '1') results.notes.push('(e) skipped: BENCH_SKIP_MLFLOW=1');
+if (process.env.BENCH_SKIP_MLFLOW === '1') results.notes.push('(e) and (f) skipped: BENCH_SKIP_MLFLOW=1');
 else {
   try {
     const venv = mlflowVenv();
