@@ -17,6 +17,13 @@ describe('Node flags flowgate ships with', () => {
   it('keeps V8 from pretenuring per-request objects', () => {
     expect(flags).toContain('--no-allocation-site-pretenuring');
   });
+  // A memory-reducing collection (V8 starts one when allocation slows, e.g. after a burst of load)
+  // also let go of the optimized code of the hot request path: ~150 functions compiled again while the
+  // requests ran unoptimized, on a core shared with the compiler threads, for seconds of p99 in the
+  // hundreds of milliseconds (README, "Performance and memory").
+  it('keeps V8 from throwing away compiled code when traffic calms down', () => {
+    expect(flags).toContain('--no-memory-reducer');
+  });
   it('are the Dockerfile entrypoint flags', () => {
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(entrypoint!)).toEqual(['node', ...flags, 'dist/cli.js']);
