@@ -439,12 +439,18 @@ async function startOidcAuth(venv) {
   const dir = tmp('flowgate-bench-oidc-auth-');
   const env = { OIDC_USERS_DB_URI: `sqlite:///${join(dir, 'oidc_auth.db')}`, SECRET_KEY: randomBytes(32).toString('hex') };
   const server = await startMlflow(venv, 'oidc-auth', undefined, undefined, env);
-  const seeded = execFileSync(join(venv, 'bin/python'), [join(HERE, 'oidc-auth-seed.py'), OIDC_AUTH_ADMIN, OIDC_AUTH_USER], {
-    cwd: dir,
-    env: { ...process.env, ...env, PYTHONWARNINGS: 'ignore' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  let seeded;
+  try {
+    seeded = execFileSync(join(venv, 'bin/python'), [join(HERE, 'oidc-auth-seed.py'), OIDC_AUTH_ADMIN, OIDC_AUTH_USER], {
+      cwd: dir,
+      env: { ...process.env, ...env, PYTHONWARNINGS: 'ignore' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    // Its stderr carries the plugin's log and a traceback, never a token (those go to stdout only).
+    throw new Error(`seeding mlflow-oidc-auth failed: ${String(err.stderr ?? err.message).trim().split('\n').slice(-2).join(' | ')}`);
+  }
   const tokens = JSON.parse(seeded);
   return { ...server, admin: { username: OIDC_AUTH_ADMIN, token: tokens.admin }, user: { username: OIDC_AUTH_USER, token: tokens.user } };
 }
@@ -723,7 +729,11 @@ else {
         : (async () => {
             log('starting MLflow with mlflow-oidc-auth');
             const oidcVenv = oidcAuthVenv();
-            results.mlflow.oidcAuthVersion = /oidc-auth-([^/]+)$/.exec(oidcVenv)?.[1] ?? 'unknown';
+            results.mlflow.oidcAuthVersion = execFileSync(
+              join(oidcVenv, 'bin/python'),
+              ['-c', "import importlib.metadata as m; print(m.version('mlflow-oidc-auth'))"],
+              { encoding: 'utf8' },
+            ).trim();
             return startOidcAuth(oidcVenv);
           })();
     oidcAuthStarting.catch(() => undefined);
