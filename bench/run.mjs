@@ -415,18 +415,21 @@ function decisionMicrobench(dbPath) {
 
 // ---------------------------------------------------------------- (e): the real MLflow
 
-function mlflowVenv() {
-  return execFileSync('bash', [join(ROOT, 'scripts/mlflow-venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+/** A venv made (once) by one of the project's scripts, which prints its path last. */
+function venvFrom(script) {
+  return execFileSync('bash', [join(ROOT, 'scripts', script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
     .trim()
     .split('\n')
     .pop();
 }
-/** MLflow with the mlflow-oidc-auth plugin, in a venv of its own (scripts/mlflow-oidc-auth-venv.sh). */
-function oidcAuthVenv() {
-  return execFileSync('bash', [join(ROOT, 'scripts/mlflow-oidc-auth-venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-    .trim()
-    .split('\n')
-    .pop();
+const mlflowVenv = () => venvFrom('mlflow-venv.sh');
+/** MLflow with the mlflow-oidc-auth plugin, in a venv of its own. */
+const oidcAuthVenv = () => venvFrom('mlflow-oidc-auth-venv.sh');
+/** A JSON call as an administrator; its answer's JSON, or an error naming the call. */
+async function adminPost(base, auth, method, path, body) {
+  const res = await fetch(base + path, { method, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+  return res.json();
 }
 /**
  * mlflow-oidc-auth as its users run it against API clients: `--app-name oidc-auth`, its user store in
@@ -745,12 +748,8 @@ else {
     const oidcAuth = await oidcAuthStarting.then(
       async (server) => {
         const runs = await seedMlflow(server.url, basic(server.admin));
-        const res = await fetch(`${server.url}/api/2.0/mlflow/permissions/users/${server.user.username}/experiments/${runs[0].experimentId}`, {
-          method: 'POST',
-          headers: { Authorization: basic(server.admin), 'Content-Type': 'application/json' },
-          body: JSON.stringify({ permission: 'EDIT' }),
-        });
-        if (!res.ok) throw new Error(`granting EDIT in mlflow-oidc-auth → ${res.status} ${await res.text()}`);
+        const grant = `/api/2.0/mlflow/permissions/users/${server.user.username}/experiments/${runs[0].experimentId}`;
+        await adminPost(server.url, basic(server.admin), 'POST', grant, { permission: 'EDIT' });
         return { ...server, runs };
       },
     ).catch((err) => {
@@ -765,11 +764,6 @@ else {
     const runsAuthCached = await seedMlflow(authCached.url, basic(MLFLOW_ADMIN));
     // An ordinary user with EDIT on the seeded experiment, on each side: decisions on every request.
     const E_USER = { username: 'bench-e-user', token: `bench-e-${randomBytes(12).toString('hex')}` };
-    const adminPost = async (base, auth, method, path, body) => {
-      const res = await fetch(base + path, { method, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-      return res.json();
-    };
     await adminPost(fgE.msg.url, basic(ADMIN), 'POST', '/api/2.0/mlflow/users/create', { username: E_USER.username });
     const fgUserToken = (
       await adminPost(fgE.msg.url, basic(ADMIN), 'PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: E_USER.username })
