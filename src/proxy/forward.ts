@@ -126,11 +126,18 @@ export function createForwarder(opts: ForwardOptions) {
   const target = new URL(opts.upstreamUrl);
   const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
   const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
+  // MLflow's path under the upstream URL (empty at its root): flowgate writes the whole path it
+  // forwards, so http-proxy-3 neither prepends the target's path (`prependPath: false`) nor parses
+  // the request's URL again to take its path (`toProxy: true`): the path it sends is exactly the one
+  // flowgate matched and decided on, and the two URL parses it would make per request (the largest
+  // part of its own CPU per request) are skipped.
+  const upstreamPath = target.pathname.replace(/\/+$/, '');
+  const passThrough = { target, agent, proxyTimeout: opts.timeoutMs, xfwd: false, prependPath: false, toProxy: true };
   // X-Forwarded-* are added by addForwardedHeaders, not by http-proxy-3's xfwd.
-  const proxy = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: false });
+  const proxy = createProxyServer(passThrough);
   // Responses an after-hook writes itself go through a second server built for it, so no request
   // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
-  const selfHandled = createProxyServer({ target, agent, proxyTimeout: opts.timeoutMs, xfwd: false, selfHandleResponse: true });
+  const selfHandled = createProxyServer({ ...passThrough, selfHandleResponse: true });
   const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
   /** The forward's callbacks, handed out once: to MLflow's answer or to the error, whichever comes first. */
   function takeCallbacks(t: Forwarding | undefined): ForwardRequest | undefined {
@@ -175,7 +182,7 @@ export function createForwarder(opts: ForwardOptions) {
       headers.connection = 'keep-alive';
       if (f.body) headers['content-length'] = String(f.body.length);
       req.headers = headers;
-      req.url = opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
+      req.url = upstreamPath + opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
       (req as TrackedRequest)[FORWARDING] = { started: process.hrtime.bigint(), f };
       if (f.body) resendBody(req, f.body);
       (f.onResponse ? selfHandled : proxy).web(req, res);
