@@ -8,7 +8,8 @@
 // processes. Writes bench/results.md (and results.json). Targets are reported, not asserted.
 //
 // Knobs (environment): BENCH_SECONDS (saturation run length, default 4), BENCH_ROUNDS (3), BENCH_CONCURRENCY (32),
-// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_SKIP_MLFLOW=1 (skip e and f), BENCH_SKIP_OIDC_AUTH=1 (skip f).
+// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_SKIP_MLFLOW=1 (skip e and f), BENCH_SKIP_OIDC_AUTH=1 (skip f),
+// BENCH_SKIP_HAPROXY=1 (skip the reference row h).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,6 +58,8 @@ function cleanup() {
     try {
       if (c.ownGroup) process.kill(-c.pid, 'SIGKILL');
       else c.kill('SIGKILL');
+      // A wrapper's server (haproxy) would outlive a killed wrapper.
+      if (c.serverPid) process.kill(c.serverPid, 'SIGKILL');
     } catch {}
   }
   for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
@@ -219,6 +222,8 @@ function pin(child, cpuList) {
   if (!HAS_TASKSET || CORES < 2) return false;
   try {
     execFileSync('taskset', ['-a', '-pc', cpuList, String(child.pid)], { stdio: 'ignore' });
+    // A wrapper's server process (haproxy) goes where the wrapper goes.
+    if (child.serverPid) execFileSync('taskset', ['-a', '-pc', cpuList, String(child.serverPid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -438,6 +443,52 @@ async function adminPost(base, auth, method, path, body) {
  * for Basic authentication with a token), the user granted EDIT on the seeded experiment through the
  * plugin's permission API — the same call flowgate answers.
  */
+/** The version of Debian's HAProxy on PATH (`2.6.12`), or undefined. */
+function haproxyVersion() {
+  try {
+    return /HAProxy version (\d+(?:\.\d+)*)/.exec(execFileSync('haproxy', ['-v'], { encoding: 'utf8' }))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Installs Debian's haproxy package on first use, as root (the bench's venvs are made on first use too). */
+function installHaproxy() {
+  if (process.getuid?.() !== 0) return;
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'haproxy'], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  try {
+    install();
+  } catch {
+    try {
+      execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
+      install();
+    } catch {
+      // left out of the results, which say so
+    }
+  }
+}
+
+/** (h), the reference row: HAProxy in front of the same upstream; undefined (and noted) when it cannot run here. */
+async function startHaproxy(upstreamUrl) {
+  if (process.env.BENCH_SKIP_HAPROXY === '1') return undefined;
+  if (!haproxyVersion()) {
+    log('installing haproxy (Debian package) for the reference row (h)');
+    installHaproxy();
+  }
+  const version = haproxyVersion();
+  if (!version) {
+    results.haproxyMissing = true;
+    return undefined;
+  }
+  const { child, msg } = await startChild('haproxy.mjs', [upstreamUrl]);
+  child.serverPid = msg.pid;
+  return { child, url: `http://127.0.0.1:${msg.port}`, version };
+}
+
 async function startOidcAuth(venv) {
   const dir = tmp('flowgate-bench-oidc-auth-');
   const env = { OIDC_USERS_DB_URI: `sqlite:///${join(dir, 'oidc_auth.db')}`, SECRET_KEY: randomBytes(32).toString('hex') };
@@ -573,6 +624,7 @@ const upstream = await startChild('upstream.mjs');
 const upstreamUrl = `http://127.0.0.1:${upstream.msg.port}`;
 const bare = await startChild('bare-proxy.mjs', [upstreamUrl]);
 const bareUrl = `http://127.0.0.1:${bare.msg.port}`;
+const haproxy = await startHaproxy(upstreamUrl);
 
 const dirC = tmp('flowgate-bench-c-');
 seedSmallStore(join(dirC, 'flowgate.db'));
@@ -591,6 +643,9 @@ const readerMix = mix(STUB_RUNS, basic(READER));
 const targets = {
   a: { label: '(a) upstream alone', base: upstreamUrl, mix: adminMix, server: upstream.child },
   b: { label: '(b) bare http-proxy-3', base: bareUrl, mix: adminMix, server: bare.child },
+  ...(haproxy
+    ? { h: { label: `(h) HAProxy ${haproxy.version}, one thread (reference: a proxy hop written in C)`, base: haproxy.url, mix: adminMix, server: haproxy.child, warm: false } }
+    : {}),
   c: { label: '(c) flowgate, user token with direct grants, warm caches', base: fgC.msg.url, mix: readerMix, server: fgC.child },
   cA: { label: '(c) flowgate, admin token (no per-resource decision), warm caches', base: fgC.msg.url, mix: adminMix, server: fgC.child },
   d: { label: '(d) flowgate, 100k grants, admin token', base: fgD.msg.url, mix: adminMix, server: fgD.child },
@@ -601,6 +656,8 @@ const targets = {
 // later rounds of the same build came out up to 1.7x faster. Every target is driven to that point first.
 const WARM_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 10);
 for (const t of Object.values(targets)) {
+  // HAProxy has no JIT to warm.
+  if (t.warm === false) continue;
   log(`warm-up, ${WARM_SECONDS} s`, t.label);
   await saturate(t.base, t.mix, { durationMs: WARM_SECONDS * 1000 });
 }
@@ -649,7 +706,7 @@ const saturationForRate = medianOf([...results.rounds.c, ...results.latency.pinn
 results.latency.saturationRuns = [...results.rounds.c, ...results.latency.pinnedSaturation.map((r) => r.rps)];
 const rate = Math.max(50, Math.round(saturationForRate / 2));
 results.latency.rate = rate;
-const LATENCY_KEYS = ['a', 'b', 'c', 'cA', 'du'];
+const LATENCY_KEYS = ['a', 'b', ...(targets.h ? ['h'] : []), 'c', 'cA', 'du'];
 // Short runs, many rounds, one long-lived client: a difference taken between runs seconds apart
 // shares the machine's moment, and a client that stays up has its own code compiled (a fresh client
 // per run measured its own warm-up as everyone's latency).
@@ -903,7 +960,7 @@ const md = [
       ? `: the median of (c)'s saturated runs, the ${ROUNDS} above and ${L.pinnedSaturation.length} with flowgate alone on its core as in these runs (${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}),`
       : ` (the median of its ${ROUNDS} saturated runs),`) +
     ` latency from each request's intended send time. One load client, kept running through every latency run (warmed on each target first, 3 s), runs ${LATENCY_RUNS_MS / 1000} s`,
-  `  after 0.3 s at the same rate, on a, b, c, cA, du in turn, round after round (${latencyRounds.all.length} rounds). Shown: medians over the rounds in which steal stayed under ${LATENCY_STEAL_LIMIT}% in`,
+  `  after 0.3 s at the same rate, on ${LATENCY_KEYS.join(', ')} in turn, round after round (${latencyRounds.all.length} rounds). Shown: medians over the rounds in which steal stayed under ${LATENCY_STEAL_LIMIT}% in`,
   `  every run (${latencyRounds.quiet.length} of ${latencyRounds.all.length}${latencyRounds.quiet.length ? '' : '; none, so all rounds'}); p99 ms of every round [steal %]: ${LATENCY_KEYS.map((k) => `${k} ${L.runs[k].map((r) => `${fmt(r.p99, 2)} [${fmt(r.stealPct, 1)}]`).join(' / ')}`).join('; ')}.`,
   L.pinned
     ? `  The server under test ran alone on core ${serverCore} (taskset), the load client and the upstream on ${otherCores}.`
@@ -917,6 +974,9 @@ const md = [
   `  mlflow-oidc-auth plugin ${results.mlflow.oidcAuthVersion ?? ''} (\`--app-name oidc-auth\`, its own venv: scripts/mlflow-oidc-auth-venv.sh), clients authenticated with its access`,
   '  tokens over Basic (its users and tokens made through its store, the grant through its permission API).',
   `- (d): ${results.store.users} users, ${results.store.groups} groups, ${results.store.grants} grants, ${results.store.tokens} tokens, seeded by SQL in ${fmt(results.store.seedSeconds, 1)} s.`,
+  targets.h
+    ? `- (h): HAProxy ${haproxy.version} (Debian's package), one thread, keep-alive to the same upstream: not one of the issue's targets, a reference for what one proxy hop costs on this machine when the proxy is not written for Node.`
+    : `- (h), the HAProxy reference row, was left out: ${results.haproxyMissing ? 'haproxy is not installed and could not be (`apt-get install haproxy`)' : 'BENCH_SKIP_HAPROXY=1'}.`,
   '',
   '## Throughput at saturation',
   '',
@@ -992,6 +1052,11 @@ const md = [
   `| (d) relative to (c) | d/c = ${fmt(100 * ratio(s.d, s.cA))}% (admin), ${fmt(100 * ratio(s.du, s.c))}% (user) | (reported) |`,
   `| flowgate adds ≤ 1 ms at p99 at half its saturation rate | per round p99 (c) − p99 (a), median of ${latencyRounds.used.length} rounds: (c) adds ${fmt(medianAdded('c'), 2)} ms (user; rounds ${roundAdded('c').map((x) => fmt(x, 1)).join(' / ')}), ${fmt(medianAdded('cA'), 2)} ms (admin), (d) ${fmt(medianAdded('du'), 2)} ms; a bare http-proxy-3 adds ${fmt(medianAdded('b'), 2)} ms (rounds ${roundAdded('b').map((x) => fmt(x, 1)).join(' / ')}) | ${latencyJudged(medianAdded('c') <= 1)} |`,
   `| the same over the bare proxy | p99 (c) − p99 (b): ${fmt(medianOf(latencyRounds.used.map((i) => L.runs.c[i].p99 - L.runs.b[i].p99)), 2)} ms (user), ${fmt(medianOf(latencyRounds.used.map((i) => L.runs.cA[i].p99 - L.runs.b[i].p99)), 2)} ms (admin) | (reported) |`,
+  ...(targets.h
+    ? [
+        `| a proxy hop's own cost on this machine (reference) | HAProxy adds ${fmt(medianAdded('h'), 2)} ms at p99 over (a) at ${fmt(latencyMedian('h', 'cpuUsPerRequest'))} µs CPU per request; the bare http-proxy-3 ${fmt(medianAdded('b'), 2)} ms at ${fmt(latencyMedian('b', 'cpuUsPerRequest'))} µs | (reported) |`,
+      ]
+    : []),
   `| decision at 100k grants < 20 µs p99 | first pass ${fmt(results.micro.cold.p99, 2)} µs, second ${fmt(results.micro.warm.p99, 2)} µs | ${verdict(Math.max(results.micro.cold.p99, results.micro.warm.p99) < 20)} |`,
   `| RSS < 150 MB | peak RSS (c) ${mb(results.rss.c)} MB, (d) ${mb(results.rss.d)} MB${results.rss.e ? `, (e) ${mb(results.rss.e)} MB` : ''} (bare proxy ${mb(results.rss.bare)} MB) | ${verdict(peakRss < 150e6)} |`,
   `| (e) ≥ 5× MLflow basic-auth's throughput | e = ${fmt(e, 2)}× as shipped; ${fmt(eCached, 2)}× against its credential cache | ${Number.isFinite(e) ? `${verdict(e >= 5)}; ${verdict(eCached >= 5)}` : 'not run'} |`,
