@@ -1,0 +1,125 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { startPrometheus, type PrometheusServer } from '../helpers/prometheus-server.js';
+import { eventually } from '../helpers/prom.js';
+
+/**
+ * The Grafana dashboard and the alerting rules against a real Prometheus that scrapes flowgate in
+ * front of the real MLflow while a user is allowed, denied and mistyped a token: every panel's
+ * query is valid PromQL and shows data, and every rule evaluates without error.
+ */
+const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
+interface Panel {
+  readonly title: string;
+  readonly targets: ReadonlyArray<{ readonly expr: string }>;
+}
+const DASHBOARD = JSON.parse(readFileSync(`${DEPLOY}grafana/flowgate-dashboard.json`, 'utf8')) as {
+  panels: Panel[];
+  templating: { list: Array<{ name: string; definition?: string }> };
+};
+/** No model server runs here, so the inference panel may be empty (its query must still be valid). */
+const MAY_BE_EMPTY = new Set(['Inference calls']);
+/** Grafana's variables as this test's Prometheus sees them: 1 s scrapes, so a 15 s window holds many. */
+const asQuery = (expr: string) => expr.replaceAll('$__rate_interval', '15s').replaceAll('$job', 'flowgate');
+
+let mlflow: MlflowServer;
+let fg: TestFlowgate;
+let prometheus: PrometheusServer;
+
+async function call(path: string, auth: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(`${fg.url}${path}`, {
+    ...init,
+    headers: { Authorization: auth, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+  });
+  await res.arrayBuffer();
+  return res;
+}
+const post = (path: string, auth: string, body: unknown) => call(path, auth, { method: 'POST', body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
+  prometheus = await startPrometheus([new URL(fg.metricsUrl).host], [`${DEPLOY}prometheus/flowgate-rules.yml`]);
+
+  const created = async (name: string) => {
+    const res = await fetch(`${fg.url}/api/2.0/mlflow/experiments/create`, {
+      method: 'POST',
+      headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    return ((await res.json()) as { experiment_id: string }).experiment_id;
+  };
+  const open = await created('dashboard-open');
+  const closed = await created('dashboard-closed');
+  expect((await post('/api/2.0/mlflow/users/create', adminAuth(), { username: 'ana' })).status).toBe(201);
+  expect((await post('/api/2.0/mlflow/permissions/users/ana/experiments/' + open, adminAuth(), { permission: 'READ' })).status).toBe(201);
+  const minted = await fetch(`${fg.url}/api/2.0/mlflow/permissions/users/access-token`, {
+    method: 'PATCH',
+    headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'ana', expiration: new Date(Date.now() + 86_400_000).toISOString() }),
+  });
+  const ana = basic('ana', ((await minted.json()) as { token: string }).token);
+
+  // Seven seconds of a team's ordinary traffic, seen by Prometheus's one-second scrapes.
+  const until = Date.now() + 7000;
+  while (Date.now() < until) {
+    expect((await call(`/api/2.0/mlflow/experiments/get?experiment_id=${open}`, ana)).status).toBe(200);
+    expect((await call(`/api/2.0/mlflow/experiments/get?experiment_id=${closed}`, ana)).status).toBe(403);
+    expect((await post('/api/2.0/mlflow/experiments/search', ana, { max_results: 10 })).status).toBe(200);
+    expect((await call('/api/2.0/mlflow/experiments/get?experiment_id=987654', adminAuth())).status).toBe(404);
+    expect((await call(`/api/2.0/mlflow/experiments/get?experiment_id=${open}`, basic('ana', 'fgt_mistyped'))).status).toBe(401);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 240_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await fg?.close();
+  await mlflow?.stop();
+  if (fg) removeDir(fg.dir);
+});
+
+describe('Grafana dashboard (deploy/grafana/flowgate-dashboard.json) on a real Prometheus', () => {
+  it("offers flowgate's job in its job variable", async () => {
+    const variable = DASHBOARD.templating.list.find((v) => v.name === 'job');
+    expect(variable?.definition).toBe('label_values(flowgate_build_info, job)');
+    expect(await prometheus.get<string[]>('/api/v1/label/job/values?match[]=flowgate_build_info')).toEqual(['flowgate']);
+  });
+
+  it('has a valid query with data in every panel', async () => {
+    expect(DASHBOARD.panels.length).toBeGreaterThanOrEqual(12);
+    for (const panel of DASHBOARD.panels) {
+      for (const target of panel.targets) {
+        const series = await prometheus.query(asQuery(target.expr));
+        if (!MAY_BE_EMPTY.has(panel.title)) expect(series.length, `${panel.title}: ${target.expr}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('shows what the traffic was: the denial and its reason, the bad token, MLflow 2xx and 4xx', async () => {
+    const targetOf = (title: string) => asQuery(DASHBOARD.panels.find((p) => p.title === title)!.targets[0]!.expr);
+    const labels = async (title: string, label: string) => (await prometheus.query(targetOf(title))).map((s) => s.metric[label]).sort();
+    expect(await labels('Decisions per second', 'decision')).toEqual(['allow', 'deny']);
+    expect(await labels('Denials by reason', 'reason')).toContain('default-permission');
+    expect(await labels('MLflow answers by status class', 'status_class')).toEqual(['2xx', '4xx']);
+    const signIns = (await prometheus.query(targetOf('Sign-ins'))).map((s) => `${s.metric.method} ${s.metric.result}`);
+    expect(signIns).toEqual(expect.arrayContaining(['basic success', 'basic failure']));
+  });
+});
+
+describe('alerting rules (deploy/prometheus/flowgate-rules.yml) on a real Prometheus', () => {
+  it('evaluate against the scraped series without errors', async () => {
+    type Rule = { name: string; health: string; lastError?: string };
+    const rules = await eventually(async () => {
+      const { groups } = await prometheus.get<{ groups: Array<{ rules: Rule[] }> }>('/api/v1/rules');
+      const all = groups.flatMap((g) => g.rules);
+      expect(all.length).toBe(5);
+      for (const rule of all) expect(rule.health, `${rule.name}: ${rule.lastError ?? ''}`).toBe('ok');
+      return all;
+    }, 20_000);
+    expect(rules.every((r) => !r.lastError)).toBe(true);
+  });
+});
