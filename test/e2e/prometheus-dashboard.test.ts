@@ -28,6 +28,8 @@ const asQuery = (expr: string) => expr.replaceAll('$__rate_interval', '15s').rep
 let mlflow: MlflowServer;
 let fg: TestFlowgate;
 let prometheus: PrometheusServer;
+/** Queries are evaluated just after the traffic (Unix seconds), so a slow test run cannot slide the window past it. */
+let evaluatedAt = 0;
 
 async function call(path: string, auth: string, init: RequestInit = {}): Promise<Response> {
   const res = await fetch(`${fg.url}${path}`, {
@@ -73,6 +75,9 @@ beforeAll(async () => {
     expect((await call(`/api/2.0/mlflow/experiments/get?experiment_id=${open}`, basic('ana', 'fgt_mistyped'))).status).toBe(401);
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Two more scrapes, so the last requests are in the TSDB.
+  await new Promise((r) => setTimeout(r, 2500));
+  evaluatedAt = Date.now() / 1000;
 }, 240_000);
 
 afterAll(async () => {
@@ -93,7 +98,7 @@ describe('Grafana dashboard (deploy/grafana/flowgate-dashboard.json) on a real P
     expect(DASHBOARD.panels.length).toBeGreaterThanOrEqual(12);
     for (const panel of DASHBOARD.panels) {
       for (const target of panel.targets) {
-        const series = await prometheus.query(asQuery(target.expr));
+        const series = await prometheus.query(asQuery(target.expr), evaluatedAt);
         if (!MAY_BE_EMPTY.has(panel.title)) expect(series.length, `${panel.title}: ${target.expr}`).toBeGreaterThan(0);
       }
     }
@@ -101,11 +106,11 @@ describe('Grafana dashboard (deploy/grafana/flowgate-dashboard.json) on a real P
 
   it('shows what the traffic was: the denial and its reason, the bad token, MLflow 2xx and 4xx', async () => {
     const targetOf = (title: string) => asQuery(DASHBOARD.panels.find((p) => p.title === title)!.targets[0]!.expr);
-    const labels = async (title: string, label: string) => (await prometheus.query(targetOf(title))).map((s) => s.metric[label]).sort();
+    const labels = async (title: string, label: string) => (await prometheus.query(targetOf(title), evaluatedAt)).map((s) => s.metric[label]).sort();
     expect(await labels('Decisions per second', 'decision')).toEqual(['allow', 'deny']);
     expect(await labels('Denials by reason', 'reason')).toContain('default-permission');
     expect(await labels('MLflow answers by status class', 'status_class')).toEqual(['2xx', '4xx']);
-    const signIns = (await prometheus.query(targetOf('Sign-ins'))).map((s) => `${s.metric.method} ${s.metric.result}`);
+    const signIns = (await prometheus.query(targetOf('Sign-ins'), evaluatedAt)).map((s) => `${s.metric.method} ${s.metric.result}`);
     expect(signIns).toEqual(expect.arrayContaining(['basic success', 'basic failure']));
   });
 });

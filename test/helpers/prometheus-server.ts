@@ -6,8 +6,8 @@ import { freePort } from './mlflow-server.js';
 
 export interface PrometheusServer {
   readonly url: string;
-  /** An instant query; throws on anything but `status: success`. */
-  query(expr: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>;
+  /** An instant query (at `time`, Unix seconds, or now); throws on anything but `status: success`. */
+  query(expr: string, time?: number): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>;
   get<T>(path: string): Promise<T>;
   stop(): Promise<void>;
 }
@@ -66,9 +66,9 @@ export async function startPrometheus(targets: readonly string[], ruleFiles: rea
   return {
     url,
     get,
-    async query(expr) {
+    async query(expr, time) {
       const data = await get<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
-        `/api/v1/query?query=${encodeURIComponent(expr)}`,
+        `/api/v1/query?query=${encodeURIComponent(expr)}${time === undefined ? '' : `&time=${time}`}`,
       );
       return data.result;
     },
