@@ -4,17 +4,13 @@
 // pins it along with itself.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const upstream = new URL(process.argv[2]);
-const port = await new Promise((resolve) => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = probe.address();
-    probe.close(() => resolve(free));
-  });
-});
+/** A free loopback port, chosen by the bench (its freePort). */
+const port = Number(process.argv[3]);
 const dir = mkdtempSync(join(tmpdir(), 'flowgate-bench-haproxy-'));
 const config = join(dir, 'haproxy.cfg');
 writeFileSync(

@@ -478,7 +478,7 @@ async function startHaproxy(upstreamUrl) {
     return undefined;
   }
   try {
-    const { child, msg } = await startChild('haproxy.mjs', [upstreamUrl]);
+    const { child, msg } = await startChild('haproxy.mjs', [upstreamUrl, String(await freePort())]);
     child.serverPid = msg.pid;
     return { child, url: `http://127.0.0.1:${msg.port}`, version };
   } catch (err) {

@@ -31,39 +31,31 @@ let prometheus: PrometheusServer;
 /** Queries are evaluated just after the traffic (Unix seconds), so a slow test run cannot slide the window past it. */
 let evaluatedAt = 0;
 
-async function call(path: string, auth: string, init: RequestInit = {}): Promise<Response> {
+/** A call through flowgate as `auth`: its status and JSON answer (or null). */
+async function call(path: string, auth: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Record<string, unknown> | null }> {
   const res = await fetch(`${fg.url}${path}`, {
-    ...init,
-    headers: { Authorization: auth, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+    method,
+    headers: { Authorization: auth, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  await res.arrayBuffer();
-  return res;
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : null };
 }
-const post = (path: string, auth: string, body: unknown) => call(path, auth, { method: 'POST', body: JSON.stringify(body) });
+const post = (path: string, auth: string, body: unknown) => call(path, auth, 'POST', body);
 
 beforeAll(async () => {
   mlflow = await startMlflowServer();
   fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
   prometheus = await startPrometheus([new URL(fg.metricsUrl).host], [`${DEPLOY}prometheus/flowgate-rules.yml`]);
 
-  const created = async (name: string) => {
-    const res = await fetch(`${fg.url}/api/2.0/mlflow/experiments/create`, {
-      method: 'POST',
-      headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name }),
-    });
-    return ((await res.json()) as { experiment_id: string }).experiment_id;
-  };
+  const created = async (name: string) => (await post('/api/2.0/mlflow/experiments/create', adminAuth(), { name })).json!.experiment_id as string;
   const open = await created('dashboard-open');
   const closed = await created('dashboard-closed');
   expect((await post('/api/2.0/mlflow/users/create', adminAuth(), { username: 'ana' })).status).toBe(201);
   expect((await post('/api/2.0/mlflow/permissions/users/ana/experiments/' + open, adminAuth(), { permission: 'READ' })).status).toBe(201);
-  const minted = await fetch(`${fg.url}/api/2.0/mlflow/permissions/users/access-token`, {
-    method: 'PATCH',
-    headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' },
-    body: JSON.stringify({ username: 'ana', expiration: new Date(Date.now() + 86_400_000).toISOString() }),
-  });
-  const ana = basic('ana', ((await minted.json()) as { token: string }).token);
+  const expiration = new Date(Date.now() + 86_400_000).toISOString();
+  const minted = await call('/api/2.0/mlflow/permissions/users/access-token', adminAuth(), 'PATCH', { username: 'ana', expiration });
+  const ana = basic('ana', minted.json!.token as string);
 
   // Seven seconds of a team's ordinary traffic, seen by Prometheus's one-second scrapes.
   const until = Date.now() + 7000;
