@@ -22,6 +22,7 @@ import { watchExternalChanges } from './store/external-changes.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { createUpstreamJson } from './upstream/json-client.js';
+import { connectMlflow } from './upstream/mlflow-connection.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
 import { createResourceResolver } from './authz/resolve.js';
 import { createRouteMatcher } from './authz/route-matcher.js';
@@ -154,7 +155,12 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
         })
       : undefined;
 
-  const upstreamJson = createUpstreamJson(config.upstreamUrl, config.upstreamStaticPrefix, config.upstreamTimeoutMs);
+  const mlflow = connectMlflow({
+    upstreamUrl: config.upstreamUrl,
+    staticPrefix: config.upstreamStaticPrefix,
+    timeoutMs: config.upstreamTimeoutMs,
+  });
+  const upstreamJson = createUpstreamJson(mlflow);
   const lookups = createMlflowLookups({
     client: upstreamJson,
     cacheSize: config.lookupCacheSize,
@@ -182,11 +188,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     ? (await import('./inference/index.js')).openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
     : undefined;
 
-  const forwarder = createForwarder({
-    upstreamUrl: config.upstreamUrl,
-    staticPrefix: config.upstreamStaticPrefix,
-    timeoutMs: config.upstreamTimeoutMs,
-  });
+  const forwarder = createForwarder(mlflow);
   const listener = createRequestListener({
     basePath: config.basePath,
     trustedRequestIdHeader: config.trustedRequestIdHeader,
@@ -248,8 +250,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   ).catch((err: unknown) => {
     oidc?.close();
     server.close();
-    forwarder.close();
-    upstreamJson.close();
+    void mlflow.close();
     storeWatch?.stop();
     db.close();
     throw err;
@@ -273,8 +274,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       ]);
       oidc?.close();
       await inference?.close();
-      forwarder.close();
-      upstreamJson.close();
+      await mlflow.close();
       storeWatch?.stop();
       db.close();
       logger.flush();

@@ -1,21 +1,15 @@
-import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { createProxyServer } from 'http-proxy-3';
-import { FlowgateError, sendError } from '../errors.js';
+import type { Dispatcher } from 'undici';
+import { sendError } from '../errors.js';
+import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
 
 /** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
 const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
 
 /** flowgate's own cookies (session, login binding) are credentials: MLflow never sees them. */
 const FLOWGATE_COOKIE = /^(__Host-)?flowgate_[^=]*=/i;
-
-export interface ForwardOptions {
-  readonly upstreamUrl: string;
-  readonly staticPrefix: string;
-  readonly timeoutMs: number;
-}
 
 export interface ForwardRequest {
   /** Normalized, percent-encoded path (without the upstream static prefix) and raw query. */
@@ -32,18 +26,21 @@ export interface ForwardRequest {
 }
 
 /**
- * The headers MLflow gets: the client's, minus identity headers, credentials and flowgate's cookies
- * (and the client's `Transfer-Encoding` when flowgate re-sends a body it read).
- * Built as a fresh object rather than by `delete` on req.headers, which would drop the object into
- * V8's slow dictionary mode for every later header access on the request's way through the proxy.
+ * Request headers that describe one hop, not the request (RFC 9110 7.6.1): the pool to MLflow frames
+ * and keeps its own connections. `Expect` was answered by Node's server already (100 Continue).
  */
-export function forwardedHeaders(incoming: IncomingMessage['headers'], bodyReplaced = false): Record<string, string | string[]> {
+const HOP_BY_HOP_REQUEST = /^(connection|keep-alive|proxy-connection|transfer-encoding|upgrade|expect|authorization|proxy-authorization)$/;
+
+/**
+ * The headers MLflow gets: the client's, minus credentials, identity headers, hop-by-hop headers and
+ * flowgate's cookies. Built as a fresh object rather than by `delete` on req.headers, which would
+ * drop the object into V8's slow dictionary mode for every later header access.
+ */
+export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     const value = incoming[name];
-    if (value === undefined || name === 'authorization' || name === 'proxy-authorization') continue;
-    // A re-sent body has its own length; the client's framing does not apply to it.
-    if (bodyReplaced && name === 'transfer-encoding') continue;
+    if (value === undefined || HOP_BY_HOP_REQUEST.test(name)) continue;
     if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
     if (name === 'cookie') {
       const kept = withoutFlowgateCookies(value as string);
@@ -90,113 +87,147 @@ function withoutFlowgateCookies(cookie: string): string {
     .trim();
 }
 
-/**
- * Makes a request whose body flowgate already read send that body instead: http-proxy-3 pipes the
- * request into the upstream one. Done on the request rather than through http-proxy-3's per-call
- * `buffer` option, whose options merge on every call cost more than the rest of its pass.
- */
-function resendBody(req: IncomingMessage, body: Buffer): void {
-  (req as unknown as { pipe: (destination: NodeJS.WritableStream) => NodeJS.WritableStream }).pipe = (destination) => {
-    destination.end(body);
-    return destination;
-  };
+
+/** MLflow's answer as an after-hook sees it: header names in lower case, hop-by-hop headers gone. */
+export interface UpstreamResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Readable;
 }
 
-/**
- * A forward's start and, until MLflow answers, its callbacks. It rides on the request, and the
- * callbacks are dropped at the answer: Node keeps a keep-alive connection's last request alive until
- * the next one arrives, and callbacks kept past the answer (the record was a WeakMap entry) held the
- * response and the request's scope for that long: many times the survivors per young-generation
- * collection, and longer pauses.
- */
-const FORWARDING = Symbol('flowgate forwarding');
-interface Forwarding {
-  readonly started: bigint;
-  /** Undefined once MLflow answered or failed: each is reported once. */
-  f: ForwardRequest | undefined;
+export type ResponseHandler = (upstream: UpstreamResponse, res: ServerResponse) => void;
+
+/** Response headers that describe MLflow's hop to flowgate, not the answer: Node frames the client's own. */
+const HOP_BY_HOP_RESPONSE = /^(connection|keep-alive|proxy-connection|transfer-encoding|upgrade|te|trailer)$/i;
+
+/** MLflow's raw header list as Node's `writeHead` takes it (names and values in one list), hop-by-hop headers left out. */
+function relayedHeaderList(raw: Buffer[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    // latin1 both ways: each byte MLflow sent goes to the client unchanged, UTF-8 file names included.
+    const name = raw[i]!.toString('latin1');
+    if (!HOP_BY_HOP_RESPONSE.test(name)) out.push(name, raw[i + 1]!.toString('latin1'));
+  }
+  return out;
 }
-type TrackedRequest = IncomingMessage & { [FORWARDING]?: Forwarding | undefined };
+
+function relayedHeaderRecord(raw: Buffer[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    if (HOP_BY_HOP_RESPONSE.test(name)) continue;
+    const value = raw[i + 1]!.toString('latin1');
+    const given = out[name];
+    out[name] = given === undefined ? value : Array.isArray(given) ? [...given, value] : [given, value];
+  }
+  return out;
+}
+
 const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
 
-export type ResponseHandler = (upstream: IncomingMessage, res: ServerResponse) => void;
+/**
+ * One forwarded call, as undici's dispatcher drives it: MLflow's answer is written straight to the
+ * client's response, or handed to an after-hook as a stream. It holds the forward's callbacks only
+ * until MLflow answers or fails (each is reported once): Node keeps a keep-alive connection's last
+ * request alive until the next one arrives, and callbacks kept past the answer would hold the
+ * response and the request's scope for that long (more survivors per young-generation collection).
+ */
+class ForwardedCall implements Dispatcher.DispatchHandler {
+  private abort: ((err?: Error) => void) | undefined;
+  private resume: (() => void) | undefined;
+  /** Set when an after-hook reads the answer. */
+  private hookBody: Readable | undefined;
 
-/** Forwarding to MLflow through http-proxy-3 over a keep-alive agent. */
-export function createForwarder(opts: ForwardOptions) {
-  // A parsed URL: http-proxy-3 would otherwise parse a string target again on every request.
-  const target = new URL(opts.upstreamUrl);
-  const pool = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
-  const agent = target.protocol === 'https:' ? new HttpsAgent(pool) : new Agent(pool);
-  // MLflow's path under the upstream URL (empty at its root): flowgate writes the whole path it
-  // forwards, so http-proxy-3 neither prepends the target's path (`prependPath: false`) nor parses
-  // the request's URL again to take its path (`toProxy: true`): the path it sends is exactly the one
-  // flowgate matched and decided on, and the two URL parses it would make per request (the largest
-  // part of its own CPU per request) are skipped.
-  const upstreamPath = target.pathname.replace(/\/+$/, '');
-  const passThrough = { target, agent, proxyTimeout: opts.timeoutMs, xfwd: false, prependPath: false, toProxy: true };
-  // X-Forwarded-* are added by addForwardedHeaders, not by http-proxy-3's xfwd.
-  const proxy = createProxyServer(passThrough);
-  // Responses an after-hook writes itself go through a second server built for it, so no request
-  // passes per-call options (http-proxy-3 merges them into a fresh options object on every call).
-  const selfHandled = createProxyServer({ ...passThrough, selfHandleResponse: true });
-  const observers: Array<(upstream: IncomingMessage, req: IncomingMessage) => void> = [];
-  /** The forward's callbacks, handed out once: to MLflow's answer or to the error, whichever comes first. */
-  function takeCallbacks(t: Forwarding | undefined): ForwardRequest | undefined {
-    const f = t?.f;
-    if (t) t.f = undefined;
-    return f;
+  constructor(
+    private readonly res: ServerResponse,
+    private f: ForwardRequest | undefined,
+    private readonly started: bigint,
+  ) {}
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
   }
 
-  const onProxyRes = (upstream: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
-    const t = (req as TrackedRequest)[FORWARDING];
-    const f = takeCallbacks(t);
-    if (t) f?.onUpstream?.(upstream.statusCode ?? 0, secondsSince(t.started));
-    for (const observe of observers) observe(upstream, req);
-    f?.onResponse?.(upstream, res);
-  };
-  const onError = (err: Error, req: IncomingMessage, res: ServerResponse | Socket | undefined) => {
-    const t = (req as TrackedRequest)[FORWARDING];
-    const elapsedMs = t === undefined ? 0 : secondsSince(t.started) * 1000;
-    takeCallbacks(t)?.onUpstream?.(0, elapsedMs / 1000);
-    const code = (err as NodeJS.ErrnoException).code;
-    const error =
-      elapsedMs >= opts.timeoutMs
-        ? new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time')
-        : code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-          ? new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable')
-          : new FlowgateError('BAD_GATEWAY', 'MLflow closed the connection unexpectedly');
-    if (res && 'writeHead' in res) sendError(res, error);
-    else res?.destroy();
-  };
-  for (const p of [proxy, selfHandled]) {
-    p.on('proxyRes', onProxyRes);
-    p.on('error', onError);
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    const f = this.f;
+    this.f = undefined;
+    f?.onUpstream?.(statusCode, secondsSince(this.started));
+    const res = this.res;
+    // The client went away while MLflow worked: nobody reads the answer.
+    if (res.destroyed) return this.stop();
+    this.resume = resume;
+    if (f?.onResponse) {
+      const body = new Readable({ read: () => this.resume?.() });
+      this.hookBody = body;
+      f.onResponse({ statusCode, headers: relayedHeaderRecord(rawHeaders), body }, res);
+      return true;
+    }
+    if (statusText) res.writeHead(statusCode, statusText, relayedHeaderList(rawHeaders));
+    else res.writeHead(statusCode, relayedHeaderList(rawHeaders));
+    return true;
   }
 
+  onData(chunk: Buffer): boolean {
+    if (this.hookBody) return this.hookBody.push(chunk);
+    const res = this.res;
+    if (res.destroyed) return this.stop();
+    if (res.write(chunk)) return true;
+    // Back-pressure: MLflow's socket is read again when the client has taken what was written.
+    res.once('drain', this.resume!);
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.hookBody) this.hookBody.push(null);
+    else this.res.end();
+  }
+
+  onError(err: Error): void {
+    const f = this.f;
+    this.f = undefined;
+    f?.onUpstream?.(0, secondsSince(this.started));
+    if (this.hookBody) this.hookBody.destroy(err);
+    else if (this.res.headersSent || this.res.destroyed) this.res.destroy();
+    else sendError(this.res, upstreamFailure(err));
+  }
+
+  private stop(): false {
+    this.abort?.();
+    return false;
+  }
+}
+
+/** Forwarding to MLflow over the shared keep-alive pool. */
+export function createForwarder(mlflow: MlflowConnection) {
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
-      const headers = forwardedHeaders(req.headers, f.body !== undefined);
+      const headers = forwardedHeaders(req.headers);
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
       headers['x-request-id'] = f.requestId;
       addForwardedHeaders(headers, req);
-      // `Connection` is hop-by-hop: a client's `close` must not end the pooled upstream socket.
-      headers.connection = 'keep-alive';
-      if (f.body) headers['content-length'] = String(f.body.length);
-      req.headers = headers;
-      req.url = upstreamPath + opts.staticPrefix + f.encodedPath + (f.search ? `?${f.search}` : '');
-      (req as TrackedRequest)[FORWARDING] = { started: process.hrtime.bigint(), f };
-      if (f.body) resendBody(req, f.body);
-      (f.onResponse ? selfHandled : proxy).web(req, res);
-    },
-    /** Sees every upstream response (status, timing) without touching it. */
-    observe(fn: (upstream: IncomingMessage, req: IncomingMessage) => void): void {
-      observers.push(fn);
-    },
-    close(): void {
-      proxy.close();
-      selfHandled.close();
-      agent.destroy();
+      let body: Buffer | IncomingMessage | null = null;
+      if (f.body) {
+        headers['content-length'] = String(f.body.length);
+        body = f.body;
+      } else if (hasBody(req)) body = req;
+      mlflow.pool.dispatch(
+        {
+          method: req.method ?? 'GET',
+          // The whole path, written by flowgate: MLflow gets exactly the target flowgate matched and decided on.
+          path: mlflow.pathPrefix + f.encodedPath + (f.search ? `?${f.search}` : ''),
+          headers,
+          body,
+        },
+        new ForwardedCall(res, f, process.hrtime.bigint()),
+      );
     },
   };
+}
+
+/** Whether the client announced a body (a length above zero, or chunks): only then is the request streamed on. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length === undefined ? req.headers['transfer-encoding'] !== undefined : length !== '0';
 }
 
 export type Forwarder = ReturnType<typeof createForwarder>;

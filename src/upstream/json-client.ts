@@ -1,6 +1,6 @@
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Dispatcher } from 'undici';
 import { FlowgateError } from '../errors.js';
+import { upstreamFailure, type MlflowConnection } from './mlflow-connection.js';
 
 /** Whose request a call serves: MLflow sees the same request id and user as on a forwarded call. */
 export interface CallContext {
@@ -20,27 +20,78 @@ export interface UpstreamAnswer {
 export interface UpstreamJson {
   /** Calls MLflow directly (no auth: it is flowgate's own loopback backend). */
   call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>, context?: CallContext): Promise<UpstreamAnswer>;
-  close(): void;
 }
 
 /** An answer larger than this is not a search page MLflow would send: refused rather than buffered. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
+/** One JSON call: MLflow's whole answer gathered, then parsed. */
+class JsonCall implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private abort: ((err?: Error) => void) | undefined;
+
+  constructor(
+    private readonly started: bigint,
+    private readonly context: CallContext | undefined,
+    private readonly resolve: (answer: UpstreamAnswer) => void,
+    private readonly reject: (err: Error) => void,
+  ) {}
+
+  private report(status: number): void {
+    this.context?.onUpstream?.(status, Number(process.hrtime.bigint() - this.started) / 1e9);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+  }
+
+  onHeaders(statusCode: number): boolean {
+    this.status = statusCode;
+    this.report(statusCode);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > MAX_ANSWER_BYTES) {
+      this.abort?.(new FlowgateError('BAD_GATEWAY', 'MLflow answered with more than flowgate reads for a search'));
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    const raw = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    const text = raw.toString('utf8');
+    let json: unknown;
+    try {
+      json = text ? (JSON.parse(text) as unknown) : {};
+    } catch {
+      this.reject(new FlowgateError('BAD_GATEWAY', 'MLflow answered with something that is not JSON'));
+      return;
+    }
+    this.resolve({ status: this.status, json, raw });
+  }
+
+  onError(err: Error): void {
+    if (this.status === 0) this.report(0);
+    this.reject(upstreamFailure(err));
+  }
+}
+
 /**
  * The JSON calls flowgate makes to MLflow itself: filtered searches (on a client's behalf) and the
- * resource look-ups. node:http over one keep-alive agent rather than fetch: searches are on the
- * request path of every non-admin, and fetch's web streams cost several times more CPU per call.
+ * resource look-ups, over the pool forwarded calls use. A dispatch handler rather than fetch or
+ * undici's `request`: searches are on the request path of every non-admin, and web streams or a
+ * body stream per call cost several times more CPU than gathering the chunks.
  */
-export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, timeoutMs: number): UpstreamJson {
-  const target = new URL(upstreamUrl);
-  const secure = target.protocol === 'https:';
-  const agent = secure ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : new Agent({ keepAlive: true, maxSockets: 64 });
-  const send = secure ? httpsRequest : httpRequest;
-  const basePath = target.pathname.replace(/\/+$/, '') + staticPrefix;
-
+export function createUpstreamJson(mlflow: MlflowConnection): UpstreamJson {
   return {
     call(method, path, input, context) {
-      let fullPath = basePath + path;
+      let fullPath = mlflow.pathPrefix + path;
       let body: string | undefined;
       if (method === 'GET') {
         const qs = new URLSearchParams();
@@ -52,60 +103,15 @@ export function createUpstreamJson(upstreamUrl: string, staticPrefix: string, ti
         if (s) fullPath += `?${s}`;
       } else body = JSON.stringify(input);
 
-      const headers: Record<string, string | number> =
-        body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
       if (context) {
         headers['x-request-id'] = context.requestId;
         if (context.username !== undefined) headers['x-forwarded-user'] = context.username;
       }
       const started = process.hrtime.bigint();
-      const report = (status: number) => context?.onUpstream?.(status, Number(process.hrtime.bigint() - started) / 1e9);
       return new Promise((resolve, reject) => {
-        const req = send({
-          protocol: target.protocol,
-          hostname: target.hostname,
-          port: target.port,
-          method,
-          path: fullPath,
-          agent,
-          headers,
-        });
-        const timer = setTimeout(() => req.destroy(new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time')), timeoutMs);
-        let answered = false;
-        const fail = (e: Error) => {
-          clearTimeout(timer);
-          if (!answered) report(0);
-          answered = true;
-          reject(e instanceof FlowgateError ? e : new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable'));
-        };
-        req.on('error', fail);
-        req.on('response', (res: IncomingMessage) => {
-          answered = true;
-          report(res.statusCode ?? 0);
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_ANSWER_BYTES) res.destroy(new FlowgateError('BAD_GATEWAY', 'MLflow answered with more than flowgate reads for a search'));
-            else chunks.push(chunk);
-          });
-          res.on('error', fail);
-          res.on('end', () => {
-            clearTimeout(timer);
-            const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-            const text = raw.toString('utf8');
-            try {
-              resolve({ status: res.statusCode ?? 502, json: text ? (JSON.parse(text) as unknown) : {}, raw });
-            } catch {
-              reject(new FlowgateError('BAD_GATEWAY', 'MLflow answered with something that is not JSON'));
-            }
-          });
-        });
-        req.end(body);
+        mlflow.pool.dispatch({ method, path: fullPath, headers, body: body ?? null }, new JsonCall(started, context, resolve, reject));
       });
-    },
-    close() {
-      agent.destroy();
     },
   };
 }

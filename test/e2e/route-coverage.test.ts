@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_CATALOG } from '../../src/authz/catalog.js';
 import { createMlflowLookups } from '../../src/authz/mlflow-lookups.js';
-import { createUpstreamJson } from '../../src/upstream/json-client.js';
+import { upstreamJsonFor } from '../helpers/mlflow-connection.js';
 import { createRouteMatcher } from '../../src/authz/route-matcher.js';
 import { FlowgateError } from '../../src/errors.js';
 import { mlflowVenv, runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
@@ -152,7 +152,7 @@ print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.m
   });
 
   const lookupsFor = () =>
-    createMlflowLookups({ client: createUpstreamJson(`http://127.0.0.1:${server.port}`, '/mlflow', 10_000), cacheSize: 100, ttlMs: 1_000 });
+    createMlflowLookups({ client: upstreamJsonFor(`http://127.0.0.1:${server.port}`, '/mlflow', 10_000), cacheSize: 100, ttlMs: 1_000 });
 
   it('maps run, logged model and trace to their experiment', async () => {
     const lookups = lookupsFor();
@@ -192,7 +192,7 @@ print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.m
   });
 
   it('turns a dead upstream into TEMPORARILY_UNAVAILABLE', async () => {
-    const lookups = createMlflowLookups({ client: createUpstreamJson('http://127.0.0.1:1', '', 10_000), cacheSize: 10, ttlMs: 0 });
+    const lookups = createMlflowLookups({ client: upstreamJsonFor('http://127.0.0.1:1', '', 10_000), cacheSize: 10, ttlMs: 0 });
     const error = await lookups.experimentOfRun(ids.run).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FlowgateError);
     expect((error as FlowgateError).code).toBe('TEMPORARILY_UNAVAILABLE');

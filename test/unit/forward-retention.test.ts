@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createForwarder } from '../../src/proxy/forward.js';
+import { forwarderFor } from '../helpers/mlflow-connection.js';
 
 // A full collection on demand, without starting the test process with --expose-gc.
 setFlagsFromString('--expose-gc');
@@ -16,7 +16,7 @@ const listen = async (server: ReturnType<typeof createServer>) => {
 
 describe('forwarder', () => {
   const upstream = createServer((_req, res) => res.end('{"ok":true}'));
-  let forwarder: ReturnType<typeof createForwarder>;
+  let forwarder: ReturnType<typeof forwarderFor>;
   let front: ReturnType<typeof createServer>;
   let frontUrl: string;
   /** Requests kept alive after their answer, as Node keeps a keep-alive connection's last request. */
@@ -25,7 +25,7 @@ describe('forwarder', () => {
   const seen: number[] = [];
 
   beforeAll(async () => {
-    forwarder = createForwarder({ upstreamUrl: await listen(upstream), staticPrefix: '', timeoutMs: 5000 });
+    forwarder = forwarderFor(await listen(upstream));
     front = createServer((req, res) => {
       kept.push(req);
       // Something large the callbacks hold, as the request's scope and response are held in flowgate.
@@ -41,8 +41,8 @@ describe('forwarder', () => {
     });
     frontUrl = await listen(front);
   });
-  afterAll(() => {
-    forwarder.close();
+  afterAll(async () => {
+    await forwarder.close();
     front.close();
     upstream.close();
   });

@@ -2,7 +2,7 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createForwarder } from '../../src/proxy/forward.js';
+import { forwarderFor } from '../helpers/mlflow-connection.js';
 
 /** flowgate writes X-Forwarded-* itself; MLflow must get what http-proxy-3's `xfwd` would have sent. */
 describe('X-Forwarded-* on forwarded requests', () => {
@@ -25,8 +25,8 @@ describe('X-Forwarded-* on forwarded requests', () => {
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       }),
     );
-    const forwarder = createForwarder({ upstreamUrl: upstream, staticPrefix: '', timeoutMs: 5000 });
-    close.push(() => forwarder.close());
+    const forwarder = forwarderFor(upstream);
+    close.push(() => void forwarder.close());
     viaFlowgate = await listen(
       createServer((req, res) => forwarder.forward(req, res, { encodedPath: '/api/2.0/mlflow/runs/get', search: '', username: 'alice', requestId: 'r1' })),
     );

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMlflowLookups, type LookupCacheName, type MlflowLookupsOptions } from '../../src/authz/mlflow-lookups.js';
 import { FlowgateError } from '../../src/errors.js';
-import { createUpstreamJson } from '../../src/upstream/json-client.js';
+import { upstreamJsonFor } from '../helpers/mlflow-connection.js';
 
 /** A tiny stand-in for MLflow's REST API, counting the requests it gets. */
 let server: Server;
@@ -72,7 +72,7 @@ interface Setup extends Partial<Omit<MlflowLookupsOptions, 'client'>> {
 function lookups({ upstreamUrl = baseUrl, staticPrefix = '', timeoutMs = 10_000, ...overrides }: Setup = {}) {
   const cacheEvents: Array<[LookupCacheName, boolean]> = [];
   const api = createMlflowLookups({
-    client: createUpstreamJson(upstreamUrl.replace(/\/+$/, ''), staticPrefix, timeoutMs),
+    client: upstreamJsonFor(upstreamUrl.replace(/\/+$/, ''), staticPrefix, timeoutMs),
     cacheSize: 100,
     ttlMs: 60_000,
     onCache: (name, hit) => cacheEvents.push([name, hit]),

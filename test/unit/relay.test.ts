@@ -1,7 +1,8 @@
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { relayAfter } from '../../src/proxy/after/relay.js';
+import { forwarderFor } from '../helpers/mlflow-connection.js';
 
 /** A client → relay → upstream chain on loopback; returns what the client received and what the hook saw. */
 async function through(upstreamBody: Buffer, status: number, limit: number) {
@@ -11,15 +12,21 @@ async function through(upstreamBody: Buffer, status: number, limit: number) {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const seen: unknown[] = [];
-  const front = createServer((_req, res: ServerResponse) => {
-    request({ port: (upstream.address() as AddressInfo).port, host: '127.0.0.1' }, (up: IncomingMessage) =>
-      relayAfter((json) => void seen.push(json), () => undefined, limit)(up, res),
-    ).end();
-  });
+  const forwarder = forwarderFor(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  const front = createServer((req, res) =>
+    forwarder.forward(req, res, {
+      encodedPath: '/',
+      search: '',
+      username: undefined,
+      requestId: 'r1',
+      onResponse: relayAfter((json) => void seen.push(json), () => undefined, limit),
+    }),
+  );
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   const res = await fetch(`http://127.0.0.1:${(front.address() as AddressInfo).port}/`);
   const body = Buffer.from(await res.arrayBuffer());
   front.close();
+  await forwarder.close();
   upstream.close();
   return { status: res.status, header: res.headers.get('x-upstream'), body, seen };
 }

@@ -1,12 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { ResponseHandler, UpstreamResponse } from '../forward.js';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
 /** Answers larger than this are relayed as they come, without the hook (MLflow's create answers are tiny). */
 const MAX_INSPECTED_BYTES = 4 * 1024 * 1024;
 
-function relayedHeaders(upstream: IncomingMessage): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+/** MLflow's headers without its length: the answer is re-sent whole, or streamed on in Node's own framing. */
+export function headersWithoutLength(upstream: UpstreamResponse): Record<string, string | string[]> {
+  const { 'content-length': _length, ...headers } = upstream.headers;
   return headers;
 }
 
@@ -19,7 +19,7 @@ export function relayAfter(
   inspect: (json: unknown) => void | Promise<void>,
   onHookError: (err: unknown) => void,
   maxInspectedBytes = MAX_INSPECTED_BYTES,
-): (upstream: IncomingMessage, res: ServerResponse) => void {
+): ResponseHandler {
   return (upstream, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -28,11 +28,11 @@ export function relayAfter(
       chunks.push(c);
       if (size <= maxInspectedBytes) return;
       // Too big to look at: hand over what is held and pipe the rest as it arrives.
-      upstream.off('data', collect);
-      upstream.off('end', finish);
-      res.writeHead(upstream.statusCode ?? 502, relayedHeaders(upstream));
+      upstream.body.off('data', collect);
+      upstream.body.off('end', finish);
+      res.writeHead(upstream.statusCode ?? 502, headersWithoutLength(upstream));
       for (const held of chunks.splice(0)) res.write(held);
-      upstream.pipe(res);
+      upstream.body.pipe(res);
     };
     const finish = () => {
       void (async () => {
@@ -44,12 +44,12 @@ export function relayAfter(
             onHookError(err);
           }
         }
-        res.writeHead(upstream.statusCode ?? 502, { ...relayedHeaders(upstream), 'content-length': String(body.length) });
+        res.writeHead(upstream.statusCode ?? 502, { ...headersWithoutLength(upstream), 'content-length': String(body.length) });
         res.end(body);
       })();
     };
-    upstream.on('data', collect);
-    upstream.on('end', finish);
-    upstream.on('error', () => res.destroy());
+    upstream.body.on('data', collect);
+    upstream.body.on('end', finish);
+    upstream.body.on('error', () => res.destroy());
   };
 }

@@ -1,7 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlowgateError, sendError } from '../../errors.js';
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
+import type { ResponseHandler } from '../forward.js';
+import { headersWithoutLength } from './relay.js';
 
 /**
  * Reads MLflow's whole JSON answer, lets `rewrite` change it in place, and sends the result. Unlike
@@ -12,21 +11,20 @@ export function rewriteJsonAnswer(
   rewrite: (json: unknown) => Promise<void>,
   maxBytes: number,
   onError: (err: unknown) => void,
-): (upstream: IncomingMessage, res: ServerResponse) => void {
+): ResponseHandler {
   return (upstream, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
-    upstream.on('data', (c: Buffer) => {
+    upstream.body.on('data', (c: Buffer) => {
       size += c.length;
       if (size > maxBytes) tooLarge = true;
       else chunks.push(c);
     });
-    upstream.on('error', () => res.destroy());
-    upstream.on('end', () => {
+    upstream.body.on('error', () => res.destroy());
+    upstream.body.on('end', () => {
       void (async () => {
-        const headers: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+        const headers = headersWithoutLength(upstream);
         let body = Buffer.concat(chunks);
         if (upstream.statusCode === 200 || tooLarge) {
           try {

@@ -1,0 +1,51 @@
+import { Pool } from 'undici';
+import { FlowgateError } from '../errors.js';
+
+export interface MlflowConnectionOptions {
+  readonly upstreamUrl: string;
+  /** MLflow's `--static-prefix`, written before every path flowgate sends. */
+  readonly staticPrefix: string;
+  /** How long MLflow may take to start answering, and to send each next piece of an answer. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * The one keep-alive connection pool to MLflow, shared by forwarded calls and flowgate's own JSON
+ * calls. undici rather than node:http's client: on this path it spends well under half the CPU per
+ * request that `http.request` does (README, "Where the p99 goes"), and it honours MLflow's
+ * `Keep-Alive: timeout` hint instead of racing MLflow's idle close.
+ */
+export interface MlflowConnection {
+  readonly pool: Pool;
+  /** The upstream URL's own path (no trailing slash) and the static prefix: every path sent starts with it. */
+  readonly pathPrefix: string;
+  readonly timeoutMs: number;
+  close(): Promise<void>;
+}
+
+export function connectMlflow(opts: MlflowConnectionOptions): MlflowConnection {
+  const target = new URL(opts.upstreamUrl);
+  const pool = new Pool(target.origin, {
+    connections: 256,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+  });
+  return {
+    pool,
+    pathPrefix: target.pathname.replace(/\/+$/, '') + opts.staticPrefix,
+    timeoutMs: opts.timeoutMs,
+    close: () => pool.destroy(),
+  };
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** What a client is told when a call to MLflow failed: MLflow's error shape, nothing of the cause's text. */
+export function upstreamFailure(err: Error): FlowgateError {
+  if (err instanceof FlowgateError) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (TIMED_OUT.has(code)) return new FlowgateError('GATEWAY_TIMEOUT', 'MLflow did not answer in time');
+  if (UNREACHABLE.has(code)) return new FlowgateError('TEMPORARILY_UNAVAILABLE', 'MLflow is not reachable');
+  return new FlowgateError('BAD_GATEWAY', 'MLflow closed the connection unexpectedly');
+}

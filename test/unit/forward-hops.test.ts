@@ -1,0 +1,115 @@
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forwarderFor } from '../helpers/mlflow-connection.js';
+
+/** What crosses flowgate's hop to MLflow and back: the message, not the connection's own headers. */
+describe('forwarding over the pool to MLflow', () => {
+  const servers: Server[] = [];
+  const seen: IncomingHttpHeaders[] = [];
+  const seenBodies: string[] = [];
+  let streamClosed: Promise<void> = Promise.resolve();
+  let front = '';
+  let forwarder: ReturnType<typeof forwarderFor>;
+
+  const listen = (server: Server) =>
+    new Promise<string>((resolve) => {
+      servers.push(server);
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    });
+
+  beforeAll(async () => {
+    const upstream = await listen(
+      createServer((req, res) => {
+        seen.push(req.headers);
+        if (req.url === '/endless') {
+          // An artifact far larger than anyone reads: sent in pieces until the connection goes.
+          streamClosed = new Promise((resolve) => res.on('close', () => resolve()));
+          res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+          const piece = Buffer.alloc(64 * 1024, 'a');
+          const timer = setInterval(() => res.write(piece), 5);
+          res.on('close', () => clearInterval(timer));
+          return;
+        }
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          seenBodies.push(body);
+          res.writeHead(201, 'Made It', [
+            'Content-Type', 'application/json',
+            'Set-Cookie', 'a=1; Path=/',
+            'Set-Cookie', 'b=2; Path=/',
+            'Connection', 'keep-alive',
+            'Keep-Alive', 'timeout=30',
+            'Content-Disposition', Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'),
+          ]);
+          res.end('{}');
+        });
+      }),
+    );
+    forwarder = forwarderFor(upstream);
+    front = await listen(
+      createServer((req, res) =>
+        forwarder.forward(req, res, { encodedPath: req.url!, search: '', username: 'alice', requestId: 'r1' }),
+      ),
+    );
+  });
+
+  afterAll(async () => {
+    await forwarder.close();
+    for (const s of servers) s.closeAllConnections(), s.close();
+  });
+
+  const send = (path: string, headers: Record<string, string>, body?: string) =>
+    new Promise<IncomingMessage & { text: string; raw: string[] }>((resolve, reject) => {
+      const req = request(`${front}${path}`, { method: body === undefined ? 'GET' : 'POST', headers, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('latin1');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve(Object.assign(res, { text, raw: res.rawHeaders })));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it("drops the client's hop-by-hop headers and still sends the body (Expect answered by flowgate's server)", async () => {
+    const res = await send(
+      '/api/2.0/mlflow/runs/log-metric',
+      { Expect: '100-continue', 'Keep-Alive': '5', Upgrade: 'h2c', 'Proxy-Connection': 'keep-alive', 'Transfer-Encoding': 'chunked', 'X-Kept': 'yes' },
+      '{"run_id":"r"}',
+    );
+    expect(res.statusCode).toBe(201);
+    const got = seen.at(-1)!;
+    for (const name of ['expect', 'keep-alive', 'upgrade', 'proxy-connection', 'authorization']) expect(got[name]).toBeUndefined();
+    expect(got['x-kept']).toBe('yes');
+    expect(got['x-forwarded-user']).toBe('alice');
+    expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
+  });
+
+  it("relays MLflow's status line, every Set-Cookie and its header bytes, but not its hop-by-hop headers", async () => {
+    const res = await send('/api/2.0/mlflow/experiments/get', {});
+    expect(res.statusCode).toBe(201);
+    expect(res.statusMessage).toBe('Made It');
+    expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.headers['content-disposition']).toBe(Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'));
+    // Node's own framing towards the client; MLflow's Keep-Alive hint was for flowgate's connection.
+    expect(res.raw.filter((_, i) => i % 2 === 0 && res.raw[i]!.toLowerCase() === 'keep-alive')).toEqual([]);
+  });
+
+  it('stops reading from MLflow when the client goes away mid-answer', async () => {
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${front}/endless`, { agent: false }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => undefined);
+      req.on('close', () => resolve());
+      req.end();
+      setTimeout(() => reject(new Error('no answer')), 5_000);
+    });
+    // Without the stop, MLflow would keep sending into a paused socket until the body timeout.
+    await expect(Promise.race([streamClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3_000))])).resolves.toBe('closed');
+  });
+});
