@@ -26,10 +26,11 @@ export interface ForwardRequest {
 }
 
 /**
- * Request headers that describe one hop, not the request (RFC 9110 7.6.1): the pool to MLflow frames
- * and keeps its own connections. `Expect` was answered by Node's server already (100 Continue).
+ * Request headers MLflow never gets: the client's credentials, and those that describe the client's
+ * hop rather than the request (RFC 9110 7.6.1), since the pool to MLflow frames and keeps its own
+ * connections. `Expect` was answered by Node's server already (100 Continue).
  */
-const HOP_BY_HOP_REQUEST = /^(connection|keep-alive|proxy-connection|transfer-encoding|upgrade|expect|authorization|proxy-authorization)$/;
+const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive|proxy-connection|transfer-encoding|upgrade|expect)$/;
 
 /**
  * The headers MLflow gets: the client's, minus credentials, identity headers, hop-by-hop headers and
@@ -40,7 +41,7 @@ export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<s
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     const value = incoming[name];
-    if (value === undefined || HOP_BY_HOP_REQUEST.test(name)) continue;
+    if (value === undefined || NOT_FORWARDED.test(name)) continue;
     if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
     if (name === 'cookie') {
       const kept = withoutFlowgateCookies(value as string);

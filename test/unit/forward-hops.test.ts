@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwarderFor } from '../helpers/mlflow-connection.js';
+import { closeServer, listen } from '../helpers/model-server.js';
 
 /** What crosses flowgate's hop to MLflow and back: the message, not the connection's own headers. */
 describe('forwarding over the pool to MLflow', () => {
@@ -12,52 +12,44 @@ describe('forwarding over the pool to MLflow', () => {
   let front = '';
   let forwarder: ReturnType<typeof forwarderFor>;
 
-  const listen = (server: Server) =>
-    new Promise<string>((resolve) => {
-      servers.push(server);
-      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    });
-
   beforeAll(async () => {
-    const upstream = await listen(
-      createServer((req, res) => {
-        seen.push(req.headers);
-        if (req.url === '/endless') {
-          // An artifact far larger than anyone reads: sent in pieces until the connection goes.
-          streamClosed = new Promise((resolve) => res.on('close', () => resolve()));
-          res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-          const piece = Buffer.alloc(64 * 1024, 'a');
-          const timer = setInterval(() => res.write(piece), 5);
-          res.on('close', () => clearInterval(timer));
-          return;
-        }
-        let body = '';
-        req.on('data', (c: Buffer) => (body += c.toString()));
-        req.on('end', () => {
-          seenBodies.push(body);
-          res.writeHead(201, 'Made It', [
-            'Content-Type', 'application/json',
-            'Set-Cookie', 'a=1; Path=/',
-            'Set-Cookie', 'b=2; Path=/',
-            'Connection', 'keep-alive',
-            'Keep-Alive', 'timeout=30',
-            'Content-Disposition', Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'),
-          ]);
-          res.end('{}');
-        });
-      }),
+    const upstreamServer = createServer((req, res) => {
+      seen.push(req.headers);
+      if (req.url === '/endless') {
+        // An artifact far larger than anyone reads: sent in pieces until the connection goes.
+        streamClosed = new Promise((resolve) => res.on('close', () => resolve()));
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+        const piece = Buffer.alloc(64 * 1024, 'a');
+        const timer = setInterval(() => res.write(piece), 5);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seenBodies.push(body);
+        res.writeHead(201, 'Made It', [
+          'Content-Type', 'application/json',
+          'Set-Cookie', 'a=1; Path=/',
+          'Set-Cookie', 'b=2; Path=/',
+          'Connection', 'keep-alive',
+          'Keep-Alive', 'timeout=30',
+          'Content-Disposition', Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'),
+        ]);
+        res.end('{}');
+      });
+    });
+    const frontServer = createServer((req, res) =>
+      forwarder.forward(req, res, { encodedPath: req.url!, search: '', username: 'alice', requestId: 'r1' }),
     );
-    forwarder = forwarderFor(upstream);
-    front = await listen(
-      createServer((req, res) =>
-        forwarder.forward(req, res, { encodedPath: req.url!, search: '', username: 'alice', requestId: 'r1' }),
-      ),
-    );
+    servers.push(upstreamServer, frontServer);
+    forwarder = forwarderFor(await listen(upstreamServer));
+    front = await listen(frontServer);
   });
 
   afterAll(async () => {
     await forwarder.close();
-    for (const s of servers) s.closeAllConnections(), s.close();
+    await Promise.all(servers.map(closeServer));
   });
 
   const send = (path: string, headers: Record<string, string>, body?: string) =>
