@@ -138,6 +138,7 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
   private resume: (() => void) | undefined;
   /** Set when an after-hook reads the answer. */
   private hookBody: Readable | undefined;
+  private watchingClose = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -158,7 +159,14 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
     if (res.destroyed) return this.stop();
     this.resume = resume;
     if (f?.onResponse) {
-      const body = new Readable({ read: () => this.resume?.() });
+      // An after-hook that gives up on the answer (destroys the stream) ends the read from MLflow.
+      const body = new Readable({
+        read: () => this.resume?.(),
+        destroy: (err, callback) => {
+          this.abort?.();
+          callback(err);
+        },
+      });
       this.hookBody = body;
       f.onResponse({ statusCode, headers: relayedHeaderRecord(rawHeaders), body }, res);
       return true;
@@ -173,8 +181,14 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
     const res = this.res;
     if (res.destroyed) return this.stop();
     if (res.write(chunk)) return true;
-    // Back-pressure: MLflow's socket is read again when the client has taken what was written.
+    // Back-pressure: MLflow's socket is read again when the client has taken what was written; a
+    // client that goes away instead never drains, so its close ends the read (after the answer
+    // completed, undici ignores the abort).
     res.once('drain', this.resume!);
+    if (!this.watchingClose) {
+      this.watchingClose = true;
+      res.once('close', () => this.abort?.());
+    }
     return false;
   }
 

@@ -88,20 +88,24 @@ describe('forwarding over the pool to MLflow', () => {
     expect(res.raw.filter((_, i) => i % 2 === 0 && res.raw[i]!.toLowerCase() === 'keep-alive')).toEqual([]);
   });
 
-  it('stops reading from MLflow when the client goes away mid-answer', async () => {
+  /** Asks for the endless answer, lets `leave` decide when to go, and tells whether MLflow's side closed soon after. */
+  const leaveMidAnswer = async (leave: (res: IncomingMessage, go: () => void) => void) => {
     await new Promise<void>((resolve, reject) => {
-      const req = request(`${front}/endless`, { agent: false }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      const req = request(`${front}/endless`, { agent: false }, (res) => leave(res, () => (req.destroy(), resolve())));
       req.on('error', () => undefined);
-      req.on('close', () => resolve());
       req.end();
       setTimeout(() => reject(new Error('no answer')), 5_000);
     });
-    // Without the stop, MLflow would keep sending into a paused socket until the body timeout.
-    await expect(Promise.race([streamClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3_000))])).resolves.toBe('closed');
+    return Promise.race([streamClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 3_000))]);
+  };
+
+  it('stops reading from MLflow when the client goes away mid-answer', async () => {
+    // Without the stop, MLflow would keep sending until the body timeout.
+    expect(await leaveMidAnswer((res, go) => res.once('data', go))).toBe('closed');
+  });
+
+  it('stops reading from MLflow when a client that stopped reading goes away (no drain ever comes)', async () => {
+    // The client reads nothing: flowgate's writes back up and it pauses MLflow, waiting for a drain.
+    expect(await leaveMidAnswer((res, go) => (res.pause(), setTimeout(go, 500)))).toBe('closed');
   });
 });

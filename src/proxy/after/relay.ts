@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import type { ResponseHandler, UpstreamResponse } from '../forward.js';
 
 /** Answers larger than this are relayed as they come, without the hook (MLflow's create answers are tiny). */
@@ -32,7 +32,8 @@ export function relayAfter(
       upstream.body.off('end', finish);
       res.writeHead(upstream.statusCode ?? 502, headersWithoutLength(upstream));
       for (const held of chunks.splice(0)) res.write(held);
-      upstream.body.pipe(res);
+      // pipeline, not pipe: a client that goes away also ends the read from MLflow.
+      pipeline(upstream.body, res, () => undefined);
     };
     const finish = () => {
       void (async () => {
