@@ -88,7 +88,6 @@ function withoutFlowgateCookies(cookie: string): string {
     .trim();
 }
 
-
 /** MLflow's answer as an after-hook sees it: header names in lower case, hop-by-hop headers gone. */
 export interface UpstreamResponse {
   readonly statusCode: number;
