@@ -100,14 +100,24 @@ export type ResponseHandler = (upstream: UpstreamResponse, res: ServerResponse) 
 /** Response headers that describe MLflow's hop to flowgate, not the answer: Node frames the client's own. */
 const HOP_BY_HOP_RESPONSE = /^(connection|keep-alive|proxy-connection|transfer-encoding|upgrade|te|trailer)$/i;
 
-/** MLflow's raw header list as Node's `writeHead` takes it (names and values in one list), hop-by-hop headers left out. */
+/**
+ * MLflow's raw header list as Node's `writeHead` takes it (names and values in one list), hop-by-hop
+ * headers left out and `Content-Length` moved last: Node decodes a `Content-Disposition` it writes
+ * after a known length as UTF-8 and re-encodes it as latin1 (nodejs/node#46528), which would change
+ * an UTF-8 file name's bytes, or refuse the header outright.
+ */
 function relayedHeaderList(raw: Buffer[]): string[] {
   const out: string[] = [];
+  let length: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     // latin1 both ways: each byte MLflow sent goes to the client unchanged, UTF-8 file names included.
     const name = raw[i]!.toString('latin1');
-    if (!HOP_BY_HOP_RESPONSE.test(name)) out.push(name, raw[i + 1]!.toString('latin1'));
+    if (HOP_BY_HOP_RESPONSE.test(name)) continue;
+    const value = raw[i + 1]!.toString('latin1');
+    if (name.length === 14 && name.toLowerCase() === 'content-length') length = value;
+    else out.push(name, value);
   }
+  if (length !== undefined) out.push('Content-Length', length);
   return out;
 }
 

@@ -1,4 +1,5 @@
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createNetServer, connect as connectNet, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwarderFor } from '../helpers/mlflow-connection.js';
 import { closeServer, listen } from '../helpers/model-server.js';
@@ -30,11 +31,11 @@ describe('forwarding over the pool to MLflow', () => {
         seenBodies.push(body);
         res.writeHead(201, 'Made It', [
           'Content-Type', 'application/json',
+          'Content-Length', '2',
           'Set-Cookie', 'a=1; Path=/',
           'Set-Cookie', 'b=2; Path=/',
           'Connection', 'keep-alive',
           'Keep-Alive', 'timeout=30',
-          'Content-Disposition', Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'),
         ]);
         res.end('{}');
       });
@@ -78,14 +79,30 @@ describe('forwarding over the pool to MLflow', () => {
     expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
   });
 
-  it("relays MLflow's status line, every Set-Cookie and its header bytes, but not its hop-by-hop headers", async () => {
+  it("relays MLflow's status line, every Set-Cookie, but not its hop-by-hop headers", async () => {
     const res = await send('/api/2.0/mlflow/experiments/get', {});
     expect(res.statusCode).toBe(201);
     expect(res.statusMessage).toBe('Made It');
     expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
-    expect(res.headers['content-disposition']).toBe(Buffer.from('attachment; filename="m\u00fcller.txt"', 'utf8').toString('latin1'));
     // Node's own framing towards the client; MLflow's Keep-Alive hint was for flowgate's connection.
     expect(res.raw.filter((_, i) => i % 2 === 0 && res.raw[i]!.toLowerCase() === 'keep-alive')).toEqual([]);
+  });
+
+  it('answers HEAD with the headers only, and the pooled connection stays in step for the next call', async () => {
+    const head = await new Promise<IncomingMessage & { text: string }>((resolve, reject) => {
+      const req = request(`${front}/api/2.0/mlflow/experiments/get`, { method: 'HEAD', agent: false }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve(Object.assign(res, { text })));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(head.statusCode).toBe(201);
+    expect(head.headers['content-length']).toBe('2');
+    expect(head.text).toBe('');
+    const next = await send('/api/2.0/mlflow/experiments/get', {});
+    expect([next.statusCode, next.text]).toEqual([201, '{}']);
   });
 
   /** Asks for the endless answer, lets `leave` decide when to go, and tells whether MLflow's side closed soon after. */
@@ -107,5 +124,42 @@ describe('forwarding over the pool to MLflow', () => {
   it('stops reading from MLflow when a client that stopped reading goes away (no drain ever comes)', async () => {
     // The client reads nothing: flowgate's writes back up and it pauses MLflow, waiting for a drain.
     expect(await leaveMidAnswer((res, go) => (res.pause(), setTimeout(go, 500)))).toBe('closed');
+  });
+
+  it("passes MLflow's header bytes on unchanged, a UTF-8 file name after the length included (GET and HEAD)", async () => {
+    // A raw answer: Node's own server would re-encode this very header on the way out.
+    const disposition = Buffer.from('attachment; filename="m\u00fcller-\u6a21\u578b.txt"', 'utf8');
+    const raw = createNetServer((socket) =>
+      socket.once('data', () =>
+        socket.end(
+          Buffer.concat([
+            Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Disposition: ', 'latin1'),
+            disposition,
+            Buffer.from('\r\nConnection: close\r\n\r\n{}', 'latin1'),
+          ]),
+        ),
+      ),
+    );
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const viaRaw = forwarderFor(`http://127.0.0.1:${(raw.address() as AddressInfo).port}`);
+    const rawFront = createServer((req, res) => viaRaw.forward(req, res, { encodedPath: '/x', search: '', username: undefined, requestId: 'r2' }));
+    try {
+      const base = await listen(rawFront);
+      for (const method of ['GET', 'HEAD']) {
+        const bytes = await new Promise<Buffer>((resolve, reject) => {
+          const c = connectNet(Number(new URL(base).port), '127.0.0.1', () => c.write(`${method} /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+          const chunks: Buffer[] = [];
+          c.on('data', (d: Buffer) => chunks.push(d));
+          c.on('end', () => resolve(Buffer.concat(chunks)));
+          c.on('error', reject);
+        });
+        expect(bytes.subarray(0, 15).toString('latin1'), method).toBe('HTTP/1.1 200 OK');
+        expect(bytes.includes(Buffer.concat([Buffer.from('Content-Disposition: '), disposition, Buffer.from('\r\n')])), method).toBe(true);
+      }
+    } finally {
+      await viaRaw.close();
+      await closeServer(rawFront);
+      raw.close();
+    }
   });
 });
