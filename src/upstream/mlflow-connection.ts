@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { FlowgateError } from '../errors.js';
 
 export interface MlflowConnectionOptions {
