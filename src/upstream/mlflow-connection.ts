@@ -19,7 +19,6 @@ export interface MlflowConnection {
   readonly pool: Pool;
   /** The upstream URL's own path (no trailing slash) and the static prefix: every path sent starts with it. */
   readonly pathPrefix: string;
-  readonly timeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -33,7 +32,6 @@ export function connectMlflow(opts: MlflowConnectionOptions): MlflowConnection {
   return {
     pool,
     pathPrefix: target.pathname.replace(/\/+$/, '') + opts.staticPrefix,
-    timeoutMs: opts.timeoutMs,
     close: () => pool.destroy(),
   };
 }
