@@ -3,7 +3,8 @@ import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { sendError } from '../errors.js';
-import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
+import { requestTimeouts, upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
+import type { Listening, SilenceWatch } from '../upstream/silence-watch.js';
 
 /** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
 const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
@@ -142,24 +143,36 @@ const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - start
  * request alive until the next one arrives, and callbacks kept past the answer would hold the
  * response and the request's scope for that long (more survivors per young-generation collection).
  */
-class ForwardedCall implements Dispatcher.DispatchHandler {
+class ForwardedCall implements Dispatcher.DispatchHandler, Listening {
   private abort: ((err?: Error) => void) | undefined;
   private resume: (() => void) | undefined;
   /** Set when an after-hook reads the answer. */
   private hookBody: Readable | undefined;
   private watchingClose = false;
+  lastHeard = 0;
+  watchPrev: Listening | undefined = undefined;
+  watchNext: Listening | undefined = undefined;
+  heldBack = false;
 
   constructor(
     private readonly res: ServerResponse,
     private f: ForwardRequest | undefined,
     private readonly started: bigint,
+    /** Undefined when the client's body streams on: undici times that call itself. */
+    private readonly silence: SilenceWatch | undefined,
   ) {}
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
+    this.silence?.watch(this);
+  }
+
+  giveUp(err: Error): void {
+    this.abort?.(err);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    this.lastHeard = Date.now();
     const f = this.f;
     this.f = undefined;
     f?.onUpstream?.(statusCode, secondsSince(this.started));
@@ -170,7 +183,7 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
     if (f?.onResponse) {
       // An after-hook that gives up on the answer (destroys the stream) ends the read from MLflow.
       const body = new Readable({
-        read: () => this.resume?.(),
+        read: () => this.readOn(),
         destroy: (err, callback) => {
           this.abort?.();
           callback(err);
@@ -186,14 +199,16 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.hookBody) return this.hookBody.push(chunk);
+    this.lastHeard = Date.now();
+    if (this.hookBody) return this.hookBody.push(chunk) || this.holdBack();
     const res = this.res;
     if (res.destroyed) return this.stop();
     if (res.write(chunk)) return true;
     // Back-pressure: MLflow's socket is read again when the client has taken what was written; a
     // client that goes away instead never drains, so its close ends the read (after the answer
     // completed, undici ignores the abort).
-    res.once('drain', this.resume!);
+    this.holdBack();
+    res.once('drain', () => this.readOn());
     if (!this.watchingClose) {
       this.watchingClose = true;
       res.once('close', () => this.abort?.());
@@ -202,17 +217,30 @@ class ForwardedCall implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    this.silence?.done(this);
     if (this.hookBody) this.hookBody.push(null);
     else this.res.end();
   }
 
   onError(err: Error): void {
+    this.silence?.done(this);
     const f = this.f;
     this.f = undefined;
     f?.onUpstream?.(0, secondsSince(this.started));
     if (this.hookBody) this.hookBody.destroy(err);
     else if (this.res.headersSent || this.res.destroyed) this.res.destroy();
     else sendError(this.res, upstreamFailure(err));
+  }
+
+  private holdBack(): false {
+    this.heldBack = true;
+    return false;
+  }
+
+  private readOn(): void {
+    this.heldBack = false;
+    this.lastHeard = Date.now();
+    this.resume?.();
   }
 
   private stop(): false {
@@ -234,6 +262,7 @@ export function createForwarder(mlflow: MlflowConnection) {
         headers['content-length'] = String(f.body.length);
         body = f.body;
       } else if (hasBody(req)) body = req;
+      const streamed = body === req;
       mlflow.pool.dispatch(
         {
           method: req.method ?? 'GET',
@@ -241,8 +270,9 @@ export function createForwarder(mlflow: MlflowConnection) {
           path: mlflow.pathPrefix + f.encodedPath + (f.search ? `?${f.search}` : ''),
           headers,
           body,
+          ...(streamed ? requestTimeouts(mlflow) : undefined),
         },
-        new ForwardedCall(res, f, process.hrtime.bigint()),
+        new ForwardedCall(res, f, process.hrtime.bigint(), streamed ? undefined : mlflow.silence),
       );
     },
   };

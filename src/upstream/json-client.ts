@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { FlowgateError } from '../errors.js';
 import { upstreamFailure, type MlflowConnection } from './mlflow-connection.js';
+import type { Listening, SilenceWatch } from './silence-watch.js';
 
 /** Whose request a call serves: MLflow sees the same request id and user as on a forwarded call. */
 export interface CallContext {
@@ -26,13 +27,17 @@ export interface UpstreamJson {
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /** One JSON call: MLflow's whole answer gathered, then parsed. */
-class JsonCall implements Dispatcher.DispatchHandler {
+class JsonCall implements Dispatcher.DispatchHandler, Listening {
   private status = 0;
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private abort: ((err?: Error) => void) | undefined;
+  lastHeard = 0;
+  watchPrev: Listening | undefined = undefined;
+  watchNext: Listening | undefined = undefined;
 
   constructor(
+    private readonly silence: SilenceWatch,
     private readonly started: bigint,
     private readonly context: CallContext | undefined,
     private readonly resolve: (answer: UpstreamAnswer) => void,
@@ -45,15 +50,22 @@ class JsonCall implements Dispatcher.DispatchHandler {
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
+    this.silence.watch(this);
+  }
+
+  giveUp(err: Error): void {
+    this.abort?.(err);
   }
 
   onHeaders(statusCode: number): boolean {
+    this.lastHeard = Date.now();
     this.status = statusCode;
     this.report(statusCode);
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    this.lastHeard = Date.now();
     this.size += chunk.length;
     if (this.size > MAX_ANSWER_BYTES) {
       this.abort?.(new FlowgateError('BAD_GATEWAY', 'MLflow answered with more than flowgate reads for a search'));
@@ -64,6 +76,7 @@ class JsonCall implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    this.silence.done(this);
     const raw = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
     const text = raw.toString('utf8');
     let json: unknown;
@@ -77,6 +90,7 @@ class JsonCall implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
+    this.silence.done(this);
     if (this.status === 0) this.report(0);
     this.reject(upstreamFailure(err));
   }
@@ -110,7 +124,7 @@ export function createUpstreamJson(mlflow: MlflowConnection): UpstreamJson {
       }
       const started = process.hrtime.bigint();
       return new Promise((resolve, reject) => {
-        mlflow.pool.dispatch({ method, path: fullPath, headers, body: body ?? null }, new JsonCall(started, context, resolve, reject));
+        mlflow.pool.dispatch({ method, path: fullPath, headers, body: body ?? null }, new JsonCall(mlflow.silence, started, context, resolve, reject));
       });
     },
   };

@@ -1,5 +1,6 @@
 import { Pool } from './undici-pool.js';
 import { FlowgateError } from '../errors.js';
+import { createSilenceWatch, type SilenceWatch } from './silence-watch.js';
 
 export interface MlflowConnectionOptions {
   readonly upstreamUrl: string;
@@ -19,25 +20,39 @@ export interface MlflowConnection {
   readonly pool: Pool;
   /** The upstream URL's own path (no trailing slash) and the static prefix: every path sent starts with it. */
   readonly pathPrefix: string;
+  /**
+   * MLflow's silence limit on every call: calls whose request body is in hand are watched here; a
+   * call that streams the client's body on passes the limit to undici (see requestTimeouts).
+   */
+  readonly silence: SilenceWatch;
   close(): Promise<void>;
 }
 
 export function connectMlflow(opts: MlflowConnectionOptions): MlflowConnection {
   const target = new URL(opts.upstreamUrl);
-  const pool = new Pool(target.origin, {
-    connections: 256,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
+  // Off for the pool: the silence watch times the calls (see silence-watch.ts for why).
+  const pool = new Pool(target.origin, { connections: 256, headersTimeout: 0, bodyTimeout: 0 });
+  const silence = createSilenceWatch(opts.timeoutMs);
   return {
     pool,
     pathPrefix: target.pathname.replace(/\/+$/, '') + opts.staticPrefix,
-    close: () => pool.destroy(),
+    silence,
+    close: () => {
+      silence.close();
+      return pool.destroy();
+    },
   };
 }
 
+/**
+ * undici's own limits for a call that streams the client's body to MLflow: undici restarts its clock
+ * on every piece of an upload, which the silence watch cannot see, so a slow upload that is still
+ * moving is not cut off.
+ */
+export const requestTimeouts = (mlflow: MlflowConnection) => ({ headersTimeout: mlflow.silence.timeoutMs, bodyTimeout: mlflow.silence.timeoutMs });
+
 const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FLOWGATE_UPSTREAM_SILENT']);
 
 /** What a client is told when a call to MLflow failed: MLflow's error shape, nothing of the cause's text. */
 export function upstreamFailure(err: Error): FlowgateError {
