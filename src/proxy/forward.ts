@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { sendError } from '../errors.js';
-import { requestTimeouts, upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
+import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
 import type { Listening, SilenceWatch } from '../upstream/silence-watch.js';
 
 /** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
@@ -263,6 +263,8 @@ export function createForwarder(mlflow: MlflowConnection) {
         body = f.body;
       } else if (hasBody(req)) body = req;
       const streamed = body === req;
+      // undici's own limits only for an upload (its clock restarts with each piece sent); 0 leaves the rest to the watch.
+      const uploadLimit = streamed ? mlflow.silence.timeoutMs : 0;
       mlflow.pool.dispatch(
         {
           method: req.method ?? 'GET',
@@ -270,7 +272,8 @@ export function createForwarder(mlflow: MlflowConnection) {
           path: mlflow.pathPrefix + f.encodedPath + (f.search ? `?${f.search}` : ''),
           headers,
           body,
-          ...(streamed ? requestTimeouts(mlflow) : undefined),
+          headersTimeout: uploadLimit,
+          bodyTimeout: uploadLimit,
         },
         new ForwardedCall(res, f, process.hrtime.bigint(), streamed ? undefined : mlflow.silence),
       );

@@ -22,7 +22,7 @@ export interface MlflowConnection {
   readonly pathPrefix: string;
   /**
    * MLflow's silence limit on every call: calls whose request body is in hand are watched here; a
-   * call that streams the client's body on passes the limit to undici (see requestTimeouts).
+   * call that streams the client's body on passes the limit to undici (see forward.ts).
    */
   readonly silence: SilenceWatch;
   close(): Promise<void>;
@@ -43,13 +43,6 @@ export function connectMlflow(opts: MlflowConnectionOptions): MlflowConnection {
     },
   };
 }
-
-/**
- * undici's own limits for a call that streams the client's body to MLflow: undici restarts its clock
- * on every piece of an upload, which the silence watch cannot see, so a slow upload that is still
- * moving is not cut off.
- */
-export const requestTimeouts = (mlflow: MlflowConnection) => ({ headersTimeout: mlflow.silence.timeoutMs, bodyTimeout: mlflow.silence.timeoutMs });
 
 const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'FLOWGATE_UPSTREAM_SILENT']);
