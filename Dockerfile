@@ -23,5 +23,5 @@ USER node
 VOLUME ["/var/lib/flowgate"]
 EXPOSE 8080 9090
 # The same Node flags as npm start and the bench (package.json flowgate.nodeFlags); why: README, "Performance and memory".
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--no-memory-reducer", "--max-valid-polymorphic-map-count=16", "dist/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--no-memory-reducer", "--max-valid-polymorphic-map-count=16", "--single-threaded-gc", "dist/cli.js"]
 CMD ["serve"]

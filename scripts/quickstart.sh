@@ -60,7 +60,7 @@ FLOWGATE_DB_PATH="$DIR/flowgate.db" \
 FLOWGATE_ADMIN_USERNAME=admin \
 FLOWGATE_ADMIN_TOKEN_FILE="$TOKEN_FILE" \
 FLOWGATE_SESSION_COOKIE_SECURE=false \
-  node --max-semi-space-size=8 --no-allocation-site-pretenuring --no-memory-reducer --max-valid-polymorphic-map-count=16 dist/cli.js serve > "$DIR/flowgate.log" 2>&1 &
+  node --max-semi-space-size=8 --no-allocation-site-pretenuring --no-memory-reducer --max-valid-polymorphic-map-count=16 --single-threaded-gc dist/cli.js serve > "$DIR/flowgate.log" 2>&1 &
 pids+=($!)
 
 for _ in $(seq 1 120); do

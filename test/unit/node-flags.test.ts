@@ -30,6 +30,14 @@ describe('Node flags flowgate ships with', () => {
   it('lets V8 keep property reads polymorphic up to 16 shapes', () => {
     expect(flags).toContain('--max-valid-polymorphic-map-count=16');
   });
+  // With V8's helper threads, an old-generation collection marks on 4 threads beside the main one;
+  // where flowgate has one core (a sidecar's CPU limit, the bench's pinned core) they take turns with
+  // the requests, which stalled for 15-60 ms per full collection. On the main thread, marked in
+  // steps, the same collections cost less CPU and rounds at half saturation lost those stalls
+  // (README, "Full collections").
+  it('collects garbage on the main thread only', () => {
+    expect(flags).toContain('--single-threaded-gc');
+  });
   it('are the Dockerfile entrypoint flags', () => {
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(JSON.parse(entrypoint!)).toEqual(['node', ...flags, 'dist/cli.js']);
