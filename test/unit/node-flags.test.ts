@@ -32,9 +32,9 @@ describe('Node flags flowgate ships with', () => {
   });
   // With V8's helper threads, an old-generation collection marks on 4 threads beside the main one;
   // where flowgate has one core (a sidecar's CPU limit, the bench's pinned core) they take turns with
-  // the requests, which stalled for 15-60 ms per full collection. On the main thread, marked in
-  // steps, the same collections cost less CPU and rounds at half saturation lost those stalls
-  // (README, "Full collections").
+  // the requests, which stalled for 15-60 ms per full collection. Marked on the main thread in
+  // steps, for about the same CPU, most rounds at half saturation lost those stalls (README,
+  // "Full collections").
   it('collects garbage on the main thread only', () => {
     expect(flags).toContain('--single-threaded-gc');
   });
