@@ -8,7 +8,8 @@
 // processes. Writes bench/results.md (and results.json). Targets are reported, not asserted.
 //
 // Knobs (environment): BENCH_SECONDS (saturation run length, default 4), BENCH_ROUNDS (3), BENCH_CONCURRENCY (32),
-// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_SKIP_MLFLOW=1 (skip e and f), BENCH_SKIP_OIDC_AUTH=1 (skip f),
+// BENCH_WARM_SECONDS (10), BENCH_LATENCY_ROUNDS (10), BENCH_LATENCY_RATE (a fixed req/s for the latency runs, for A/B runs),
+// BENCH_SKIP_MLFLOW=1 (skip e and f), BENCH_SKIP_OIDC_AUTH=1 (skip f),
 // BENCH_SKIP_HAPROXY=1 (skip the reference row h).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
