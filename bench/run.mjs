@@ -31,6 +31,14 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 /** Allocation and scavenge survivors from v8.GCProfiler in the servers (see gc-clock.mjs for its RSS cost). */
 const GC_DETAIL = process.env.BENCH_GC_DETAIL === '1';
+/** For A/B runs of one change: a rate that does not also move with the VM's phase between the runs compared. */
+const FIXED_LATENCY_RATE = (() => {
+  const raw = process.env.BENCH_LATENCY_RATE;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_LATENCY_RATE must be a whole number of requests per second, got ${JSON.stringify(raw)}`);
+  return n;
+})();
 const ADMIN = { username: 'admin', token: `fgt_bench_admin_${randomBytes(16).toString('hex')}` };
 const USER = { username: 'bench-user', token: `fgt_bench_user_${randomBytes(16).toString('hex')}` };
 const READER = { username: 'bench-reader', token: `fgt_bench_reader_${randomBytes(16).toString('hex')}` };
@@ -711,8 +719,8 @@ if (results.latency.pinned) {
 // overloaded rather than half busy.
 const saturationForRate = medianOf([...results.rounds.c, ...results.latency.pinnedSaturation.map((r) => r.rps)]);
 results.latency.saturationRuns = [...results.rounds.c, ...results.latency.pinnedSaturation.map((r) => r.rps)];
-// BENCH_LATENCY_RATE fixes the rate, for A/B runs of one change that should not also move the rate.
-const rate = Number(process.env.BENCH_LATENCY_RATE) || Math.max(50, Math.round(saturationForRate / 2));
+const halfSaturation = Math.max(50, Math.round(saturationForRate / 2));
+const rate = FIXED_LATENCY_RATE ?? halfSaturation;
 results.latency.rate = rate;
 const LATENCY_KEYS = ['a', 'b', ...(targets.h ? ['h'] : []), 'c', 'cA', 'du'];
 // Short runs, many rounds, one long-lived client: a difference taken between runs seconds apart
@@ -896,7 +904,8 @@ const latencyMedian = (key, field) => medianOf(latencyRuns(key).map((r) => r[fie
 const roundAdded = (key) => latencyRounds.used.map((i) => L.runs[key][i].p99 - L.runs.a[i].p99);
 const medianAdded = (key) => medianOf(roundAdded(key));
 /** The target holds for flowgate only when it holds for each way it was driven: user, admin and over the large store. */
-const FLOWGATE_LATENCY_KEYS = ['c', 'cA', 'du'];
+const FLOWGATE_LATENCY_ROWS = { c: '(c) user', cA: '(c) admin', du: '(d) user' };
+const addedByRow = (key, label) => `${label} ${fmt(medianAdded(key), 2)} ms (rounds ${roundAdded(key).map((x) => fmt(x, 1)).join(' / ')})`;
 const latencyJudged = (ok) =>
   latencyRounds.quiet.length >= MIN_QUIET_ROUNDS
     ? verdict(ok)
@@ -965,7 +974,7 @@ const md = [
   '  scavenge below), because the profiler grows the server\'s native heap and would inflate its peak RSS' + (GC_DETAIL ? ' (on in this run: the RSS figures include that growth);' : ' (off in this run);'),
   '  steal %: the share of the cores\' time the hypervisor gave',
   '  to other guests during the run (/proc/stat), which slows everything measured in time.',
-  `- Latency: open-loop at a fixed ${rate} req/s, ${process.env.BENCH_LATENCY_RATE ? 'set by BENCH_LATENCY_RATE; half of (c)\'s saturation rate would have been ' + Math.round(saturationForRate / 2) : 'half of (c)\'s saturation rate'}` +
+  `- Latency: open-loop at a fixed ${rate} req/s, ${FIXED_LATENCY_RATE ? `set by BENCH_LATENCY_RATE; half of (c)'s saturation rate would have been ${halfSaturation}` : "half of (c)'s saturation rate"}` +
     (L.pinned
       ? `: the median of (c)'s saturated runs, the ${ROUNDS} above and ${L.pinnedSaturation.length} with flowgate alone on its core as in these runs (${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}),`
       : ` (the median of its ${ROUNDS} saturated runs),`) +
@@ -1060,7 +1069,7 @@ const md = [
   `| CPU per request, paired on one core (same machine moments, ${P.rate} req/s each) | flowgate spends ${fmt(pairedRatio('c'), 2)}× (user), ${fmt(pairedRatio('cA'), 2)}× (admin) the bare proxy's CPU per request (median of rounds; at this rate, not under saturation, where Node shares each wake-up among more requests) | (reported) |`,
   `| (c) relative to the upstream alone | c/a = ${fmt(100 * ratio(s.c, s.a))}% | (reported) |`,
   `| (d) relative to (c) | d/c = ${fmt(100 * ratio(s.d, s.cA))}% (admin), ${fmt(100 * ratio(s.du, s.c))}% (user) | (reported) |`,
-  `| flowgate adds ≤ 1 ms at p99 at half its saturation rate (every flowgate row) | per round p99 (row) − p99 (a), median of ${latencyRounds.used.length} rounds: (c) adds ${fmt(medianAdded('c'), 2)} ms (user; rounds ${roundAdded('c').map((x) => fmt(x, 1)).join(' / ')}), ${fmt(medianAdded('cA'), 2)} ms (admin; rounds ${roundAdded('cA').map((x) => fmt(x, 1)).join(' / ')}), (d) ${fmt(medianAdded('du'), 2)} ms (user; rounds ${roundAdded('du').map((x) => fmt(x, 1)).join(' / ')}); a bare http-proxy-3 adds ${fmt(medianAdded('b'), 2)} ms (rounds ${roundAdded('b').map((x) => fmt(x, 1)).join(' / ')}) | ${latencyJudged(FLOWGATE_LATENCY_KEYS.every((k) => medianAdded(k) <= 1))} |`,
+  `| flowgate adds ≤ 1 ms at p99 at half its saturation rate (every flowgate row) | per round p99 (row) − p99 (a), median of ${latencyRounds.used.length} rounds, added: ${Object.entries(FLOWGATE_LATENCY_ROWS).map(([k, label]) => addedByRow(k, label)).join('; ')}; ${addedByRow('b', 'a bare http-proxy-3')} | ${latencyJudged(Object.keys(FLOWGATE_LATENCY_ROWS).every((k) => medianAdded(k) <= 1))} |`,
   `| the same over the bare proxy | p99 (c) − p99 (b): ${fmt(medianOf(latencyRounds.used.map((i) => L.runs.c[i].p99 - L.runs.b[i].p99)), 2)} ms (user), ${fmt(medianOf(latencyRounds.used.map((i) => L.runs.cA[i].p99 - L.runs.b[i].p99)), 2)} ms (admin) | (reported) |`,
   ...(targets.h
     ? [
