@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { closestName } from './closest-name.js';
 
 export const PERMISSIONS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'] as const;
 
@@ -23,7 +24,7 @@ const list = z.string().transform((v) =>
     .filter(Boolean),
 );
 
-/** Every environment variable flowgate reads, with its default. The README's table mirrors this. */
+/** Every environment variable flowgate reads, with its default. docs/configuration.md's table mirrors this. */
 const envSchema = z.object({
   FLOWGATE_HOST: z.string().min(1).default('0.0.0.0'),
   FLOWGATE_PORT: port.default(8080),
@@ -42,6 +43,7 @@ const envSchema = z.object({
   FLOWGATE_TOKEN_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
   FLOWGATE_STORE_WATCH_MS: z.coerce.number().int().min(0).default(1000),
   FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  FLOWGATE_BODY_READ_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   FLOWGATE_LOOKUP_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
   FLOWGATE_LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).default(60_000),
   FLOWGATE_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
@@ -63,9 +65,32 @@ const envSchema = z.object({
   FLOWGATE_SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(12),
   FLOWGATE_INFERENCE_CONFIG_FILE: z.string().min(1).optional(),
   FLOWGATE_INFERENCE_API_KEYS: z.string().min(1).optional(),
+  FLOWGATE_PAGE_TOKEN_KEY: z.string().min(1).optional(),
+  FLOWGATE_PAGE_TOKEN_KEY_FILE: z.string().min(1).optional(),
+  FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS: list.optional(),
 });
 
 export type Env = Record<string, string | undefined>;
+
+/** Names flowgate's own scripts, tests and bench read (not settings): the server lets them pass. */
+const TOOLING_VARIABLES = new Set([
+  'FLOWGATE_MLFLOW_VERSION',
+  'FLOWGATE_MLFLOW_VENV',
+  'FLOWGATE_MLFLOW_OIDC_AUTH_VERSION',
+  'FLOWGATE_MLFLOW_OIDC_AUTH_VENV',
+  'FLOWGATE_CHROMIUM',
+  'FLOWGATE_BIG_ARTIFACT_MB',
+]);
+
+/** A mistyped setting would otherwise be ignored silently: every unknown name is a problem, with the likely one. */
+function unknownSettings(names: Iterable<string>, problems: string[]): void {
+  const known = [...Object.keys(envSchema.shape), 'FLOWGATE_CONFIG_FILE'];
+  for (const name of names) {
+    if (!name.startsWith('FLOWGATE_') || known.includes(name) || TOOLING_VARIABLES.has(name)) continue;
+    const near = closestName(name, known);
+    problems.push(`${name}: not a flowgate setting${near ? `; did you mean ${near}?` : ''} (see docs/configuration.md)`);
+  }
+}
 
 export interface OidcConfig {
   readonly issuerUrl: string;
@@ -99,6 +124,8 @@ export interface Config {
   /** How often to look for commits another process made to the store (0: never). */
   readonly storeWatchMs: number;
   readonly maxBodyBytes: number;
+  /** How long a JSON body flowgate reads itself may take to arrive (then 408). */
+  readonly bodyReadTimeoutMs: number;
   readonly lookupCacheSize: number;
   readonly lookupCacheTtlMs: number;
   readonly metricsHost: string;
@@ -110,6 +137,8 @@ export interface Config {
   readonly inferenceConfigFile: string | undefined;
   /** Comma-separated inference keys valid on every route (prefer the key file, which rotates). */
   readonly inferenceApiKeys: string | undefined;
+  /** Keys sealing search page tokens: `current` seals (the store's own key when unset), `previous` only open. */
+  readonly pageTokenKeys: { readonly current: Buffer | undefined; readonly previous: readonly Buffer[] };
 }
 
 export class ConfigError extends Error {
@@ -135,6 +164,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       problems.push(`FLOWGATE_CONFIG_FILE: cannot read a JSON object from it (${(e as Error).message})`);
     }
   }
+  unknownSettings(new Set([...Object.keys(fromFile), ...Object.keys(env)]), problems);
   const merged: Env = { ...fromFile };
   for (const [k, v] of Object.entries(env)) if (k.startsWith('FLOWGATE_') && v !== undefined && v !== '') merged[k] = v;
   if (env.FLOWGATE_BASE_PATH === '') merged.FLOWGATE_BASE_PATH = '';
@@ -189,6 +219,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   }
   if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
+  const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
   if (problems.length) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -207,6 +238,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     tokenCacheSize: e.FLOWGATE_TOKEN_CACHE_SIZE,
     storeWatchMs: e.FLOWGATE_STORE_WATCH_MS,
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
+    bodyReadTimeoutMs: e.FLOWGATE_BODY_READ_TIMEOUT_MS,
     lookupCacheSize: e.FLOWGATE_LOOKUP_CACHE_SIZE,
     lookupCacheTtlMs: e.FLOWGATE_LOOKUP_CACHE_TTL_MS,
     metricsHost: e.FLOWGATE_METRICS_HOST,
@@ -221,5 +253,42 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     },
     inferenceConfigFile: e.FLOWGATE_INFERENCE_CONFIG_FILE,
     inferenceApiKeys: e.FLOWGATE_INFERENCE_API_KEYS,
+    pageTokenKeys,
   });
+}
+
+/** A page-token key: standard base64 of exactly 32 bytes (`openssl rand -base64 32`). */
+function pageTokenKey(text: string): Buffer | undefined {
+  const key = Buffer.from(text, 'base64');
+  return key.length === 32 && key.toString('base64') === text ? key : undefined;
+}
+
+function readPageTokenKeys(
+  e: z.infer<typeof envSchema>,
+  readFile: (path: string) => string,
+  problems: string[],
+): Config['pageTokenKeys'] {
+  const must = 'must be the base64 of 32 random bytes (openssl rand -base64 32)';
+  let current: Buffer | undefined;
+  let text = e.FLOWGATE_PAGE_TOKEN_KEY;
+  if (e.FLOWGATE_PAGE_TOKEN_KEY_FILE) {
+    if (text) problems.push('FLOWGATE_PAGE_TOKEN_KEY_FILE: set either it or FLOWGATE_PAGE_TOKEN_KEY, not both');
+    try {
+      text = readFile(e.FLOWGATE_PAGE_TOKEN_KEY_FILE).trim();
+    } catch {
+      problems.push('FLOWGATE_PAGE_TOKEN_KEY_FILE: cannot read the file');
+      text = undefined;
+    }
+  }
+  if (text !== undefined) {
+    current = pageTokenKey(text.trim());
+    if (!current) problems.push(`${e.FLOWGATE_PAGE_TOKEN_KEY_FILE ? 'FLOWGATE_PAGE_TOKEN_KEY_FILE' : 'FLOWGATE_PAGE_TOKEN_KEY'}: ${must}`);
+  }
+  const previous: Buffer[] = [];
+  (e.FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS ?? []).forEach((item, i) => {
+    const key = pageTokenKey(item);
+    if (key) previous.push(key);
+    else problems.push(`FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS: key ${i + 1} ${must}`);
+  });
+  return { current, previous };
 }

@@ -12,6 +12,10 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   RESOURCE_ALREADY_EXISTS: 409,
   REQUEST_LIMIT_EXCEEDED: 413,
+  /** The request's body did not arrive in time. */
+  REQUEST_TIMEOUT: 408,
+  /** MLflow's code (and nginx's 499) for a client that went away before its answer: never sent, only recorded. */
+  CANCELLED: 499,
   INTERNAL_ERROR: 500,
   BAD_GATEWAY: 502,
   TEMPORARILY_UNAVAILABLE: 503,

@@ -19,19 +19,26 @@ import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
 import { watchExternalChanges } from './store/external-changes.js';
+import { createMappingChanges } from './store/mapping-changes.js';
+import { createMappingForgetter } from './authz/mapping-forgetter.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
+import { storedPageTokenKey } from './proxy/after/page-token-key.js';
+import { createPageTokenSealer } from './proxy/after/page-token-sealer.js';
 import { createUpstreamJson } from './upstream/json-client.js';
 import { connectMlflow } from './upstream/mlflow-connection.js';
+import { readMlflowVersion } from './upstream/mlflow-version.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
-import { createResourceResolver } from './authz/resolve.js';
+import { createExistingResolver, createResourceResolver } from './authz/resolve.js';
 import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
+import { decideBeforeContinue } from './proxy/expect-continue.js';
 import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
+import { recordedStatus } from './proxy/response-status.js';
 import { openDatabase, type Db } from './store/database.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
@@ -161,17 +168,27 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     timeoutMs: config.upstreamTimeoutMs,
   });
   const upstreamJson = createUpstreamJson(mlflow);
+  // Read once before listening (a refused connection answers at once; a hung MLflow within 2 s).
+  const mlflowVersion = await readMlflowVersion(mlflow);
+  logger.info({ mlflowVersion: mlflowVersion ?? 'unknown' }, 'MLflow version');
   const lookups = createMlflowLookups({
     client: upstreamJson,
     cacheSize: config.lookupCacheSize,
     ttlMs: config.lookupCacheTtlMs,
     onCache: (name, hit) => metrics.cache(name)(hit),
+    mlflowVersion,
+    readVersion: () => readMlflowVersion(mlflow),
   });
+  const mappingChanges = createMappingChanges(db);
+  const mappings = createMappingForgetter(lookups, mappingChanges);
+  const mappingWatch = config.storeWatchMs > 0 ? mappingChanges.watch(config.storeWatchMs, (changes) => mappings.applyExternal(changes)) : undefined;
   const matcher = createRouteMatcher(ROUTE_CATALOG);
   const gate = createMlflowGate({
     matcher,
     resolve: createResourceResolver(lookups),
+    resolveExisting: createExistingResolver(lookups),
     lookups,
+    mappings,
     policy,
     grants,
     audit,
@@ -182,6 +199,10 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     createRequiresAdmin: config.createRequiresAdmin,
     maxBodyBytes: config.maxBodyBytes,
     logger,
+    pageTokens: createPageTokenSealer({
+      current: config.pageTokenKeys.current ?? storedPageTokenKey(db),
+      previous: config.pageTokenKeys.previous,
+    }),
   });
 
   const inference = config.inferenceConfigFile
@@ -209,6 +230,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     readiness: createReadiness(db, config.upstreamUrl, config.upstreamStaticPrefix),
     openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
     inFlight: metrics.inFlight,
+    bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     onFinish: (scope, req, res) => {
       const route = scope.route ?? 'unmatched';
       if (scope.decision) {
@@ -225,7 +247,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           decision: scope.decision,
           reason: scope.reason,
           resourceType: scope.resourceType,
-          status: res.statusCode,
+          status: recordedStatus(res),
           // pino leaves out fields that are undefined: no object spreads on the request path.
           aborted: res.writableFinished ? undefined : true,
           durationMs: microsecondsAsMs(Number(process.hrtime.bigint() - scope.started) / 1e9),
@@ -239,6 +261,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   });
 
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
+  decideBeforeContinue(server, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -252,6 +275,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     server.close();
     void mlflow.close();
     storeWatch?.stop();
+    mappingWatch?.stop();
     db.close();
     throw err;
   });
@@ -276,6 +300,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       await inference?.close();
       await mlflow.close();
       storeWatch?.stop();
+      mappingWatch?.stop();
       db.close();
       logger.flush();
     },

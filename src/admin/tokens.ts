@@ -32,7 +32,9 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
           username: user.username,
           expiration: expires,
           expires_at: expires,
-          message: `Token for ${user.username} created; it is shown only once`,
+          message: deps.tokens.holdsBootstrapToken(user.id)
+            ? `Token for ${user.username} created; it is shown only once. The bootstrap token from configuration stays valid beside it`
+            : `Token for ${user.username} created; it is shown only once`,
         },
       };
     },

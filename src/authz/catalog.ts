@@ -1,4 +1,4 @@
-import type { AfterHook, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
+import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
  * Every (method, path) the pinned MLflow (3.17.2) answers, relative to its root, with what the
@@ -27,7 +27,6 @@ const experimentIds = (from: IdLocation = 'auto', field = 'experiment_ids'): IdS
 /** `run_uuid` is the old spelling of `run_id`; both are read and must agree. */
 const runId = (from: IdLocation = 'auto'): IdSource => ({ kind: 'run_id', field: 'run_id', from, alias: 'run_uuid' });
 const runIds = (field: string): IdSource => ({ kind: 'run_ids', field, from: 'auto' });
-/** A logged model named in the body (possibly inside a list), for the `also` checks. */
 /** Every logged model named under a body field (lists included): each one's experiment is checked. */
 const loggedModelIn = (field: string): IdSource => ({ kind: 'logged_model_ids', field, from: 'body' });
 const loggedModelParam: IdSource = { kind: 'logged_model_id', field: 'model_id', from: 'param' };
@@ -41,6 +40,9 @@ const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto'
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
 /** Artifact paths start with the experiment id: `<exp>/<run>/artifacts/...`. */
 const artifactWildcard: IdSource = { kind: 'artifact_path', field: '*', from: 'param' };
+/** Trace tags that are storage pointers, in each shape a trace request carries tags. */
+const traceTagKey: readonly FieldGuard[] = [{ kind: 'reserved_tag_key', field: 'key' }];
+const traceTagList = (field: string): readonly FieldGuard[] => [{ kind: 'reserved_tag_list', field }];
 
 function route(
   method: HttpMethod,
@@ -75,13 +77,17 @@ const AJAX_V3 = '/ajax-api/3.0/mlflow';
 
 const experimentRoutes = [
   onExperiment('GET', `${V2}/experiments/get-by-name`, 'read', { kind: 'experiment_name', field: 'experiment_name', from: 'auto' }),
-  route('POST', `${V2}/experiments/create`, 'create', 'experiment', NONE, 'grant_creator_experiment'),
+  // An artifact location chosen by the caller could lie inside another experiment's artifacts.
+  {
+    ...route('POST', `${V2}/experiments/create`, 'create', 'experiment', NONE, 'grant_creator_experiment'),
+    guards: [{ kind: 'admin_only', field: 'artifact_location' }] as const,
+  },
   authenticated('POST', `${V2}/experiments/search`, 'filter_search_experiments'),
   authenticated('GET', `${V2}/experiments/search`, 'filter_search_experiments'),
   onExperiment('GET', `${V2}/experiments/get`, 'read'),
-  onExperiment('POST', `${V2}/experiments/delete`, 'manage'),
-  onExperiment('POST', `${V2}/experiments/restore`, 'manage'),
-  onExperiment('POST', `${V2}/experiments/update`, 'edit'),
+  { ...onExperiment('POST', `${V2}/experiments/delete`, 'manage'), after: 'forget_experiment_names' as const },
+  { ...onExperiment('POST', `${V2}/experiments/restore`, 'manage'), after: 'forget_experiment_names' as const },
+  { ...onExperiment('POST', `${V2}/experiments/update`, 'edit'), after: 'forget_experiment_names' as const },
   onExperiment('POST', `${V2}/experiments/set-experiment-tag`, 'edit'),
   onExperiment('POST', `${V2}/experiments/delete-experiment-tag`, 'edit'),
   // MLflow registers this one without the slash after `2.0` (a typo in its handler table); it is
@@ -114,11 +120,11 @@ const runRoutes = [
 ];
 
 const traceRoutes = [
-  onExperiment('POST', `${V2}/traces`, 'edit'),
-  onExperiment('PATCH', `${V2}/traces/:request_id`, 'edit', traceParam('request_id')),
+  { ...onExperiment('POST', `${V2}/traces`, 'edit'), guards: traceTagList('tags') },
+  { ...onExperiment('PATCH', `${V2}/traces/:request_id`, 'edit', traceParam('request_id')), guards: traceTagList('tags') },
   onExperiment('GET', `${V2}/traces/:request_id/info`, 'read', traceParam('request_id')),
-  onExperiment('PATCH', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')),
-  onExperiment('DELETE', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')),
+  { ...onExperiment('PATCH', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')), guards: traceTagKey },
+  { ...onExperiment('DELETE', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')), guards: traceTagKey },
   authenticated('GET', `${V2}/traces`, 'filter_search_traces'),
   onExperiment('POST', `${V2}/traces/delete-traces`, 'manage'),
   { ...onExperiment('POST', `${V2}/traces/link-to-run`, 'edit', runId()), also: [{ id: { kind: 'trace_ids', field: 'trace_ids', from: 'body' } as IdSource, need: 'edit' as const }] },
@@ -131,7 +137,13 @@ const traceRoutes = [
   admin('GET', `${V2}/unified-traces`),
   admin('GET', `${V2}/get-online-trace-details`),
 
-  onExperiment('POST', `${V3}/traces`, 'edit', experimentId('body', 'trace.trace_info.trace_location.mlflow_experiment.experiment_id')),
+  // The client chooses the trace id, and MLflow updates (and may move) a trace that already has it.
+  {
+    ...onExperiment('POST', `${V3}/traces`, 'edit', experimentId('body', 'trace.trace_info.trace_location.mlflow_experiment.experiment_id')),
+    also: [{ id: traceField('trace.trace_info.trace_id', 'body'), need: 'edit' as const, clientChosen: true as const }],
+    guards: [{ kind: 'reserved_tag_map', field: 'trace.trace_info.tags' }] as const,
+    after: 'forget_written_traces' as const,
+  },
   onExperiment('GET', `${V3}/traces/:trace_id`, 'read', traceParam('trace_id')),
   onExperiment('GET', `${V3}/traces/get`, 'read', traceField('trace_id')),
   onExperiment('GET', `${V3}/traces/batchGet`, 'read', traceIds),
@@ -140,8 +152,8 @@ const traceRoutes = [
   onExperiment('POST', `${V3}/traces/delete-traces`, 'manage'),
   onExperiment('POST', `${V3}/traces/calculate-filter-correlation`, 'read', experimentIds()),
   onExperiment('POST', `${V3}/traces/metrics`, 'read', experimentIds()),
-  onExperiment('PATCH', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')),
-  onExperiment('DELETE', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')),
+  { ...onExperiment('PATCH', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')), guards: traceTagKey },
+  { ...onExperiment('DELETE', `${V3}/traces/:trace_id/tags`, 'edit', traceParam('trace_id')), guards: traceTagKey },
   onExperiment('POST', `${V3}/traces/:trace_id/assessments`, 'edit', traceParam('trace_id')),
   onExperiment('GET', `${V3}/traces/:trace_id/assessments/:assessment_id`, 'read', traceParam('trace_id')),
   onExperiment('PATCH', `${V3}/traces/:trace_id/assessments/:assessment_id`, 'edit', traceParam('trace_id')),
@@ -167,8 +179,9 @@ const loggedModelRoutes = [
  */
 const genaiRoutes = [
   onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
-  onExperiment('POST', `${V3}/datasets/search`, 'read', experimentIds()),
-  onExperiment('GET', `${V3}/datasets/search`, 'read', experimentIds()),
+  // A dataset found may also belong to experiments the caller cannot read: those are left out.
+  { ...onExperiment('POST', `${V3}/datasets/search`, 'read', experimentIds()), after: 'filter_found_datasets' as const },
+  { ...onExperiment('GET', `${V3}/datasets/search`, 'read', experimentIds()), after: 'filter_found_datasets' as const },
   // Evaluation datasets by id: the right on every experiment the dataset belongs to (MLflow's rule).
   onExperiment('GET', `${V3}/datasets/:dataset_id`, 'read', DATASET),
   { ...onExperiment('DELETE', `${V3}/datasets/:dataset_id`, 'manage', DATASET), after: 'forget_dataset_experiments' as const },
@@ -284,8 +297,8 @@ const registryRoutes = [
   authenticated('GET', `${V2}/registered-models/search`, 'filter_search_registered_models'),
   onModel('POST', `${V2}/registered-models/get-latest-versions`, 'read'),
   onModel('GET', `${V2}/registered-models/get-latest-versions`, 'read'),
-  onModel('POST', `${V2}/registered-models/set-tag`, 'edit'),
-  onModel('DELETE', `${V2}/registered-models/delete-tag`, 'manage'),
+  { ...onModel('POST', `${V2}/registered-models/set-tag`, 'edit'), after: 'forget_prompt_flag' as const },
+  { ...onModel('DELETE', `${V2}/registered-models/delete-tag`, 'manage'), after: 'forget_prompt_flag' as const },
   onModel('POST', `${V2}/registered-models/alias`, 'edit'),
   onModel('DELETE', `${V2}/registered-models/alias`, 'manage'),
   onModel('GET', `${V2}/registered-models/alias`, 'read'),
@@ -395,9 +408,14 @@ const rootRoutes = [
   onExperiment('GET', '/get-artifact', 'read', runId('query')),
   onModel('GET', '/model-versions/get-artifact', 'read'),
   // OTLP trace export: the target experiment travels in a header.
+  // Spans are merged into an existing trace of the same id wherever it lives: each is checked.
   {
     ...onExperiment('POST', '/v1/traces', 'edit', { kind: 'experiment_id', field: 'x-mlflow-experiment-id', from: 'header' }),
-    also: [{ id: { kind: 'run_id', field: 'x-mlflow-run-id', from: 'header' } as IdSource, need: 'edit' as const }],
+    also: [
+      { id: { kind: 'run_id', field: 'x-mlflow-run-id', from: 'header' } as IdSource, need: 'edit' as const },
+      { id: { kind: 'otlp_trace_ids', field: 'body', from: 'body' } as IdSource, need: 'edit' as const, clientChosen: true as const },
+    ],
+    after: 'forget_written_traces' as const,
   },
   // Gateway invocations spend provider credentials per endpoint; flowgate has no endpoint grants.
   admin('POST', '/gateway/:endpoint_name/mlflow/invocations'),

@@ -29,6 +29,11 @@ import type { HttpMethod, Need, ResourceRef, RouteEntry } from './types.js';
  * except `modelVersions` (a run's versions, and the versions a model-version search returns),
  * which MLflow resolves with an unfiltered registry search. Those lists are filtered in the answer
  * per registered model / prompt, as REST's filtered model-version search is.
+ *
+ * Paging a model-version search cannot be filtered here (MLflow's page holds `maxResults` versions,
+ * hidden ones included, and its token counts them): a non-admin's search is one page of up to MLflow's
+ * cap, so `maxResults` and `pageToken` are refused and `nextPageToken` is removed from the answer.
+ * REST's /model-versions/search pages with sealed tokens instead.
  */
 
 export const GRAPHQL_LIMITS = {
@@ -55,10 +60,15 @@ export interface GraphqlFieldCheck {
   readonly input: unknown;
 }
 
-/** A list of model versions in the answer: response keys from `data`, and the keys holding `name`. */
+/**
+ * A list of model versions in the answer: response keys from `data`, and the keys holding `name`.
+ * With `pageToken`, the path leads to MLflow's page token of a model-version search instead, which
+ * is removed (it counts hidden versions).
+ */
 export interface ModelVersionList {
   readonly path: readonly string[];
   readonly nameKeys: readonly string[];
+  readonly pageToken?: true;
 }
 
 export interface GraphqlPlan {
@@ -78,6 +88,8 @@ interface FieldRule {
   readonly twin?: RouteEntry;
   /** Field-name paths below this field that are model-version lists. */
   readonly modelVersions?: ReadonlyArray<readonly string[]>;
+  /** Input keys a non-admin may not send, with why, and the answer's page-token field names to remove. */
+  readonly paging?: { readonly refused: readonly string[]; readonly why: string; readonly tokens: readonly string[] };
 }
 
 function restTwin(method: HttpMethod, pattern: string): FieldRule {
@@ -116,7 +128,15 @@ const FIELDS: Readonly<Record<GraphqlPlan['operation'], Readonly<Record<string, 
     mlflowListArtifacts: restTwin('GET', `${V2}/artifacts/list`),
     mlflowGetMetricHistoryBulkInterval: restTwin('GET', `${V2}/metrics/get-history-bulk-interval`),
     mlflowSearchRuns: SEARCH_RUNS,
-    mlflowSearchModelVersions: { ...restTwin('GET', `${V2}/model-versions/search`), modelVersions: [['modelVersions']] },
+    mlflowSearchModelVersions: {
+      ...restTwin('GET', `${V2}/model-versions/search`),
+      modelVersions: [['modelVersions']],
+      paging: {
+        refused: ['maxResults', 'pageToken'],
+        why: "answers one page of up to MLflow's limit; page with the REST search /api/2.0/mlflow/model-versions/search",
+        tokens: ['nextPageToken'],
+      },
+    },
     __typename: INTROSPECTION,
     __schema: INTROSPECTION,
     __type: INTROSPECTION,
@@ -282,6 +302,19 @@ function locate(
     .flatMap((f) => locate(f.selectionSet, rest, fragments, [...prefix, responseKey(f)]));
 }
 
+/** The response-key paths of the fields named `name` directly in `set`, as page tokens to remove. */
+function locateLeaf(
+  set: SelectionSetNode | undefined,
+  name: string,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  prefix: readonly string[],
+): ModelVersionList[] {
+  if (!set) return [];
+  const fields = fieldsOf(set, fragments, new Set(), { selections: 0, aliases: 0 }).map((f) => f.field);
+  const keys = new Set(fields.filter((f) => f.name.value === name).map(responseKey));
+  return [...keys].map((key) => ({ path: [...prefix, key], nameKeys: [], pageToken: true as const }));
+}
+
 /** The operation's variables: the given ones, else each definition's default. */
 function variablesOf(op: OperationDefinitionNode, given: Record<string, unknown>): Record<string, unknown> {
   const vars: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -323,6 +356,12 @@ export function planGraphql(method: string, query: URLSearchParams, body: unknow
     checks.push({ field: name, need: rule.need, input, ...(rule.twin ? { twin: rule.twin } : {}) });
     for (const path of rule.modelVersions ?? [])
       modelVersionLists.push(...locate(field.selectionSet, path, fragments, [responseKey(field)]));
+    if (rule.paging) {
+      for (const key of rule.paging.refused)
+        if (isObject(input) && input[key] !== undefined && input[key] !== null)
+          throw badRequest(`GraphQL field '${name}' does not take '${key}': it ${rule.paging.why}`);
+      for (const token of rule.paging.tokens) modelVersionLists.push(...locateLeaf(field.selectionSet, token, fragments, [responseKey(field)]));
+    }
   }
   return { operation: op.operation, checks, modelVersionLists };
 }
@@ -347,7 +386,8 @@ export async function resolveGraphqlChecks(plan: GraphqlPlan, resolve: ResourceR
 
 /**
  * Drops, in place, every model version of the answer's listed lists whose model the caller may not
- * read; a version without its `name` selected cannot be judged and is dropped too.
+ * read; a version without its `name` selected cannot be judged and is dropped too. Listed page
+ * tokens become null.
  */
 export async function filterModelVersions(
   answer: unknown,
@@ -365,15 +405,19 @@ export async function filterModelVersions(
     const name = keys.map((k) => item[k]).find((v) => typeof v === 'string' && v !== '');
     return name as string | undefined;
   };
-  async function walk(node: unknown, path: readonly string[], keys: readonly string[]): Promise<void> {
+  async function walk(node: unknown, path: readonly string[], keys: readonly string[], pageToken: boolean): Promise<void> {
     if (Array.isArray(node)) {
-      await Promise.all(node.map((item) => walk(item, path, keys)));
+      await Promise.all(node.map((item) => walk(item, path, keys, pageToken)));
       return;
     }
     if (!isObject(node)) return;
     const [head, ...rest] = path as [string, ...string[]];
     const value = node[head];
-    if (rest.length > 0) return walk(value, rest, keys);
+    if (rest.length > 0) return walk(value, rest, keys, pageToken);
+    if (pageToken) {
+      if (head in node) node[head] = null;
+      return;
+    }
     if (!Array.isArray(value)) return;
     const keep = await Promise.all(
       value.map(async (item) => {
@@ -384,5 +428,5 @@ export async function filterModelVersions(
     node[head] = value.filter((_, i) => keep[i]);
   }
   const data = isObject(answer) ? answer.data : undefined;
-  for (const list of lists) if (list.path.length > 0) await walk(data, list.path, list.nameKeys);
+  for (const list of lists) if (list.path.length > 0) await walk(data, list.path, list.nameKeys, list.pageToken === true);
 }

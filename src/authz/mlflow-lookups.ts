@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
-import type { UpstreamAnswer, UpstreamJson } from '../upstream/json-client.js';
+import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
+import { createTraceInfoForms, otherForm, type TraceInfoForm } from './trace-info-forms.js';
 
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
 export interface MlflowLookups {
@@ -39,6 +40,12 @@ export interface CachedMlflowLookups extends MlflowLookups {
   invalidateModel(name: string): void;
   /** After an experiment is renamed, deleted or restored. */
   invalidateExperimentName(name: string): void;
+  /** After an experiment is renamed, deleted or restored when its old name is not known: every name. */
+  invalidateExperimentNames(): void;
+  /** After a trace is written by a request that names it (start, OTLP export). */
+  invalidateTrace(traceId: string): void;
+  /** When the changes another flowgate made can no longer be told apart: everything that can change. */
+  invalidateMutable(): void;
   /** After experiments are added to or removed from a dataset, or it is deleted. */
   invalidateDataset(datasetId: string): void;
   /** After a review queue is updated (its users) or deleted. */
@@ -64,6 +71,13 @@ export interface MlflowLookupsOptions {
   /** Lifetime of the mutable mappings (experiment name → id, model → prompt flag); 0 disables caching them. */
   readonly ttlMs: number;
   readonly onCache?: (cache: LookupCacheName, hit: boolean) => void;
+  /**
+   * MLflow's version (`GET /version`) as read at start, and how to read it again (after MLflow was
+   * unreachable, or when it did not tell at start): it picks the form of look-ups that differ between
+   * versions. Without them the newest form is tried first.
+   */
+  readonly mlflowVersion?: string;
+  readonly readVersion?: () => Promise<string | undefined>;
 }
 
 export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
@@ -73,6 +87,7 @@ interface Lookup<V> {
   /** The cached value, counted as a hit, or undefined (not counted: a `get` follows and counts the miss). */
   peek(key: string): V | undefined;
   delete(key: string): void;
+  clear(): void;
 }
 
 /**
@@ -120,8 +135,45 @@ function cachedLookup<V extends {}>(
       cache.delete(key);
       inFlight.delete(key);
     },
+    clear() {
+      generation += 1;
+      cache.clear();
+      inFlight.clear();
+    },
   };
 }
+
+/**
+ * Whether MLflow's 404 or 405 says it has no such route (Flask's HTML page, FastAPI's `{"detail"}`,
+ * MLflow's ENDPOINT_NOT_FOUND) rather than no such resource (its JSON RESOURCE_DOES_NOT_EXIST).
+ */
+function namesNoRoute(status: number, json: unknown): boolean {
+  if (status === 405) return true;
+  if (status !== 404) return false;
+  const code = (json as { error_code?: unknown } | null)?.error_code;
+  return typeof code !== 'string' || code === 'ENDPOINT_NOT_FOUND';
+}
+
+/**
+ * A look-up this MLflow cannot answer: a 404 the client does not retry, where a 503 would keep the
+ * MLflow client retrying for minutes.
+ */
+const noSuchRoute = (what: string, ...paths: readonly string[]) =>
+  new FlowgateError(
+    'ENDPOINT_NOT_FOUND',
+    `Could not look up ${what}: the tracking server has no ${paths.map((p) => `GET ${p}`).join(' or ')} (its MLflow version lacks it)`,
+    {},
+    'lookup-route-missing',
+  );
+
+/** The two forms of MLflow's trace info: where each is and where it keeps the experiment id. */
+const TRACE_INFO: Record<TraceInfoForm, { path(traceId: string): string; experimentId: readonly string[] }> = {
+  v3: {
+    path: (id) => `/api/3.0/mlflow/traces/${encodeURIComponent(id)}`,
+    experimentId: ['trace', 'trace_info', 'trace_location', 'mlflow_experiment', 'experiment_id'],
+  },
+  v2: { path: (id) => `/api/2.0/mlflow/traces/${encodeURIComponent(id)}/info`, experimentId: ['trace_info', 'experiment_id'] },
+};
 
 /** Reads a nested string out of MLflow's JSON, or undefined when the shape differs. */
 function pick(value: unknown, path: readonly string[]): string | undefined {
@@ -135,6 +187,7 @@ function pick(value: unknown, path: readonly string[]): string | undefined {
 
 export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflowLookups {
   const client = options.client;
+  const traceForms = createTraceInfoForms(options.readVersion, options.mlflowVersion);
 
   async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
     return (await getAnswer(what, path, query)).json;
@@ -146,12 +199,16 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     try {
       answer = await client.call('GET', path, query);
     } catch (e) {
+      if (e instanceof UnreadableAnswer && namesNoRoute(e.upstreamStatus, undefined)) throw noSuchRoute(what, path);
       const unreadable = e instanceof FlowgateError && e.code === 'BAD_GATEWAY';
+      // MLflow went away (no answer, or a cut one): it may come back as another version.
+      if (!(e instanceof UnreadableAnswer)) traceForms.forget();
       throw new FlowgateError(
         'TEMPORARILY_UNAVAILABLE',
         unreadable ? `Could not look up ${what}: unreadable answer` : `Could not look up ${what}: the tracking server did not answer`,
       );
     }
+    if (namesNoRoute(answer.status, answer.json)) throw noSuchRoute(what, path);
     if (answer.status === 404) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `${what} does not exist`);
     // MLflow's verdict on a malformed id: the caller's mistake, not an outage.
     if (answer.status === 400) throw badRequest(`Invalid ${what}`);
@@ -181,12 +238,28 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return required(`logged model ${modelId}`, pick(json, ['model', 'info', 'experiment_id']));
   }, onCache);
 
+  /** The trace's experiment through one form of trace info; the route's absence is thrown as noSuchRoute. */
+  async function traceExperimentVia(form: TraceInfoForm, traceId: string): Promise<string> {
+    const json = await getJson(`trace ${traceId}`, TRACE_INFO[form].path(traceId));
+    traceForms.answered(form);
+    return required(`trace ${traceId}`, pick(json, TRACE_INFO[form].experimentId));
+  }
+
   const traces = cachedLookup('trace_experiment', { max }, async (traceId) => {
-    const json = await getJson(`trace ${traceId}`, `/api/3.0/mlflow/traces/${encodeURIComponent(traceId)}`);
-    return required(
-      `trace ${traceId}`,
-      pick(json, ['trace', 'trace_info', 'trace_location', 'mlflow_experiment', 'experiment_id']),
-    );
+    const form = await traceForms.current();
+    try {
+      return await traceExperimentVia(form, traceId);
+    } catch (e) {
+      if (!(e instanceof FlowgateError && e.code === 'ENDPOINT_NOT_FOUND')) throw e;
+    }
+    // This MLflow has the other form: ask it, and from now on ask it first.
+    traceForms.missing(form);
+    try {
+      return await traceExperimentVia(otherForm(form), traceId);
+    } catch (e) {
+      if (!(e instanceof FlowgateError && e.code === 'ENDPOINT_NOT_FOUND')) throw e;
+      throw noSuchRoute(`trace ${traceId}`, TRACE_INFO.v3.path(traceId), TRACE_INFO.v2.path(traceId));
+    }
   }, onCache);
 
   // Names are reused after delete + garbage collection, and tags change: these expire.
@@ -252,6 +325,11 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     isPrompt: (name) => promptFlags.get(name),
     invalidateModel: (name) => promptFlags.delete(name),
     invalidateExperimentName: (name) => experimentNames.delete(name),
+    invalidateExperimentNames: () => experimentNames.clear(),
+    invalidateTrace: (traceId) => traces.delete(traceId),
+    invalidateMutable: () => {
+      for (const cache of [traces, experimentNames, promptFlags, datasetExperiments, reviewQueues]) cache.clear();
+    },
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) =>
       kind === 'review_queue' ? reviewQueues.get(id).then((q) => q.experimentId) : owned[kind].get(id),

@@ -1,12 +1,14 @@
 import { forbidden } from '../errors.js';
 import type { MlflowLookups } from './mlflow-lookups.js';
+import { bodyLeavesOf } from './resolve.js';
 import type { ResourceRef } from './types.js';
 
 /** What MLflow's client sends as the source of a prompt version: it names no artifacts at all. */
 const PROMPT_SOURCE_PLACEHOLDER = 'dummy-source';
 
-const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** Every non-empty value of a body field, under either spelling MLflow accepts (`run_id`, `runId`). */
+const texts = (body: unknown, field: string): string[] =>
+  bodyLeavesOf(body, field).filter((v): v is string => typeof v === 'string' && v !== '');
 
 /**
  * The experiments a new model version copies from: its `run_id`, `model_id` and `source`. A source
@@ -14,14 +16,11 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' && v !==
  * registering it would publish artifacts nobody checked.
  */
 export async function modelVersionSourceRefs(body: unknown, lookups: MlflowLookups): Promise<ResourceRef[]> {
-  const b = obj(body);
   const experiments = new Set<string>();
-  const runId = text(b.run_id);
-  const modelId = text(b.model_id);
-  const source = text(b.source);
-  if (runId) experiments.add(await lookups.experimentOfRun(runId));
-  if (modelId) experiments.add(await lookups.experimentOfLoggedModel(modelId));
-  if (source && source !== PROMPT_SOURCE_PLACEHOLDER) {
+  for (const runId of texts(body, 'run_id')) experiments.add(await lookups.experimentOfRun(runId));
+  for (const modelId of texts(body, 'model_id')) experiments.add(await lookups.experimentOfLoggedModel(modelId));
+  for (const source of texts(body, 'source')) {
+    if (source === PROMPT_SOURCE_PLACEHOLDER) continue;
     let m: RegExpMatchArray | null;
     if ((m = source.match(/^runs:\/([^/]+)(\/|$)/))) experiments.add(await lookups.experimentOfRun(m[1]!));
     else if ((m = source.match(/^models:\/(m-[^/]+)(\/|$)/))) experiments.add(await lookups.experimentOfLoggedModel(m[1]!));

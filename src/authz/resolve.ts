@@ -1,4 +1,5 @@
-import { badRequest } from '../errors.js';
+import { FlowgateError, badRequest } from '../errors.js';
+import { otlpTraceIds } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
 
@@ -9,13 +10,18 @@ export interface ResolveRequest {
   readonly body: unknown;
   readonly params: Record<string, string>;
   readonly headers: Record<string, string | string[] | undefined>;
+  /** The body's bytes, for rows whose ids are not in JSON (OTLP exports). */
+  readonly raw?: Buffer;
 }
 
 /** Synchronous when nothing needs looking up (ids in the request, or already cached): no promise per request. */
 export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => ResourceRef[] | Promise<ResourceRef[]>;
 
 /** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
-type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' }>;
+type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' }>;
+
+/** Decompressed OTLP bodies larger than this are refused rather than inflated. */
+const MAX_OTLP_BYTES = 64 * 1024 * 1024;
 
 /** More ids than this in one request is refused rather than looked up one by one. */
 const MAX_IDS = 1000;
@@ -72,6 +78,11 @@ function bodyLeaves(node: unknown, path: readonly string[], out: unknown[] = [],
   return out;
 }
 
+/** Every value under a dotted body path (both spellings at each level, lists walked). */
+export function bodyLeavesOf(body: unknown, field: string): unknown[] {
+  return bodyLeaves(bodyObject(body), dottedPath(field));
+}
+
 function addStrings(value: unknown, field: string, out: string[]): void {
   if (value === null || value === undefined) return;
   if (typeof value === 'string') out.push(value);
@@ -96,6 +107,9 @@ function collect(request: ResolveRequest, from: IdLocation, field: string, out: 
     case 'param': {
       const value = request.params[field];
       if (value !== undefined) out.push(value);
+      // Some handlers act on a body copy of the path's id (finalizing a logged model reads
+      // `model_id` from the body): any copy in the query or body must name the same object.
+      if (field !== '*') collect(request, 'auto', field, out);
       return out;
     }
     case 'header':
@@ -160,6 +174,10 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     case 'logged_model_ids':
     case 'model_names':
       return readMany(request, id.from, id.field);
+    case 'otlp_trace_ids':
+      return request.raw === undefined
+        ? []
+        : otlpTraceIds(request.raw, headerValues(request.headers, 'content-type')[0], headerValues(request.headers, 'content-encoding')[0], MAX_OTLP_BYTES);
     case 'run_id': {
       const value = readOne(request, id.from, id.field, id.alias);
       return value === undefined ? [] : [value];
@@ -226,6 +244,30 @@ function tagsSayPrompt(tags: unknown): boolean {
   );
 }
 
+/**
+ * The experiments of the objects a client-chosen id names that already exist (ids that exist
+ * nowhere yet are left out): MLflow updates an existing object rather than refusing the id.
+ */
+export type ExistingResolver = (id: IdSource, request: ResolveRequest) => Promise<ResourceRef[]>;
+
+export function createExistingResolver(lookups: MlflowLookups): ExistingResolver {
+  return async (id, request) => {
+    if (id.kind !== 'trace_id' && id.kind !== 'trace_ids' && id.kind !== 'otlp_trace_ids')
+      throw new Error(`client-chosen ids of kind ${id.kind} are not supported`);
+    const ids = readField(id, request);
+    if (ids.length > MAX_IDS) throw badRequest(`Too many traces in one request (at most ${MAX_IDS})`);
+    const found = await Promise.all(
+      ids.map((traceId) =>
+        lookups.experimentOfTrace(traceId).catch((e: unknown) => {
+          if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return undefined;
+          throw e;
+        }),
+      ),
+    );
+    return experimentRefs(found.filter((e): e is string => e !== undefined));
+  };
+}
+
 export function createResourceResolver(lookups: MlflowLookups): ResourceResolver {
   async function modelRefs(entry: RouteEntry, request: ResolveRequest, name: string): Promise<ResourceRef[]> {
     if (entry.resource === 'registered_model' || entry.resource === 'prompt') return [{ kind: entry.resource, id: name }];
@@ -255,6 +297,8 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return requestedExperiments(requireMany(id, request), id.field);
       case 'artifact_path':
         return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+      case 'otlp_trace_ids':
+        throw new Error('OTLP trace ids are client-chosen: resolve them with resolveExisting');
       case 'run_id': {
         const runId = requireOne(id, request);
         const known = lookups.knownExperimentOfRun?.(runId);

@@ -31,8 +31,21 @@ export type IdSource =
   | { readonly kind: 'artifact_path'; readonly field: string; readonly from: IdLocation }
   /** An evaluation dataset: its right is the right on every experiment it belongs to (as in MLflow's basic-auth). */
   | { readonly kind: 'dataset_id'; readonly field: string; readonly from: IdLocation }
+  /** The traces an OTLP export writes spans into (the body is protobuf or OTLP JSON). */
+  | { readonly kind: 'otlp_trace_ids'; readonly field: 'body'; readonly from: 'body' }
   /** A GenAI issue, label schema or review queue: the experiment it belongs to. */
   | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue'; readonly field: string; readonly from: IdLocation };
+
+/**
+ * A field a non-administrator may not set, because MLflow reads it as a storage location or as
+ * system state: `admin_only` refuses any non-empty value; the tag forms refuse a reserved tag key
+ * given as one `key` field, as a list of `{key, value}` objects, or as the keys of a map.
+ */
+export type FieldGuard =
+  | { readonly kind: 'admin_only'; readonly field: string }
+  | { readonly kind: 'reserved_tag_key'; readonly field: string }
+  | { readonly kind: 'reserved_tag_list'; readonly field: string }
+  | { readonly kind: 'reserved_tag_map'; readonly field: string };
 
 export type QueueRule = 'member' | 'member_or_manage';
 
@@ -52,7 +65,11 @@ export type AfterHook =
   | 'forget_review_queue'
   | 'stamp_review_completed_by'
   | 'filter_review_queues'
-  | 'graphql';
+  | 'graphql'
+  | 'forget_experiment_names'
+  | 'forget_prompt_flag'
+  | 'forget_written_traces'
+  | 'filter_found_datasets';
 
 /** One row of the route catalog: data, not code. */
 export interface RouteEntry {
@@ -79,11 +96,21 @@ export interface RouteEntry {
    * traces linked to a run, the run named in an OTLP header, the prompts linked to a trace): when
    * present, each needs `need` too, on `resource` (default: the experiment the id resolves to).
    */
-  readonly also?: readonly {
-    readonly id: IdSource;
-    readonly need: 'read' | 'edit' | 'manage';
-    readonly resource?: 'experiment' | 'prompt';
-  }[];
+  readonly also?: readonly AlsoCheck[];
+  /** Fields of the request non-administrators may not set (see FieldGuard). */
+  readonly guards?: readonly FieldGuard[];
+}
+
+export interface AlsoCheck {
+  readonly id: IdSource;
+  readonly need: 'read' | 'edit' | 'manage';
+  readonly resource?: 'experiment' | 'prompt';
+  /**
+   * The client chooses this id and MLflow updates the object when it exists: an id that does not
+   * exist yet needs nothing, one that exists must live in the experiment the request names
+   * (no moving objects between experiments) and is checked as an update of it.
+   */
+  readonly clientChosen?: true;
 }
 
 /** A resource the decision is about, after resolution. */

@@ -3,12 +3,13 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { FlowgateError, sendError } from '../errors.js';
 import type { Logger } from '../logging.js';
+import { continueAuthorized } from '../proxy/expect-continue.js';
 import { API_KEY_HEADER, checkApiKey, type KeyCheck } from './api-key.js';
 import type { InferenceConfig } from './config.js';
 import { createForwarder } from './forwarder.js';
 import type { KeyStore } from './keys.js';
 import { createInferenceMetrics, type InferenceResult } from './metrics.js';
-import { isHealthProbe, isModelServerMetrics, modelInPath } from './protocol.js';
+import { readModelServerPath, type ModelServerPath } from './protocol.js';
 import { looseView, normalizeRequestPath } from './request-path.js';
 import { compileRoutes, requestHost, type RouteMatch } from './routes.js';
 
@@ -59,8 +60,10 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
     sendError(res, error);
   };
 
+  /** Only a request already allowed gets to this point: now the client may send its body. */
   const forward = (req: IncomingMessage, res: ServerResponse, match: RouteMatch, query: string, outcome: { result: InferenceResult }) => {
     delete req.headers[API_KEY_HEADER];
+    continueAuthorized(req, res);
     forwarder.forward(
       req,
       res,
@@ -92,24 +95,25 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
       const route = match.route;
       const outcome = observe(route.name, res);
 
-      if (isModelServerMetrics(match.upstreamPath)) {
+      const target = readModelServerPath(req.method, match.upstreamPath, route.config.stripPrefix ? undefined : route.prefix);
+      if (target.kind === 'metrics') {
         outcome.result = 'not_found';
         reject(req, res, new FlowgateError('ENDPOINT_NOT_FOUND', 'Not found'));
         return true;
       }
 
-      if (route.config.publicHealth && isHealthProbe(req.method, match.upstreamPath)) {
+      if (route.config.publicHealth && target.kind !== 'unknown' && target.health) {
         outcome.result = 'health';
         forward(req, res, match, query, outcome);
         return true;
       }
 
-      const model = modelInPath(match.upstreamPath) ?? route.config.model;
+      const model = scopedModel(target, route.config.model);
       const check = checkApiKey(req.rawHeaders, opts.keys.current(), { route: route.name, model });
       if (!check.ok) {
         outcome.result = check.reason === 'missing_key' || check.reason === 'empty_key' ? 'missing_key' : 'wrong_key';
         // The reason and, for a key valid elsewhere, its id; never the presented value.
-        log.info({ route: route.name, method: req.method, path, reason: check.reason, keyId: check.keyId }, 'inference request rejected');
+        log.info({ route: route.name, method: req.method, path, reason: check.reason, keyId: check.keyId, target: target.kind }, 'inference request rejected');
         reject(req, res, new FlowgateError('UNAUTHENTICATED', REJECTION_MESSAGE[check.reason]));
         return true;
       }
@@ -120,4 +124,14 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
     },
     close: () => forwarder.close(),
   };
+}
+
+/**
+ * The model a key's `models` scope is checked against. A path flowgate does not recognise has none,
+ * so a model-limited key is refused there rather than charged to the route's default model.
+ */
+function scopedModel(target: ModelServerPath, routeModel: string | undefined): string | undefined {
+  if (target.kind === 'model') return target.model;
+  if (target.kind === 'server') return routeModel;
+  return undefined;
 }

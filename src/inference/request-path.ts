@@ -10,7 +10,8 @@ export type PathResult = { readonly ok: true; readonly value: RequestPath } | { 
 /**
  * Routes are matched on this path and the same path is forwarded, so the model server can never
  * see a different path from the one the route check saw. Anything a server might resolve into
- * another path (dot segments, encoded slashes or backslashes, NUL) is refused rather than repaired.
+ * another path (dot segments, encoded slashes or backslashes, NUL, `;` parameters, double
+ * encoding) is refused rather than repaired.
  */
 export function normalizeRequestPath(url: string): PathResult {
   const q = url.indexOf('?');
@@ -19,6 +20,11 @@ export function normalizeRequestPath(url: string): PathResult {
   if (!rawPath.startsWith('/')) return { ok: false, reason: 'the request target must be an absolute path' };
   if (/[\x00-\x20\x7f\\#]/.test(rawPath)) return { ok: false, reason: 'the path contains a forbidden character' };
   if (/%(2f|5c|00)/i.test(rawPath)) return { ok: false, reason: 'the path contains an encoded slash, backslash or NUL' };
+  // Servers differ on these, so a path using them has no one meaning: `;` starts path parameters
+  // for some and is a plain character for others, a decoded `%` is decoded again by some.
+  if (rawPath.includes(';') || /%3b/i.test(rawPath)) return { ok: false, reason: 'the path contains ";" (path parameters)' };
+  if (/%25/.test(rawPath)) return { ok: false, reason: 'the path is percent-encoded twice' };
+  if (/%([01][0-9a-f]|7f|3f|23)/i.test(rawPath)) return { ok: false, reason: 'the path contains an encoded control character, "?" or "#"' };
   if (/[\x00-\x1f\x7f#]/.test(query)) return { ok: false, reason: 'the query contains a forbidden character' };
 
   const segments = rawPath.split('/').filter((s, i, all) => s !== '' || i === all.length - 1);

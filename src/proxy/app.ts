@@ -6,9 +6,11 @@ import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.j
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { Authenticator } from './authenticate.js';
+import { continueAuthorized } from './expect-continue.js';
 import type { Forwarder } from './forward.js';
 import type { GateNotes, GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
+import { isClientGone, setBodyReadTimeout } from './body.js';
 import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 
@@ -59,6 +61,8 @@ export interface AppDeps {
   readonly onUnauthenticated?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Set when CORS preflights go to MLflow unauthenticated: the route template of the request a preflight announces. */
   readonly preflightRoute?: (req: IncomingMessage, path: string) => string | undefined;
+  /** How long a JSON body flowgate reads itself (gate, admin API) may take to arrive. */
+  readonly bodyReadTimeoutMs?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -115,6 +119,7 @@ export function createRequestListener(deps: AppDeps) {
           scope.decision = 'allow';
           scope.reason = 'cors-preflight';
           scope.resourceType = 'none';
+          continueAuthorized(req, res);
           deps.forwarder.forward(req, res, { encodedPath, search: target.search, username: undefined, requestId: scope.requestId, onUpstream: upstreamRecorder(scope) });
           return;
         }
@@ -137,6 +142,7 @@ export function createRequestListener(deps: AppDeps) {
           scope.decisionSeconds = seconds(decisionStarted);
         }
         scope.decision = 'allow';
+        continueAuthorized(req, res);
         await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
         return;
       }
@@ -165,6 +171,7 @@ export function createRequestListener(deps: AppDeps) {
       scope.decision = 'allow';
       scope.reason = pass.reason;
       const onUpstream = upstreamRecorder(scope);
+      continueAuthorized(req, res);
       // Awaited, so its failure lands in the catch below.
       if (pass.respond) return await pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
       deps.forwarder.forward(req, res, {
@@ -182,6 +189,12 @@ export function createRequestListener(deps: AppDeps) {
   }
 
   function failed(req: IncomingMessage, res: ServerResponse, scope: RequestScope, err: unknown): void {
+    if (isClientGone(err)) {
+      // Nobody is left to answer; the request line records it (499, aborted).
+      scope.reason ??= (err as FlowgateError).reason;
+      deps.logger.debug({ requestId: scope.requestId }, 'client went away while its request body was read');
+      return;
+    }
     if (err instanceof FlowgateError) {
       if (err.status === 401 || err.status === 403) scope.decision = 'deny';
       scope.reason ??= err.reason ?? err.code;
@@ -206,6 +219,8 @@ export function createRequestListener(deps: AppDeps) {
     (res as ScopedResponse)[SCOPE] = scope;
     // 'close' comes once per response, whether it finished or the connection went away.
     res.on('close', onClose);
+    if (deps.bodyReadTimeoutMs !== undefined && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined))
+      setBodyReadTimeout(req, deps.bodyReadTimeoutMs);
     for (const pre of deps.preRoutes ?? []) if (pre(req, res)) return;
     void handle(req, res, scope);
   };

@@ -37,8 +37,10 @@ export interface GatePass {
   readonly encodedPath?: string;
   readonly search?: string;
   readonly onResponse?: ResponseHandler;
-  /** When set, flowgate answers the request itself (filtered searches) instead of forwarding it. */
-  /** flowgate answers itself (filtered searches), calling MLflow on the request's behalf as `context` says. */
+  /**
+   * When set, flowgate answers the request itself (filtered searches) instead of forwarding it,
+   * calling MLflow on the request's behalf as `context` says.
+   */
   readonly respond?: (res: ServerResponse, context: CallContext) => Promise<void>;
 }
 

@@ -3,30 +3,38 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { decide, type Decision } from '../authz/decide.js';
 import type { GraphqlFieldDecision } from '../authz/graphql-policy.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
+import type { MappingForgetter } from '../authz/mapping-forgetter.js';
 import type { CachedMlflowLookups, ReviewQueueByName } from '../authz/mlflow-lookups.js';
 import { modelVersionSourceRefs } from '../authz/model-source.js';
 import { queueRuleAllows } from '../authz/queue-rule.js';
 import type { PolicyReader } from '../authz/policy.js';
-import { readField, spellings, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
+import { guardedField } from '../authz/field-guards.js';
+import { readField, spellings, type ExistingResolver, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
-import type { AfterHook, IdSource, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
+import type { AfterHook, AlsoCheck, IdSource, Need, Permission, ResourceRef, RouteEntry } from '../authz/types.js';
 import { badRequest, forbidden, sendJson, sendJsonText, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { Db } from '../store/database.js';
 import { filteredSearch } from './after/filtered-search.js';
+import type { PageTokenSealer } from './after/page-token-sealer.js';
 import { listedExperiments, narrowedRequest, type ExperimentList } from './after/narrow-experiments.js';
 import { relayAfter } from './after/relay.js';
 import { rewriteJsonAnswer } from './after/rewrite-json.js';
 import { SEARCH_KINDS } from './after/search-specs.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
-import { parseJson, readBody } from './body.js';
+import { readBody } from './body.js';
+import { readMlflowJson } from './mlflow-json.js';
 import type { GateNotes, GatePass, GateRequest, MlflowGate } from './gate.js';
 
 export interface MlflowGateDeps {
   readonly matcher: RouteMatcher;
   readonly resolve: ResourceResolver;
+  /** The experiments of client-chosen ids that already exist (traces). */
+  readonly resolveExisting: ExistingResolver;
   readonly lookups: CachedMlflowLookups;
+  /** Forgets a changed mapping here and in every flowgate on the store (after MLflow made the change). */
+  readonly mappings: MappingForgetter;
   readonly policy: PolicyReader;
   readonly grants: GrantsRepo;
   readonly audit: AuditLog;
@@ -37,6 +45,8 @@ export interface MlflowGateDeps {
   readonly createRequiresAdmin: boolean;
   readonly maxBodyBytes: number;
   readonly logger: Logger;
+  /** Seals the page tokens of filtered searches. */
+  readonly pageTokens: PageTokenSealer;
 }
 
 /** Hooks that filter a search for non-administrators, narrowing its request or its answer. */
@@ -52,6 +62,8 @@ const SEARCH_FILTERS: readonly AfterHook[] = [
 /** Hooks that read the request's JSON body even when the route's id does not come from it. */
 const HOOKS_READING_BODY: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'grant_creator_registered_model',
+  'forget_written_traces',
+  'forget_prompt_flag',
   'forget_review_queue',
   'stamp_review_completed_by',
   'move_registered_model_grants',
@@ -65,6 +77,8 @@ const REWRITTEN_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
 /** Hooks whose work on the body concerns administrators too (the rest only filter or check non-admins). */
 const HOOKS_READING_BODY_FOR_ADMINS: ReadonlySet<AfterHook> = new Set<AfterHook>([
   'grant_creator_registered_model',
+  'forget_written_traces',
+  'forget_prompt_flag',
   'forget_review_queue',
   'stamp_review_completed_by',
   'move_registered_model_grants',
@@ -87,7 +101,12 @@ function relayLookedUp(status: number, raw: Buffer, seconds: number): NonNullabl
   };
 }
 
-const idInBody = (id: IdSource) => id.kind !== 'none' && (id.from === 'auto' || id.from === 'body');
+/**
+ * The body holds, or may hold, an id the decision reads: a body or `auto` field, or a path id some
+ * handler may also read from the body (all copies must agree; artifact paths are never in a body).
+ */
+const idInBody = (id: IdSource, method: string) =>
+  id.kind !== 'none' && (id.from === 'auto' || id.from === 'body' || (id.from === 'param' && id.kind !== 'artifact_path' && method !== 'GET'));
 
 function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean {
   // An administrator's request is not resolved or filtered: it streams unless a hook needs its body.
@@ -97,9 +116,9 @@ function needsBody(method: string, entry: RouteEntry, isAdmin: boolean): boolean
   if (method === 'GET') return false;
   if (entry.after && HOOKS_READING_BODY.has(entry.after)) return true;
   if (entry.need === 'create') return true;
-  if (entry.alsoReads !== undefined) return true;
+  if (entry.alsoReads !== undefined || entry.guards !== undefined) return true;
   // Every id the decision reads must be there to read: the main one and each further one.
-  return idInBody(entry.id) || (entry.also?.some((a) => idInBody(a.id)) ?? false);
+  return idInBody(entry.id, method) || (entry.also?.some((a) => idInBody(a.id, method)) ?? false);
 }
 
 /** The decision needs the resource the request names (a non-admin's read/edit/manage, or a hook's). */
@@ -111,7 +130,12 @@ function resolveNeeded(entry: RouteEntry, principal: Principal): boolean {
 }
 
 /** Hooks that only filter or check what non-administrators see: for an administrator they do nothing. */
-const HOOKS_FOR_NON_ADMINS_ONLY: ReadonlySet<AfterHook> = new Set<AfterHook>([...SEARCH_FILTERS, 'filter_review_queues', 'graphql']);
+const HOOKS_FOR_NON_ADMINS_ONLY: ReadonlySet<AfterHook> = new Set<AfterHook>([
+  ...SEARCH_FILTERS,
+  'filter_review_queues',
+  'filter_found_datasets',
+  'graphql',
+]);
 
 /** The route's after-hook has work to do for this caller. */
 const hookApplies = (entry: RouteEntry, principal: Principal) =>
@@ -119,7 +143,10 @@ const hookApplies = (entry: RouteEntry, principal: Principal) =>
 
 /** Checks beyond the route's own resource, which administrators skip. */
 function hasMoreChecks(entry: RouteEntry, principal: Principal): boolean {
-  return !principal.isAdmin && (entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined);
+  return (
+    !principal.isAdmin &&
+    (entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.guards !== undefined)
+  );
 }
 
 function experimentList(entry: RouteEntry): ExperimentList {
@@ -151,22 +178,30 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
 
   const canRead = (principal: Principal, refs: readonly ResourceRef[]) => refs.length > 0 && decideFor(principal, 'read', refs).allow;
 
-  function grantCreator(principal: Principal, ref: ResourceRef): void {
+  /**
+   * The creator gets MANAGE. MLflow just made the resource, so any grant already on its id belongs
+   * to an older resource that was removed outside flowgate (`mlflow gc` frees experiment ids for
+   * reuse; a model deleted directly frees its name): such grants are pruned, not inherited.
+   */
+  function grantCreator(principal: Principal, ref: ResourceRef, staleKinds: readonly ResourceRef['kind'][] = [ref.kind]): void {
+    const pruned: ResourceRef[] = [];
     deps.db.transaction(() => {
+      for (const kind of staleKinds) {
+        const stale = deps.grants.deleteResource(kind, ref.id);
+        if (stale === 0) continue;
+        pruned.push({ kind, id: ref.id });
+        deps.audit.record({ actor: principal.username, action: 'grant.prune-stale', target: `${kind}:${ref.id}`, oldValue: { grants: stale } });
+      }
       const who = { type: 'user' as const, id: principal.userId };
-      const old = deps.grants.get(who, ref.kind, ref.id);
-      if (old === 'MANAGE') return;
-      if (old === undefined) deps.grants.insert(who, ref.kind, ref.id, 'MANAGE');
-      else deps.grants.update(who, ref.kind, ref.id, 'MANAGE');
+      deps.grants.insert(who, ref.kind, ref.id, 'MANAGE');
       deps.audit.record({
         actor: principal.username,
         action: 'grant.creator',
         target: `${ref.kind}:${ref.id}/user:${principal.username}`,
-        oldValue: old,
         newValue: 'MANAGE',
       });
     })();
-    deps.grantsChanged(ref);
+    deps.grantsChanged(ref, ...pruned);
   }
 
   function changeModelGrants(principal: Principal, name: string, newName: string | undefined): void {
@@ -183,8 +218,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           oldValue: { grants: changed },
         });
     })();
-    deps.lookups.invalidateModel(name);
-    if (newName !== undefined) deps.lookups.invalidateModel(newName);
+    deps.mappings.forget({ cache: 'model', key: name });
+    if (newName !== undefined) deps.mappings.forget({ cache: 'model', key: newName });
     const names = newName === undefined ? [name] : [name, newName];
     deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
   }
@@ -215,8 +250,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           onResponse: relayAfter((json) => {
             const name = obj(obj(json).registered_model).name;
             if (typeof name === 'string' && name) {
-              grantCreator(principal, { kind, id: name });
-              deps.lookups.invalidateModel(name);
+              grantCreator(principal, { kind, id: name }, ['registered_model', 'prompt']);
+              deps.mappings.forget({ cache: 'model', key: name });
             }
           }, hookFailed(hook)),
         };
@@ -233,18 +268,58 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
           ),
         };
       }
+      case 'forget_experiment_names':
+        // The old name is not in the request: every cached name is forgotten (renames are rare).
+        deps.lookups.invalidateExperimentNames();
+        return { onResponse: relayAfter(() => deps.mappings.forget({ cache: 'experiment_names', key: '' }), hookFailed(hook)) };
+      case 'forget_prompt_flag': {
+        const [name] = readField(entry.id, request);
+        if (name === undefined) return {};
+        deps.lookups.invalidateModel(name);
+        return { onResponse: relayAfter(() => deps.mappings.forget({ cache: 'model', key: name }), hookFailed(hook)) };
+      }
+      case 'forget_written_traces': {
+        const written = (entry.also ?? []).filter((a) => a.clientChosen).flatMap((a) => readField(a.id, request));
+        written.forEach((id) => deps.lookups.invalidateTrace(id));
+        return { onResponse: relayAfter(() => written.forEach((key) => deps.mappings.forget({ cache: 'trace', key })), hookFailed(hook)) };
+      }
+      case 'filter_found_datasets': {
+        delete r.req.headers['accept-encoding'];
+        const readableDataset = async (dataset: unknown): Promise<boolean> => {
+          const id = obj(dataset).dataset_id;
+          if (typeof id !== 'string' || id === '') return false;
+          try {
+            const experiments = await deps.lookups.experimentsOfDataset(id);
+            return canRead(principal, experiments.map((e) => ({ kind: 'experiment' as const, id: e })));
+          } catch {
+            return false;
+          }
+        };
+        return {
+          onResponse: rewriteJsonAnswer(
+            async (json) => {
+              const page = obj(json);
+              if (!Array.isArray(page.datasets)) return;
+              const keep = await Promise.all(page.datasets.map(readableDataset));
+              page.datasets = page.datasets.filter((_, i) => keep[i]);
+            },
+            REWRITTEN_ANSWER_MAX_BYTES,
+            hookFailed(hook),
+          ),
+        };
+      }
       case 'forget_dataset_experiments': {
         const datasetId = request.params.dataset_id;
         if (datasetId === undefined) return {};
         // Forgotten now and again once MLflow has answered, so no look-up racing the change keeps the old list.
         deps.lookups.invalidateDataset(datasetId);
-        return { onResponse: relayAfter(() => deps.lookups.invalidateDataset(datasetId), hookFailed(hook)) };
+        return { onResponse: relayAfter(() => deps.mappings.forget({ cache: 'dataset', key: datasetId }), hookFailed(hook)) };
       }
       case 'forget_review_queue': {
         const queueId = readField(entry.id, request)[0];
         if (queueId === undefined) return {};
         deps.lookups.invalidateReviewQueue(queueId);
-        return { onResponse: relayAfter(() => deps.lookups.invalidateReviewQueue(queueId), hookFailed(hook)) };
+        return { onResponse: relayAfter(() => deps.mappings.forget({ cache: 'review_queue', key: queueId }), hookFailed(hook)) };
       }
       case 'filter_review_queues': {
         // MLflow's rule: EDIT on the experiment lists every queue; READ only the queues one is assigned to.
@@ -330,7 +405,14 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         };
         return {
           respond: async (res, context) => {
-            const { status, json, raw } = await filteredSearch(kind, deps.upstream, method, entry.pattern, input, readable, context);
+            const { status, json, raw } = await filteredSearch(kind, deps.upstream, deps.pageTokens, {
+              method,
+              path: entry.pattern,
+              input,
+              username: principal.username,
+              readable,
+              context,
+            });
             if (raw) sendJsonText(res, status, raw);
             else sendJson(res, status, json);
           },
@@ -395,8 +477,15 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     },
   };
 
-  function resolveRequest(r: GateRequest, params: Record<string, string>, body: unknown): ResolveRequest {
-    return { method: r.method, query: new URLSearchParams(r.search), body, params, headers: r.req.headers };
+  function resolveRequest(r: GateRequest, params: Record<string, string>, body: unknown, raw?: Buffer): ResolveRequest {
+    return { method: r.method, query: new URLSearchParams(r.search), body, params, headers: r.req.headers, raw };
+  }
+
+  /** The body as MLflow reads it: OTLP exports are protobuf or OTLP JSON, every other body MLflow's JSON. */
+  function bodyRequest(r: GateRequest, params: Record<string, string>, entry: RouteEntry, raw: Buffer | undefined): ResolveRequest {
+    if (raw === undefined) return resolveRequest(r, params, undefined);
+    if (entry.also?.some((a) => a.id.kind === 'otlp_trace_ids')) return resolveRequest(r, params, undefined, raw);
+    return resolveRequest(r, params, readMlflowJson(raw));
   }
 
   /** The decision on the resources the request resolved to (the first one names the resource type). */
@@ -406,11 +495,39 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
   }
 
   /** The decision on `refs`, noted for logs and metrics; a refusal is thrown. */
-  function decideOrDeny(principal: Principal, need: RouteEntry['need'], refs: readonly ResourceRef[], notes: GateNotes): Decision {
+  function decideOrDeny(
+    principal: Principal,
+    need: Need,
+    refs: readonly ResourceRef[],
+    notes: GateNotes,
+    context = '',
+  ): Decision {
     const decision = decideFor(principal, need, refs);
     notes.reason = decision.reason;
-    if (!decision.allow) throw denied(principal, need, refs, decision);
+    if (!decision.allow) throw denied(principal, need, refs, decision, context);
     return decision;
+  }
+
+  /** A refusal that is not a grant decision (a guarded field, a moved object): its reason is noted too. */
+  function refuse(notes: GateNotes, reason: string, message: string): never {
+    notes.reason = reason;
+    throw forbidden(message, reason);
+  }
+
+  /** A further id the request carries: each one's resources need `also.need` as well. */
+  async function checkAlso(principal: Principal, entry: RouteEntry, also: AlsoCheck, request: ResolveRequest, main: readonly ResourceRef[], notes: GateNotes) {
+    if (also.clientChosen) {
+      const existing = await deps.resolveExisting(also.id, request);
+      // An existing object may only be written where it already lives: never moved into the request's experiment.
+      const elsewhere = existing.find((ref) => !main.some((m) => m.kind === ref.kind && m.id === ref.id));
+      if (elsewhere)
+        refuse(notes, 'object-in-other-experiment', `Permission denied: the request names an existing object of experiment '${elsewhere.id}', not of the experiment it writes to`);
+      if (existing.length > 0) decideOrDeny(principal, also.need, existing, notes);
+      return;
+    }
+    if (readField(also.id, request).length === 0) return;
+    const more = await deps.resolve({ ...entry, resource: also.resource ?? 'experiment', id: also.id, need: also.need }, request);
+    decideOrDeny(principal, also.need, more, notes);
   }
 
   async function authorizeFully(
@@ -424,16 +541,19 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     started?: { request: ResolveRequest; refs: Promise<ResourceRef[]> },
   ): Promise<GatePass> {
     const raw = readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
-    const request = started?.request ?? resolveRequest(r, params, raw ? parseJson(raw) : undefined);
+    const request = started?.request ?? bodyRequest(r, params, entry, raw);
     const refs = started ? await started.refs : resolveNeeded(entry, principal) ? await deps.resolve(entry, request) : [];
     const decision = decideOnRefs(principal, entry.need, refs, notes);
-    if (entry.also && !principal.isAdmin)
-      for (const also of entry.also) {
-        if (readField(also.id, request).length === 0) continue;
-        const more = await deps.resolve({ ...entry, resource: also.resource ?? 'experiment', id: also.id, need: also.need }, request);
-        const verdict = decideFor(principal, also.need, more);
-        if (!verdict.allow) throw denied(principal, also.need, more, verdict);
+    if (!principal.isAdmin) {
+      for (const guard of entry.guards ?? []) {
+        const field = guardedField(guard, request);
+        if (field !== undefined)
+          refuse(notes, 'reserved-field', `Permission denied: only administrators may set ${field === guard.field ? `'${field}'` : field} here`);
       }
+      for (const also of entry.also ?? []) await checkAlso(principal, entry, also, request, refs, notes);
+    }
+    // The main decision's reason stands unless a further check refused.
+    notes.reason = decision.reason;
     let lookedUp: ReviewQueueByName['answer'] | undefined;
     if (entry.queueRule && !principal.isAdmin) {
       const byId = entry.id.kind === 'owned_id';
@@ -457,8 +577,8 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     }
     if (entry.alsoReads === 'model_version_source' && !principal.isAdmin) {
       const sources = await modelVersionSourceRefs(request.body, deps.lookups);
-      const readable = decideFor(principal, 'read', sources);
-      if (sources.length > 0 && !readable.allow) throw denied(principal, 'read', sources, readable);
+      if (sources.length > 0) decideOrDeny(principal, 'read', sources, notes, ' (the model version source)');
+      notes.reason = decision.reason;
     }
     const pass: GatePass = { routeTemplate: entry.pattern, reason: decision.reason, body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer.

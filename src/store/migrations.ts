@@ -152,4 +152,26 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 6,
+    description: 'the key sealing search page tokens when none is configured (made once, shared by every flowgate on the store)',
+    sql: `
+      CREATE TABLE page_token_key (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        key        BLOB    NOT NULL CHECK (length(key) = 32),
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 7,
+    description: 'MLflow mappings a flowgate saw change (experiment names, prompt flags, traces), so every flowgate on the store forgets them',
+    sql: `
+      CREATE TABLE mapping_changes (
+        seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+        cache TEXT    NOT NULL CHECK (cache IN ('experiment_names', 'model', 'trace', 'dataset', 'review_queue')),
+        key   TEXT    NOT NULL
+      );
+    `,
+  },
 ];

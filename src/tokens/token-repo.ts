@@ -32,6 +32,7 @@ export function createTokenRepo(db: Db) {
     insert: db.prepare('INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)'),
     reinstate: db.prepare('UPDATE access_tokens SET revoked_at = NULL, expires_at = ? WHERE id = ?'),
     revokeActive: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
+    revokeActiveExcept: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id <> ?'),
     activeOfUser: db.prepare<[number, number], Row>(
       `SELECT id, user_id, created_at, expires_at, revoked_at FROM access_tokens
        WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id`,
@@ -51,6 +52,8 @@ export function createTokenRepo(db: Db) {
       q.reinstate.run(expiresAt, id);
     },
     revokeAllOfUser: (userId: number, at: number): number => q.revokeActive.run(at, userId).changes,
+    /** The same, sparing one token (the bootstrap admin's, which configuration owns). */
+    revokeAllOfUserExcept: (userId: number, at: number, keptId: number): number => q.revokeActiveExcept.run(at, userId, keptId).changes,
     activeOfUser: (userId: number, at: number): TokenRecord[] => q.activeOfUser.all(userId, at).map(toRecord),
     countActive: (at: number): number => q.count.get(at)!.n,
   };

@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
+import { badRequest } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
@@ -13,6 +14,11 @@ export interface IssuedToken {
 /**
  * Issuing a token replaces the user's previous ones at once: in the store and in every cache, so a
  * rotated service-account token stops working on the next request.
+ *
+ * The one exception is the bootstrap admin token: a break-glass credential the operator holds in
+ * configuration (FLOWGATE_ADMIN_TOKEN / _FILE) and flowgate installs at every start. Like a static
+ * token file of an API server, the runtime API neither replaces nor revokes it; only configuration
+ * does. Otherwise one admin call would lock the operator out until the next restart.
  */
 export function createTokenService(deps: {
   db: Db;
@@ -23,6 +29,15 @@ export function createTokenService(deps: {
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
+  /** The token `install` put in place, which the API may not touch. */
+  let bootstrap: { readonly tokenId: number; readonly userId: number } | undefined;
+
+  /** The user's tokens, less the bootstrap token when it is theirs. */
+  const revokeApiTokens = (userId: number, at: number): number =>
+    bootstrap?.userId === userId
+      ? deps.repo.revokeAllOfUserExcept(userId, at, bootstrap.tokenId)
+      : deps.repo.revokeAllOfUser(userId, at);
+
   return {
     /** Validates before writing: a bad expiration changes nothing. */
     issue(actor: string, user: { id: number; username: string }, expiration: string | undefined): IssuedToken {
@@ -30,7 +45,7 @@ export function createTokenService(deps: {
       const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
       const token = mintToken();
       deps.db.transaction(() => {
-        const revoked = deps.repo.revokeAllOfUser(user.id, t);
+        const revoked = revokeApiTokens(user.id, t);
         const id = deps.repo.insert(user.id, hashToken(token), t, expiresAt);
         deps.audit.record({
           actor,
@@ -53,15 +68,26 @@ export function createTokenService(deps: {
         const existing = deps.repo.findByHash(hash);
         if (existing && existing.userId !== user.id)
           throw new Error('the bootstrap admin token is already held by another user; choose a new one');
-        if (existing) deps.repo.reinstate(existing.id, expiresAt);
-        else {
-          deps.repo.insert(user.id, hash, now(), expiresAt);
+        if (existing) {
+          deps.repo.reinstate(existing.id, expiresAt);
+          bootstrap = { tokenId: existing.id, userId: user.id };
+        } else {
+          bootstrap = { tokenId: deps.repo.insert(user.id, hash, now(), expiresAt), userId: user.id };
           deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
         }
       })();
       deps.verifier.forgetUser(user.id);
     },
+    /** True for the bootstrap admin: its configured token stays valid beside any token issued to it. */
+    holdsBootstrapToken: (userId: number): boolean => bootstrap?.userId === userId,
+    /** Refused for the bootstrap admin, whose token configuration owns: nothing changes then. */
     revokeAll(actor: string, user: { id: number; username: string }): number {
+      if (bootstrap?.userId === user.id)
+        throw badRequest(
+          `The access token of '${user.username}' is the bootstrap admin token, managed by configuration ` +
+            '(FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE): change it there and restart flowgate. ' +
+            `Minting a new token for '${user.username}' replaces the ones minted through the API.`,
+        );
       let n = 0;
       deps.db.transaction(() => {
         n = deps.repo.revokeAllOfUser(user.id, now());

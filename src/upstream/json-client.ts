@@ -23,6 +23,16 @@ export interface UpstreamJson {
   call(method: 'GET' | 'POST', path: string, input: Record<string, unknown>, context?: CallContext): Promise<UpstreamAnswer>;
 }
 
+/**
+ * MLflow answered with something that is not JSON: a client sees a 502 as before, while a caller
+ * can tell a route MLflow does not have (Flask's HTML 404 or 405) from a broken answer.
+ */
+export class UnreadableAnswer extends FlowgateError {
+  constructor(readonly upstreamStatus: number) {
+    super('BAD_GATEWAY', 'MLflow answered with something that is not JSON');
+  }
+}
+
 /** An answer larger than this is not a search page MLflow would send: refused rather than buffered. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
@@ -83,7 +93,7 @@ class JsonCall implements Dispatcher.DispatchHandler, Listening {
     try {
       json = text ? (JSON.parse(text) as unknown) : {};
     } catch {
-      this.reject(new FlowgateError('BAD_GATEWAY', 'MLflow answered with something that is not JSON'));
+      this.reject(new UnreadableAnswer(this.status));
       return;
     }
     this.resolve({ status: this.status, json, raw });

@@ -28,6 +28,8 @@ const MODEL = 'flowgate-e2e-classifier';
 const OLD_KEY = 'old-e2e-key-0123456789abcdef';
 const NEW_KEY = 'new-e2e-key-0123456789abcdef';
 const OTHER_ROUTE_KEY = 'other-route-key-0123456789ab';
+/** Limited to the served model: the one key that must not reach other models or unlisted paths. */
+const MODEL_KEY = 'model-only-key-0123456789abcdef';
 const INPUT = JSON.stringify({ inputs: [[0.0, 0.1], [1.0, 0.9]] });
 
 describe('inference routes in front of mlflow models serve', () => {
@@ -43,7 +45,8 @@ describe('inference routes in front of mlflow models serve', () => {
 
   /** Replace the key file the way a config tool does: write aside, rename over. */
   const writeKeys = (entries: Array<[string, string, string?]>) => {
-    const text = `keys:\n${entries.map(([id, value, route]) => `  - id: ${id}\n    value: ${value}\n${route ? `    routes: [${route}]\n` : ''}`).join('')}`;
+    const scoped = `  - id: model-only\n    value: ${MODEL_KEY}\n    models: [${MODEL}]\n`;
+    const text = `keys:\n${entries.map(([id, value, route]) => `  - id: ${id}\n    value: ${value}\n${route ? `    routes: [${route}]\n` : ''}`).join('')}${scoped}`;
     writeFileSync(`${keyFile}.tmp`, text);
     renameSync(`${keyFile}.tmp`, keyFile);
   };
@@ -129,6 +132,62 @@ apiKeys: { file: "${keyFile}", pollIntervalSeconds: 0.1 }
     expect(counter!.seen.length).toBe(seenBefore);
     const ping = await fetch(`${base}/models/classifier/ping`, { headers: { 'x-api-key': OLD_KEY } });
     expect(ping.status).toBe(200);
+  });
+
+  it('reads paths as the model server does: uvicorn decodes percent-escapes once and matches case-sensitively', async () => {
+    expect((await fetch(`${model!.url}/%70ing`)).status).toBe(200);
+    expect((await fetch(`${model!.url}/Ping`)).status).toBe(404);
+    const decoded = await fetch(`${model!.url}/%69nvocations`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: INPUT });
+    expect(await decoded.json()).toEqual({ predictions: [0, 1] });
+  });
+
+  it('lets a key limited to the served model predict, in any spelling the server reads as /invocations', async () => {
+    const seenBefore = counter!.seen.length;
+    for (const path of ['/models/classifier/invocations', '/models/classifier/%69nvocations']) {
+      const res = await predict(MODEL_KEY, path);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ predictions: [0, 1] });
+    }
+    expect(counter!.seen.slice(seenBefore).map((s) => s.path)).toEqual(['/invocations', '/%69nvocations']);
+  });
+
+  it.each([
+    ['GET', '/v2/models/other/stats'],
+    ['POST', '/v2/repository/models/other/load'],
+    ['POST', '/v1/models/other:predict/'],
+    ['POST', '/v1/models/other:PREDICT'],
+    ['POST', '/v1/models/other%3Apredict'],
+    ['POST', '/v2/models/other/versions/1/infer/'],
+    ['POST', '/v2/models/other/infer'],
+    ['GET', '/openapi.json'],
+    ['GET', '/docs'],
+  ])('refuses the model-limited key on %s %s before the model server sees it', async (method, path) => {
+    const seenBefore = counter!.seen.length;
+    const res = await fetch(`${base}/models/classifier${path}`, {
+      method,
+      headers: { 'x-api-key': MODEL_KEY, 'Content-Type': 'application/json' },
+      ...(method === 'POST' ? { body: INPUT } : {}),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error_code: 'UNAUTHENTICATED', message: 'Invalid API key' });
+    expect(counter!.seen.length).toBe(seenBefore);
+  });
+
+  it.each([
+    ['/metrics', 404],
+    ['/metrics/', 404],
+    ['/%6detrics', 404],
+    ['/%6D%65%74%72%69%63%73', 404],
+    ['/Metrics', 404],
+    ['/METRICS', 404],
+    ['/metrics;x', 400],
+    ['/metrics%3Bx', 400],
+    ['/%256detrics', 400],
+    ['/metrics%2F', 400],
+  ])('never forwards the model server metrics spelled %s (%i), whatever the key', async (path, status) => {
+    const seenBefore = counter!.seen.length;
+    for (const key of [OLD_KEY, MODEL_KEY]) expect((await fetch(`${base}/models/classifier${path}`, { headers: { 'x-api-key': key } })).status).toBe(status);
+    expect(counter!.seen.length).toBe(seenBefore);
   });
 
   it('rotates without restart: both keys work during the overlap, then only the new one', async () => {

@@ -12,9 +12,9 @@ const cases: Array<[string, string, Expected]> = [
   ['GET', '/api/2.0/mlflow/experiments/get-by-name', { need: 'read', resource: 'experiment', idKind: 'experiment_name' }],
   ['POST', '/api/2.0/mlflow/experiments/create', { need: 'create', resource: 'experiment', after: 'grant_creator_experiment' }],
   ['POST', '/api/2.0/mlflow/experiments/search', { need: 'authenticated', resource: 'none', after: 'filter_search_experiments' }],
-  ['POST', '/api/2.0/mlflow/experiments/delete', { need: 'manage', resource: 'experiment' }],
-  ['POST', '/api/2.0/mlflow/experiments/restore', { need: 'manage', resource: 'experiment' }],
-  ['POST', '/api/2.0/mlflow/experiments/update', { need: 'edit', resource: 'experiment' }],
+  ['POST', '/api/2.0/mlflow/experiments/delete', { need: 'manage', resource: 'experiment', after: 'forget_experiment_names' }],
+  ['POST', '/api/2.0/mlflow/experiments/restore', { need: 'manage', resource: 'experiment', after: 'forget_experiment_names' }],
+  ['POST', '/api/2.0/mlflow/experiments/update', { need: 'edit', resource: 'experiment', after: 'forget_experiment_names' }],
   ['POST', '/api/2.0/mlflow/runs/create', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
   ['GET', '/api/2.0/mlflow/runs/get', { need: 'read', resource: 'experiment', idKind: 'run_id' }],
   ['POST', '/api/2.0/mlflow/runs/log-batch', { need: 'edit', resource: 'experiment', idKind: 'run_id' }],
@@ -37,8 +37,8 @@ const cases: Array<[string, string, Expected]> = [
   ['GET', '/api/3.0/mlflow/traces/tr-abc', { need: 'read', resource: 'experiment', idKind: 'trace_id' }],
   ['GET', '/api/3.0/mlflow/traces/get', { need: 'read', resource: 'experiment', idKind: 'trace_id' }],
   ['GET', '/api/3.0/mlflow/traces/batchGet', { need: 'read', resource: 'experiment', idKind: 'trace_ids' }],
-  ['POST', '/api/3.0/mlflow/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
-  ['POST', '/v1/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id' }],
+  ['POST', '/api/3.0/mlflow/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id', after: 'forget_written_traces' }],
+  ['POST', '/v1/traces', { need: 'edit', resource: 'experiment', idKind: 'experiment_id', after: 'forget_written_traces' }],
   ['GET', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'read', resource: 'experiment', idKind: 'artifact_path' }],
   ['PUT', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'edit', resource: 'experiment', idKind: 'artifact_path' }],
   ['DELETE', '/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/model.pkl', { need: 'manage', resource: 'experiment' }],
@@ -69,7 +69,7 @@ const cases: Array<[string, string, Expected]> = [
   ['GET', '/api/3.0/mlflow/datasets/d-1', { need: 'read', resource: 'experiment', idKind: 'dataset_id' }],
   ['POST', '/api/3.0/mlflow/datasets/d-1/add-experiments', { need: 'edit', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
   ['DELETE', '/api/3.0/mlflow/datasets/d-1', { need: 'manage', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
-  ['POST', '/api/3.0/mlflow/datasets/search', { need: 'read', resource: 'experiment', idKind: 'experiment_ids' }],
+  ['POST', '/api/3.0/mlflow/datasets/search', { need: 'read', resource: 'experiment', idKind: 'experiment_ids', after: 'filter_found_datasets' }],
   ['POST', '/api/3.0/mlflow/scorers/register', { need: 'edit', resource: 'experiment' }],
 ];
 
@@ -94,6 +94,24 @@ describe('route catalog', () => {
       expect(twin, `ajax twin of ${key(row)}`).toBeDefined();
       expect({ ...twin, pattern: row.pattern }).toEqual(row);
     }
+  });
+
+  it('guards the fields MLflow reads as storage locations', () => {
+    const guarded = (method: string, path: string) => matcher.match(method, path)?.entry.guards?.map((g) => `${g.kind}:${g.field}`);
+    expect(guarded('POST', '/api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location']);
+    expect(guarded('POST', '/ajax-api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location']);
+    for (const path of ['/api/2.0/mlflow/traces/tr-1/tags', '/api/3.0/mlflow/traces/tr-1/tags', '/ajax-api/3.0/mlflow/traces/tr-1/tags'])
+      for (const method of ['PATCH', 'DELETE']) expect(guarded(method, path), `${method} ${path}`).toEqual(['reserved_tag_key:key']);
+    expect(guarded('POST', '/api/3.0/mlflow/traces')).toEqual(['reserved_tag_map:trace.trace_info.tags']);
+    expect(guarded('POST', '/api/2.0/mlflow/traces')).toEqual(['reserved_tag_list:tags']);
+    expect(guarded('PATCH', '/api/2.0/mlflow/traces/tr-1')).toEqual(['reserved_tag_list:tags']);
+  });
+
+  it('checks client-chosen trace ids wherever MLflow writes spans or trace info', () => {
+    const chosen = (method: string, path: string) => matcher.match(method, path)?.entry.also?.filter((a) => a.clientChosen).map((a) => a.id.kind);
+    expect(chosen('POST', '/api/3.0/mlflow/traces')).toEqual(['trace_id']);
+    expect(chosen('POST', '/ajax-api/3.0/mlflow/traces')).toEqual(['trace_id']);
+    expect(chosen('POST', '/v1/traces')).toEqual(['otlp_trace_ids']);
   });
 
   it('has no duplicate (method, pattern) rows', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, type Env } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -60,5 +60,52 @@ describe('loadConfig', () => {
 
   it('refuses metrics on the public port', () => {
     expect(() => loadConfig({ FLOWGATE_PORT: '8080', FLOWGATE_METRICS_PORT: '8080' })).toThrow(/FLOWGATE_METRICS_PORT/);
+  });
+});
+
+describe('unknown FLOWGATE_* variables', () => {
+  const problems = (env: Env, file?: object): string[] => {
+    try {
+      loadConfig(env, () => JSON.stringify(file));
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as ConfigError).problems;
+    }
+    return [];
+  };
+
+  it.each([
+    ['FLOWGATE_UPSTREAM_ULR', 'FLOWGATE_UPSTREAM_URL'],
+    ['FLOWGATE_PROT', 'FLOWGATE_PORT'],
+    ['FLOWGATE_OIDC_ISSUER', 'FLOWGATE_OIDC_ISSUER_URL'],
+    ['FLOWGATE_ADMIN_TOKEN_PATH', 'FLOWGATE_ADMIN_TOKEN_FILE'],
+    ['FLOWGATE_LOG_LEVELS', 'FLOWGATE_LOG_LEVEL'],
+    ['FLOWGATE_PAGE_TOKEN_KEYFILE', 'FLOWGATE_PAGE_TOKEN_KEY_FILE'],
+  ])('refuses %s and suggests %s', (typo, meant) => {
+    expect(problems({ [typo]: 'x' })).toEqual([`${typo}: not a flowgate setting; did you mean ${meant}? (see docs/configuration.md)`]);
+  });
+
+  it('suggests nothing when no setting is near', () => {
+    expect(problems({ FLOWGATE_TELEMETRY_ENDPOINT_ADDRESS: 'x' })).toEqual([
+      'FLOWGATE_TELEMETRY_ENDPOINT_ADDRESS: not a flowgate setting (see docs/configuration.md)',
+    ]);
+  });
+
+  it('refuses one even when empty, and reports it beside the other problems', () => {
+    const found = problems({ FLOWGATE_PORTT: '', FLOWGATE_PORT: 'eighty' });
+    expect(found).toHaveLength(2);
+    expect(found.join('\n')).toMatch(/FLOWGATE_PORTT: .*did you mean FLOWGATE_PORT\?/);
+    expect(found.join('\n')).toMatch(/^FLOWGATE_PORT: /m);
+  });
+
+  it('checks the JSON file too', () => {
+    expect(problems({ FLOWGATE_CONFIG_FILE: '/c.json' }, { FLOWGATE_BASEPATH: '/ml' })).toEqual([
+      'FLOWGATE_BASEPATH: not a flowgate setting; did you mean FLOWGATE_BASE_PATH? (see docs/configuration.md)',
+    ]);
+  });
+
+  it('knows every setting of the schema, the config file and the tooling variables, and ignores other prefixes', () => {
+    expect(problems({ FLOWGATE_CONFIG_FILE: '/c.json', FLOWGATE_MLFLOW_VENV: '/v', PORT: '1', MLFLOW_PORT: '2' }, {})).toEqual([]);
+    expect(problems({ FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS: '', FLOWGATE_BODY_READ_TIMEOUT_MS: '5000' })).toEqual([]);
   });
 });

@@ -181,6 +181,39 @@ describe('GraphQL policy: model versions in the answer', () => {
     });
   });
 
+  it("refuses paging a model-version search, whose page and token count versions the caller cannot see", async () => {
+    for (const input of ['{maxResults: 1}', '{pageToken: "eyJvZmZzZXQiOiAxfQ=="}', '$i']) {
+      const body = { query: `query Q($i: MlflowSearchModelVersionsInput) { mlflowSearchModelVersions(input: ${input}) { modelVersions { name } } }`, variables: { i: { filter: "name='m'", maxResults: '5' } } };
+      expect(await failure(body)).toMatch(/^400 GraphQL field 'mlflowSearchModelVersions' does not take '(maxResults|pageToken)'.*model-versions\/search/);
+    }
+    expect(await failure({ query: '{ mlflowSearchModelVersions(input: {filter: "name=\'m\'", maxResults: null}) { modelVersions { name } } }' })).toBe('no error');
+  });
+
+  it("finds MLflow's page token of a model-version search, through aliases and fragments, to remove it", async () => {
+    const plan = planGraphql('POST', new URLSearchParams(), {
+      query: `{ a: mlflowSearchModelVersions(input: {}) { t: nextPageToken ...P modelVersions { name } }
+                mlflowSearchModelVersions(input: {}) { nextPageToken } }
+              fragment P on MlflowSearchModelVersionsResponse { nextPageToken }`,
+    });
+    expect(plan.modelVersionLists).toEqual([
+      { path: ['a', 'modelVersions'], nameKeys: ['name'] },
+      { path: ['a', 't'], nameKeys: [], pageToken: true },
+      { path: ['a', 'nextPageToken'], nameKeys: [], pageToken: true },
+      { path: ['mlflowSearchModelVersions', 'nextPageToken'], nameKeys: [], pageToken: true },
+    ]);
+    const answer = {
+      data: {
+        a: { t: 'eyJvZmZzZXQiOiAxfQ==', nextPageToken: 'eyJvZmZzZXQiOiAxfQ==', modelVersions: [{ name: 'open' }, { name: 'secret' }] },
+        mlflowSearchModelVersions: { nextPageToken: 'eyJvZmZzZXQiOiAxfQ==' },
+      },
+    };
+    await filterModelVersions(answer, plan.modelVersionLists, (name) => Promise.resolve(name === 'open'));
+    expect(answer.data).toEqual({
+      a: { t: null, nextPageToken: null, modelVersions: [{ name: 'open' }] },
+      mlflowSearchModelVersions: { nextPageToken: null },
+    });
+  });
+
   it('a failing look-up drops the version (fail closed)', async () => {
     const answer = { data: { x: { modelVersions: [{ name: 'm' }] } } };
     await filterModelVersions(answer, [{ path: ['x', 'modelVersions'], nameKeys: ['name'] }], () => Promise.reject(new Error('down')));

@@ -11,6 +11,8 @@ import { closeServer, fakeModelServer, freePort, listen, type FakeModelServer } 
 const IRIS_KEY = 'iris-key-0123456789abcdef';
 const ALL_KEY = 'all-key-0123456789abcdef';
 const FRAUD_KEY = 'fraud-key-0123456789abcdef';
+/** Opens only the model `iris`, on any route. */
+const IRIS_MODEL_KEY = 'iris-model-key-0123456789abcdef';
 
 interface Answer {
   status: number;
@@ -63,6 +65,7 @@ upstreamTimeoutSeconds: 0.3
   - { id: iris-team, value: ${IRIS_KEY}, routes: [iris] }
   - { id: all, value: ${ALL_KEY} }
   - { id: fraud-team, value: ${FRAUD_KEY}, routes: [fraud] }
+  - { id: iris-model, value: ${IRIS_MODEL_KEY}, models: [iris] }
 `,
       'keys.yaml',
     );
@@ -169,6 +172,80 @@ upstreamTimeoutSeconds: 0.3
     expect(JSON.parse(r.body).error_code).toBe('ENDPOINT_NOT_FOUND');
     expect(upstream.requests).toHaveLength(0);
   });
+
+  describe('a key limited to one model', () => {
+    it.each([
+      ['POST', '/invocations', '/invocations'],
+      ['POST', '/v1/models/iris:predict', '/v1/models/iris:predict'],
+      ['POST', '/v1/models/iris:predict/', '/v1/models/iris:predict/'],
+      ['POST', '/v2/models/iris/versions/1/infer/', '/v2/models/iris/versions/1/infer/'],
+      ['POST', '/v2/models/%69ris/infer', '/v2/models/%69ris/infer'],
+      ['GET', '/v2/models/iris/ready', '/v2/models/iris/ready'],
+      ['GET', '/ping', '/ping'],
+    ])('reaches its model: %s %s', async (method, path, forwarded) => {
+      const r = await send(base, `/models/iris${path}`, { method, headers: [['x-api-key', IRIS_MODEL_KEY]] });
+      expect(r.status).toBe(200);
+      expect(upstream.requests.map((q) => q.url)).toEqual([forwarded]);
+    });
+
+    // Each was once charged to the route's model (iris) and forwarded.
+    it.each([
+      ['GET', '/v2/models/other/stats'],
+      ['GET', '/v2/models/stats'],
+      ['POST', '/v2/repository/models/other/load'],
+      ['POST', '/v2/repository/models/iris/unload'],
+      ['POST', '/v1/models/other:predict/'],
+      ['POST', '/v1/models/other:PREDICT'],
+      ['POST', '/v1/models/other%3Apredict'],
+      ['POST', '/v1/models/iris:PREDICT'],
+      ['POST', '/v2/models/other/versions/1/infer/'],
+      ['POST', '/v2/models/other/infer'],
+      ['POST', '/v2/models/IRIS/infer'],
+      ['POST', '/V2/models/iris/infer'],
+      ['POST', '/openai/v1/chat/completions'],
+      ['GET', '/docs'],
+    ])('is refused with 401 on %s %s, which the model server never sees', async (method, path) => {
+      const r = await send(base, `/models/iris${path}`, { method, headers: [['x-api-key', IRIS_MODEL_KEY]], body: '{}' });
+      expect(r.status).toBe(401);
+      expect(JSON.parse(r.body)).toEqual({ error_code: 'UNAUTHENTICATED', message: 'Invalid API key' });
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it.each(['/v2/models/other;x/infer', '/v2/models/iris;/infer', '/v2/models/ir%2569s/infer'])(
+      'gets 400 for the ambiguous %s',
+      async (path) => {
+        const r = await send(base, `/models/iris${path}`, { method: 'POST', headers: [['x-api-key', IRIS_MODEL_KEY]] });
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.body).error_code).toBe('INVALID_PARAMETER_VALUE');
+        expect(upstream.requests).toHaveLength(0);
+      },
+    );
+
+    it('leaves an unscoped key free to reach paths flowgate does not list', async () => {
+      const r = await send(base, '/models/iris/v2/repository/index', { method: 'POST', headers: [['x-api-key', ALL_KEY]] });
+      expect(r.status).toBe(200);
+      expect(upstream.requests.map((q) => q.url)).toEqual(['/v2/repository/index']);
+    });
+  });
+
+  it.each(['/metrics', '/metrics/', '/%6detrics', '/%6D%65%74%72%69%63%73', '/Metrics', '/METRICS/x'])(
+    'hides the model server metrics spelled %s, even from a valid key',
+    async (path) => {
+      const r = await send(base, `/models/iris${path}`, { headers: [['x-api-key', ALL_KEY]] });
+      expect(r.status).toBe(404);
+      expect(JSON.parse(r.body).error_code).toBe('ENDPOINT_NOT_FOUND');
+      expect(upstream.requests).toHaveLength(0);
+    },
+  );
+
+  it.each(['/metrics;x', '/metrics%3Bx', '/%256detrics', '/metrics/..', '/x/../metrics', '/%2e%2e/metrics'])(
+    'refuses the ambiguous %s with 400 before it could reach the metrics',
+    async (path) => {
+      const r = await send(base, `/models/iris${path}`, { headers: [['x-api-key', ALL_KEY]] });
+      expect(r.status).toBe(400);
+      expect(upstream.requests).toHaveLength(0);
+    },
+  );
 
   it('lets health probes through without a key only on routes configured for it', async () => {
     const open = await send(base, '/v2/health/ready', { headers: [['host', 'fraud.models.example.com']] });

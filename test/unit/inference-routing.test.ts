@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseInferenceConfig } from '../../src/inference/config.js';
-import { isHealthProbe, isModelServerMetrics, modelInPath } from '../../src/inference/protocol.js';
+import { readModelServerPath } from '../../src/inference/protocol.js';
 import { looseView, normalizeRequestPath } from '../../src/inference/request-path.js';
 import { compileRoutes, requestHost } from '../../src/inference/routes.js';
 
@@ -26,6 +26,14 @@ describe('request path normalization', () => {
     ['/models/iris%00', 'an encoded slash, backslash or NUL'],
     ['/models\\iris', 'forbidden character'],
     ['/models/iris/%zz', 'malformed percent-encoding'],
+    ['/models/iris/metrics;x', '";" (path parameters)'],
+    ['/models/iris/v2/models/other;iris/infer', '";" (path parameters)'],
+    ['/models/iris/v2/models/other%3Biris/infer', '";" (path parameters)'],
+    ['/models/iris/%256detrics', 'percent-encoded twice'],
+    ['/models/iris/%252Fx', 'percent-encoded twice'],
+    ['/models/iris/v2/models/a%0Ab/infer', 'encoded control character'],
+    ['/models/iris/v2/models/a%3Fb/infer', 'encoded control character, "?"'],
+    ['/models/iris/v2/models/a%23b/infer', 'encoded control character, "?" or "#"'],
     ['http://evil.example.com/models/iris', 'absolute path'],
     ['*', 'absolute path'],
   ])('%s is refused (%s)', (url, reason) => {
@@ -88,26 +96,100 @@ describe('route matching', () => {
   });
 });
 
-describe('model-server protocols', () => {
+type Kind = ReturnType<typeof readModelServerPath>['kind'];
+
+describe('model-server paths, read as the model server reads them', () => {
   it.each([
-    ['/v1/models/iris:predict', 'iris'],
-    ['/v1/models/iris:explain', 'iris'],
-    ['/v1/models/iris', 'iris'],
-    ['/v2/models/iris/infer', 'iris'],
-    ['/v2/models/iris/versions/3/infer', 'iris'],
-    ['/v2/models/iris/ready', 'iris'],
-    ['/v2/models/iris', 'iris'],
-    ['/v2/models/my%20model/infer', 'my model'],
-    ['/invocations', undefined],
-    ['/v2/health/ready', undefined],
-    ['/v2/models/iris/infer/extra', undefined],
-  ])('%s names model %s', (path, model) => {
-    expect(modelInPath(path)).toBe(model);
+    ['POST', '/v1/models/iris:predict', 'iris'],
+    ['POST', '/v1/models/iris:explain', 'iris'],
+    ['POST', '/v1/models/iris:predict/', 'iris'],
+    ['POST', '/v1/models/iris%3Apredict', 'iris'],
+    ['GET', '/v1/models/iris', 'iris'],
+    ['GET', '/v1/models/iris/', 'iris'],
+    ['POST', '/v2/models/iris/infer', 'iris'],
+    ['POST', '/v2/models/iris/infer/', 'iris'],
+    ['POST', '/v2/models/iris/versions/3/infer', 'iris'],
+    ['POST', '/v2/models/iris/versions/1/infer/', 'iris'],
+    ['POST', '/v2/models/iris/generate_stream', 'iris'],
+    ['GET', '/v2/models/iris/ready', 'iris'],
+    ['GET', '/v2/models/iris', 'iris'],
+    ['GET', '/v2/models/iris/versions/2', 'iris'],
+    ['POST', '/v2/models/my%20model/infer', 'my model'],
+    ['POST', '/v2/models/%69ris/infer', 'iris'],
+    ['POST', '/v2/models/IRIS/infer', 'IRIS'],
+    ['GET', '/v2/models/other/versions/infer', 'other'],
+  ])('%s %s acts on model %s', (method, path, model) => {
+    expect(readModelServerPath(method, path)).toMatchObject({ kind: 'model', model });
+  });
+
+  it.each([
+    ['POST', '/invocations'],
+    ['POST', '/invocations/'],
+    ['POST', '/%69nvocations'],
+    ['GET', '/ping'],
+    ['GET', '/health'],
+    ['GET', '/version'],
+    ['GET', '/v2'],
+    ['GET', '/v2/health/ready'],
+    ['GET', '/v2/health/live/'],
+  ])('%s %s names no model: the route model stands for it', (method, path) => {
+    expect(readModelServerPath(method, path).kind).toBe('server');
+  });
+
+  // Every one of these was once charged to the route's default model.
+  it.each([
+    ['GET', '/v2/models/other/stats'],
+    ['GET', '/v2/models/other/versions/1/stats'],
+    ['GET', '/v2/models/stats'],
+    ['GET', '/v2/models/other/config'],
+    ['POST', '/v2/repository/models/other/load'],
+    ['POST', '/v2/repository/models/other/unload'],
+    ['POST', '/v2/repository/index'],
+    ['POST', '/v1/models/other:PREDICT'],
+    ['POST', '/v1/models/other:Predict/'],
+    ['POST', '/v1/models/a:b:predict'],
+    ['POST', '/v1/models/:predict'],
+    ['POST', '/v1/models/other:predict/extra'],
+    ['GET', '/v1/models/other:predict'],
+    ['GET', '/v1/models'],
+    ['POST', '/v2/models/other/infer/extra'],
+    ['POST', '/v2/models/other/versions/'],
+    ['POST', '/V2/models/other/infer'],
+    ['POST', '/v2/Models/other/infer'],
+    ['POST', '/v2/models/other/INFER'],
+    ['POST', '/Invocations'],
+    ['POST', '/openai/v1/chat/completions'],
+    ['GET', '/'],
+    ['GET', '/docs'],
+    ['GET', '/anything'],
+  ])('%s %s is unknown: no model can be charged for it', (method, path) => {
+    expect(readModelServerPath(method, path).kind).toBe('unknown');
+  });
+
+  it.each([
+    '/metrics',
+    '/metrics/',
+    '/metrics/x',
+    '/%6detrics',
+    '/%6D%65%74%72%69%63%73',
+    '/Metrics',
+    '/METRICS/',
+    '/m%45trics',
+  ])('%s is the server metrics endpoint', (path) => {
+    expect(readModelServerPath('GET', path).kind).toBe('metrics');
+  });
+
+  it('finds /metrics below a prefix that is forwarded rather than stripped', () => {
+    expect(readModelServerPath('GET', '/serving/Metrics', '/serving').kind).toBe('metrics');
+    expect(readModelServerPath('GET', '/serving/metricsx', '/serving').kind).toBe('unknown');
+    expect(readModelServerPath('GET', '/metricsx').kind).toBe('unknown');
   });
 
   it.each([
     ['GET', '/ping', true],
     ['HEAD', '/health', true],
+    ['GET', '/%70ing', true],
+    ['GET', '/ping/', true],
     ['GET', '/v2/health/live', true],
     ['GET', '/v2/health/ready', true],
     ['GET', '/v2/models/iris/ready', true],
@@ -118,13 +200,14 @@ describe('model-server protocols', () => {
     ['POST', '/v1/models/iris:predict', false],
     ['GET', '/version', false],
     ['GET', '/v2/models/iris', false],
+    ['GET', '/PING', false],
   ])('%s %s is a health probe: %s', (method, path, expected) => {
-    expect(isHealthProbe(method, path)).toBe(expected);
+    const read = readModelServerPath(method, path);
+    expect(read.kind !== 'metrics' && read.kind !== 'unknown' && read.health).toBe(expected);
   });
 
-  it('recognises the model server metrics endpoint', () => {
-    expect(isModelServerMetrics('/metrics')).toBe(true);
-    expect(isModelServerMetrics('/metrics/x')).toBe(true);
-    expect(isModelServerMetrics('/metricsx')).toBe(false);
+  it('recognises nothing it does not list', () => {
+    const kinds = new Set<Kind>(['/x', '/v3/models/a/infer', '/v2/models//infer'].map((p) => readModelServerPath('POST', p).kind));
+    expect([...kinds]).toEqual(['unknown']);
   });
 });

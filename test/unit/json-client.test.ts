@@ -16,6 +16,7 @@ describe('upstream JSON client (filtered searches)', () => {
       req.on('end', () => {
         seen.push({ method: req.method!, url: req.url!, body, type: req.headers['content-type'] });
         if (req.url!.startsWith('/prefix/slow')) return void setTimeout(() => res.end('{}'), 2500);
+        if (req.url!.startsWith('/prefix/html-missing')) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>');
         if (req.url!.startsWith('/prefix/html')) return void res.end('<html>oops</html>');
         res.writeHead(req.url!.startsWith('/prefix/missing') ? 404 : 200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ echo: req.url, body: body ? JSON.parse(body) : null }));
@@ -53,7 +54,9 @@ describe('upstream JSON client (filtered searches)', () => {
 
   it('maps failures to MLflow-shaped errors: not JSON 502, too slow 504, unreachable 503', async () => {
     const client = upstreamJsonFor(base, '/prefix', 200);
-    await expect(client.call('GET', '/html', {})).rejects.toMatchObject({ code: 'BAD_GATEWAY' });
+    // The status stays on the error: look-ups tell Flask's HTML 404 (no such route) from a broken answer.
+    await expect(client.call('GET', '/html', {})).rejects.toMatchObject({ code: 'BAD_GATEWAY', status: 502, upstreamStatus: 200 });
+    await expect(client.call('GET', '/html-missing', {})).rejects.toMatchObject({ code: 'BAD_GATEWAY', upstreamStatus: 404 });
     await expect(client.call('GET', '/slow', {})).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
     await client.close();
     const closed = createServer();

@@ -1,5 +1,6 @@
 import { badRequest, FlowgateError } from '../../errors.js';
-import { decodePageToken, encodePageToken } from './page-token.js';
+import { pageTokensFor } from './page-token.js';
+import type { PageTokenSealer } from './page-token-sealer.js';
 import type { CallContext, UpstreamAnswer, UpstreamJson } from '../../upstream/json-client.js';
 
 export interface FilteredSearchSpec {
@@ -9,38 +10,58 @@ export interface FilteredSearchSpec {
   readonly defaultMaxResults: number;
   /** The largest page flowgate asks MLflow for while refilling (MLflow's own cap for this call). */
   readonly maxPageSize: number;
+  /** MLflow's page token for this search repeats the search's parameters (so its length follows them). */
+  readonly upstreamTokenRepeatsQuery?: boolean;
 }
 
-/** Upstream pages fetched for one client page before answering with what was found so far. */
-const MAX_UPSTREAM_PAGES = 50;
+/** One caller's search, as the gate read it. */
+export interface FilteredSearchCall {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly input: Record<string, unknown>;
+  /** Whom the page tokens are sealed for. */
+  readonly username: string;
+  readonly readable: (items: readonly unknown[]) => boolean[] | Promise<boolean[]>;
+  readonly context?: CallContext;
+}
+
+/**
+ * MLflow pages fetched for one client page. Reaching it fails the request rather than answering a
+ * short page (whose size would tell how many hidden items were passed over); only a search passing
+ * over this many pages of items the caller cannot see meets it.
+ */
+const MAX_UPSTREAM_PAGES = 1000;
 
 /**
  * Runs a search against MLflow page by page, keeping only what `readable` accepts, until the client's
- * page is full or MLflow has no more. Returns MLflow's answer shape with flowgate's page token.
+ * page is full and the next readable item is found, or MLflow has no more. Nothing in the answer
+ * depends on the items the caller cannot see: a page holds `max_results` readable items or all that
+ * are left; it carries a (sealed, fixed-length) token exactly when a readable item follows, and the
+ * token points at that item.
  */
 export async function filteredSearch(
   spec: FilteredSearchSpec,
   upstream: UpstreamJson,
-  method: 'GET' | 'POST',
-  path: string,
-  input: Record<string, unknown>,
-  readable: (items: readonly unknown[]) => boolean[] | Promise<boolean[]>,
-  context?: CallContext,
+  sealer: PageTokenSealer,
+  call: FilteredSearchCall,
 ): Promise<UpstreamAnswer> {
+  const { method, path, input, readable, context } = call;
   const requested = input.max_results === undefined ? spec.defaultMaxResults : Number(input.max_results);
   if (!Number.isInteger(requested) || requested < 1) throw badRequest(`Invalid value for max_results: ${String(input.max_results)}`);
-  const resume = decodePageToken(input.page_token);
+  const tokens = pageTokensFor(sealer, {
+    username: call.username,
+    route: `${method} ${path}`,
+    params: input,
+    upstreamTokenRepeatsQuery: spec.upstreamTokenRepeatsQuery ?? false,
+  });
+  const resume = tokens.decode(input.page_token);
   const pageSize = resume?.pageSize ?? Math.min(Math.max(requested, 100), spec.maxPageSize);
   let upstreamToken = resume?.upstreamToken;
   let skip = resume?.skip ?? 0;
   const out: unknown[] = [];
 
   for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-    const { status, json, raw } = await upstream.call(method, path, {
-      ...input,
-      max_results: pageSize,
-      page_token: upstreamToken,
-    }, context);
+    const { status, json } = await upstream.call(method, path, { ...input, max_results: pageSize, page_token: upstreamToken }, context);
     if (status !== 200) return { status, json };
     const answer = (json ?? {}) as Record<string, unknown>;
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];
@@ -48,38 +69,20 @@ export async function filteredSearch(
     const window = items.slice(skip);
     const judged = readable(window);
     const verdicts = judged instanceof Promise ? await judged : judged;
-    // A first page whose every item may be shown, with nothing to page on, would be written out
-    // again exactly as MLflow sent it: its bytes go out as they are.
-    const asMlflowSentIt =
-      raw !== undefined && pages === 0 && !resume && nextUpstream === undefined && items.length > 0 && items.length <= requested;
-    if (asMlflowSentIt && onlyKey(answer, spec.itemsKey) && verdicts.every(Boolean)) return { status, json: answer, raw };
     for (let i = 0; i < window.length; i++) {
       if (!verdicts[i]) continue;
-      out.push(window[i]);
       if (out.length === requested) {
-        const consumed = skip + i + 1;
-        // Look ahead in what was already fetched, so a last page is not followed by an empty one.
-        const moreHere = verdicts.slice(i + 1).some(Boolean);
-        const token = moreHere
-          ? encodePageToken({ upstreamToken, skip: consumed, pageSize })
-          : nextUpstream !== undefined
-            ? encodePageToken({ upstreamToken: nextUpstream, skip: 0, pageSize })
-            : undefined;
-        return { status: 200, json: { [spec.itemsKey]: out, ...(token ? { next_page_token: token } : {}) } };
+        // The page is full and a readable item follows: the token resumes at that very item.
+        const token = tokens.encode({ upstreamToken, skip: skip + i, pageSize });
+        return { status: 200, json: { [spec.itemsKey]: out, next_page_token: token } };
       }
+      out.push(window[i]);
     }
     if (!nextUpstream) return { status: 200, json: out.length ? { [spec.itemsKey]: out } : {} };
     if (items.length === 0 && nextUpstream === upstreamToken) throw new FlowgateError('BAD_GATEWAY', 'MLflow paging did not advance');
     upstreamToken = nextUpstream;
     skip = 0;
   }
-  return {
-    status: 200,
-    json: { [spec.itemsKey]: out, next_page_token: encodePageToken({ upstreamToken, skip: 0, pageSize }) },
-  };
-}
-
-function onlyKey(answer: Record<string, unknown>, key: string): boolean {
-  for (const k in answer) if (k !== key) return false;
-  return true;
+  // Not a status clients retry: the same search would meet the same limit.
+  throw new FlowgateError('REQUEST_LIMIT_EXCEEDED', 'The search passed over too many results without filling the page; narrow its filter');
 }

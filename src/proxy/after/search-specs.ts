@@ -49,6 +49,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     itemsKey: 'models',
     defaultMaxResults: 100,
     maxPageSize: 100,
+    upstreamTokenRepeatsQuery: true,
     refsOf: (item) => experiment(str(obj(obj(item).info).experiment_id)),
   },
 };

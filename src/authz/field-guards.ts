@@ -1,0 +1,40 @@
+import { bodyLeavesOf, readField, spellings, type ResolveRequest } from './resolve.js';
+import type { FieldGuard } from './types.js';
+
+/**
+ * Trace tags MLflow reads as storage locations or system state (`IMMUTABLE_TAGS` in
+ * mlflow/utils/mlflow_tags.py, less `mlflow.user`, which MLflow's own client sends). MLflow's tag
+ * handlers refuse some of these but not `mlflow.artifactLocation`, through which a trace of one's
+ * own could be pointed at another experiment's trace data; its start and end handlers refuse none.
+ */
+export const RESERVED_TRACE_TAGS: ReadonlySet<string> = new Set([
+  'mlflow.artifactLocation',
+  'mlflow.trace.spansLocation',
+  'mlflow.trace.archiveLocation',
+  'mlflow.trace.archivalFailure',
+]);
+
+/** The first field of the request that `guard` forbids a non-administrator to set, or undefined. */
+export function guardedField(guard: FieldGuard, request: ResolveRequest): string | undefined {
+  switch (guard.kind) {
+    case 'admin_only':
+      return readField({ kind: 'experiment_id', field: guard.field, from: 'auto' }, request).length > 0 ? guard.field : undefined;
+    case 'reserved_tag_key': {
+      const [key] = readField({ kind: 'experiment_id', field: guard.field, from: 'auto' }, request);
+      return key !== undefined && RESERVED_TRACE_TAGS.has(key) ? `tag '${key}'` : undefined;
+    }
+    case 'reserved_tag_list':
+      for (const list of bodyLeavesOf(request.body, guard.field))
+        for (const tag of Array.isArray(list) ? list : [])
+          for (const name of spellings('key')) {
+            const key = typeof tag === 'object' && tag !== null ? (tag as Record<string, unknown>)[name] : undefined;
+            if (typeof key === 'string' && RESERVED_TRACE_TAGS.has(key)) return `tag '${key}'`;
+          }
+      return undefined;
+    case 'reserved_tag_map':
+      for (const map of bodyLeavesOf(request.body, guard.field))
+        if (typeof map === 'object' && map !== null)
+          for (const key of Object.keys(map)) if (RESERVED_TRACE_TAGS.has(key)) return `tag '${key}'`;
+      return undefined;
+  }
+}

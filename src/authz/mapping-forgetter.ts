@@ -1,0 +1,36 @@
+import type { MappingChange, MappingChanges } from '../store/mapping-changes.js';
+import type { CachedMlflowLookups } from './mlflow-lookups.js';
+
+/**
+ * Forgets a cached MLflow mapping here and, through the store's change log, in every other flowgate
+ * on the same store. The one place that knows which look-up cache each change clears.
+ */
+export function createMappingForgetter(lookups: CachedMlflowLookups, log?: MappingChanges) {
+  function apply(change: MappingChange): void {
+    switch (change.cache) {
+      case 'experiment_names':
+        return lookups.invalidateExperimentNames();
+      case 'model':
+        return lookups.invalidateModel(change.key);
+      case 'trace':
+        return lookups.invalidateTrace(change.key);
+      case 'dataset':
+        return lookups.invalidateDataset(change.key);
+      case 'review_queue':
+        return lookups.invalidateReviewQueue(change.key);
+    }
+  }
+  return {
+    forget(change: MappingChange): void {
+      apply(change);
+      log?.record(change);
+    },
+    /** What another flowgate recorded (or `all` when the log no longer reaches back far enough). */
+    applyExternal(changes: readonly MappingChange[] | 'all'): void {
+      if (changes === 'all') lookups.invalidateMutable();
+      else changes.forEach(apply);
+    },
+  };
+}
+
+export type MappingForgetter = ReturnType<typeof createMappingForgetter>;

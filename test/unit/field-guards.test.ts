@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { guardedField, RESERVED_TRACE_TAGS } from '../../src/authz/field-guards.js';
+import type { ResolveRequest } from '../../src/authz/resolve.js';
+
+const request = (body: unknown, query = ''): ResolveRequest => ({ method: 'POST', query: new URLSearchParams(query), body, params: {}, headers: {} });
+
+describe('field guards (fields MLflow reads as locations)', () => {
+  it('lists the trace tags MLflow treats as storage pointers', () => {
+    expect([...RESERVED_TRACE_TAGS]).toEqual(expect.arrayContaining(['mlflow.artifactLocation', 'mlflow.trace.spansLocation']));
+  });
+
+  it('refuses a non-empty admin-only field under either spelling, and lets an empty one pass', () => {
+    const guard = { kind: 'admin_only', field: 'artifact_location' } as const;
+    expect(guardedField(guard, request({ name: 'e', artifact_location: 'file:///data/1' }))).toBe('artifact_location');
+    expect(guardedField(guard, request({ name: 'e', artifactLocation: 'mlflow-artifacts:/1' }))).toBe('artifact_location');
+    expect(guardedField(guard, request({ name: 'e', artifact_location: '' }))).toBeUndefined();
+    expect(guardedField(guard, request({ name: 'e' }))).toBeUndefined();
+  });
+
+  it('refuses a reserved tag key given as one field', () => {
+    const guard = { kind: 'reserved_tag_key', field: 'key' } as const;
+    expect(guardedField(guard, request({ key: 'mlflow.artifactLocation', value: 'mlflow-artifacts:/1/traces/tr-x/artifacts' }))).toContain('mlflow.artifactLocation');
+    expect(guardedField(guard, request(undefined, 'key=mlflow.trace.spansLocation'))).toContain('mlflow.trace.spansLocation');
+    expect(guardedField(guard, request({ key: 'team', value: 'a' }))).toBeUndefined();
+  });
+
+  it('refuses a reserved tag in a list of tags or in a tag map', () => {
+    const list = { kind: 'reserved_tag_list', field: 'tags' } as const;
+    expect(guardedField(list, request({ tags: [{ key: 'a', value: 'b' }, { key: 'mlflow.artifactLocation', value: 'x' }] }))).toContain('mlflow.artifactLocation');
+    expect(guardedField(list, request({ tags: [{ key: 'a', value: 'b' }] }))).toBeUndefined();
+    const map = { kind: 'reserved_tag_map', field: 'trace.trace_info.tags' } as const;
+    expect(guardedField(map, request({ trace: { traceInfo: { tags: { 'mlflow.trace.spansLocation': 'x' } } } }))).toContain('spansLocation');
+    expect(guardedField(map, request({ trace: { trace_info: { tags: { 'mlflow.user': 'me' } } } }))).toBeUndefined();
+  });
+});

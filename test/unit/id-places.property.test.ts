@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ROUTE_CATALOG } from '../../src/authz/catalog.js';
+import { readField, spellings, type ResolveRequest } from '../../src/authz/resolve.js';
+import type { IdSource, RouteEntry } from '../../src/authz/types.js';
+import { readMlflowJson } from '../../src/proxy/mlflow-json.js';
+
+/*
+ * For every catalog row whose id can travel in a body, a foreign id moved into any other place
+ * MLflow reads (the body under either spelling, the query, a double-encoded body) is refused or
+ * agrees: flowgate never decides on one id while MLflow acts on another.
+ */
+
+type Located = Exclude<IdSource, { kind: 'none' | 'otlp_trace_ids' }>;
+const idsOf = (row: RouteEntry): Located[] =>
+  [row.id, ...(row.also ?? []).filter((a) => !a.clientChosen).map((a) => a.id)].filter(
+    (id): id is Located => id.kind !== 'none' && id.kind !== 'otlp_trace_ids' && id.kind !== 'artifact_path' && id.from !== 'header',
+  );
+
+const SINGLE = new Set(['experiment_id', 'experiment_name', 'run_id', 'logged_model_id', 'trace_id', 'model_name', 'dataset_id', 'owned_id']);
+
+/** The body holding `value` at the id's (dotted) field, one spelling chosen per level. */
+function bodyWith(id: Located, value: string, camel: boolean[]): Record<string, unknown> {
+  const path = id.field.split('.');
+  const leaf: unknown = SINGLE.has(id.kind) ? value : [value];
+  let node: unknown = leaf;
+  for (let i = path.length - 1; i >= 0; i--) {
+    const names = spellings(path[i]!);
+    node = { [camel[i] ? names[names.length - 1]! : names[0]!]: node };
+  }
+  return node as Record<string, unknown>;
+}
+
+const request = (method: string, params: Record<string, string>, query: string, body: unknown): ResolveRequest => ({
+  method,
+  params,
+  query: new URLSearchParams(query),
+  body,
+  headers: {},
+});
+
+const rows = ROUTE_CATALOG.filter((row) => row.method !== 'GET' && idsOf(row).length > 0);
+const idText = fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/);
+const twoIds = fc.tuple(idText, idText).filter(([a, b]) => a !== b);
+const camels = fc.array(fc.boolean(), { minLength: 6, maxLength: 6 });
+
+/** Every copy of the id a request holds, found independently of the resolver (the oracle). */
+function copies(id: Located, r: ResolveRequest): string[] {
+  const found: string[] = [];
+  if (id.from === 'param' && r.params[id.field] !== undefined) found.push(r.params[id.field]!);
+  for (const name of spellings(id.field)) found.push(...r.query.getAll(name));
+  const walk = (node: unknown, path: string[]) => {
+    if (Array.isArray(node)) return node.forEach((item) => walk(item, path));
+    if (path.length === 0) return typeof node === 'string' && found.push(node);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) if (spellings(path[0]!).includes(key)) walk(value, path.slice(1));
+  };
+  if (id.from !== 'query') walk(r.body, id.field.split('.'));
+  return [...new Set(found)];
+}
+
+function outcome(id: Located, r: ResolveRequest): string[] | 'refused' {
+  try {
+    return readField(id, r);
+  } catch (e) {
+    expect(e).toMatchObject({ status: 400 });
+    return 'refused';
+  }
+}
+
+describe('ids in every place MLflow reads them', () => {
+  it('covers the rows whose ids may come in a body', () => {
+    expect(rows.length).toBeGreaterThan(60);
+    expect(rows.some((r) => r.pattern === '/api/2.0/mlflow/logged-models/:model_id' && r.method === 'PATCH')).toBe(true);
+  });
+
+  it.each(rows.map((row) => [`${row.method} ${row.pattern}`, row] as const))('%s: a foreign id elsewhere is refused or checked', (_, row) => {
+    fc.assert(
+      fc.property(twoIds, camels, fc.boolean(), ([mine, foreign], camel, doubleEncoded) => {
+        for (const id of idsOf(row)) {
+          const single = SINGLE.has(id.kind);
+          // Refused, or (a list) the foreign id is among those decided on.
+          const safe = (r: ResolveRequest) => {
+            const got = outcome(id, r);
+            if (got === 'refused') return;
+            const present = copies(id, r);
+            if (single) expect(got, `copies ${JSON.stringify(present)}`).toEqual(present);
+            else expect(got).toEqual(expect.arrayContaining(present));
+          };
+          const params = id.from === 'param' ? { [id.field]: mine } : {};
+          const query = id.from === 'query' ? `${id.field}=${mine}` : '';
+          const ownBody = id.from === 'body' || id.from === 'auto' ? bodyWith(id, mine, camel) : {};
+          // MLflow parses a JSON body for these rows (an upload's query-only id has a file body instead).
+          if (id.from !== 'query') {
+            const foreignBody = { ...ownBody, ...bodyWith(id, foreign, camel.map((c) => !c)) };
+            const json = JSON.stringify(foreignBody);
+            const parsed = readMlflowJson(Buffer.from(doubleEncoded ? JSON.stringify(json) : json));
+            safe(request(row.method, params, query, parsed));
+          }
+          // MLflow reads the query of these (GET-style and DELETE handlers; path ids are read with it).
+          if (id.from !== 'body') {
+            const extra = `${id.field}=${foreign}`;
+            safe(request(row.method, params, query ? `${query}&${extra}` : extra, ownBody));
+          }
+          // The same id everywhere agrees and is what the decision reads.
+          const everywhere = id.from === 'query' ? {} : { ...ownBody, ...bodyWith(id, mine, camel) };
+          expect(outcome(id, request(row.method, params, query, everywhere))).toEqual([mine]);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
