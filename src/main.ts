@@ -21,6 +21,8 @@ import { createPrincipalCache } from './principals/principal-cache.js';
 import { watchExternalChanges } from './store/external-changes.js';
 import { createMappingChanges } from './store/mapping-changes.js';
 import { createMappingForgetter } from './authz/mapping-forgetter.js';
+import { createGrantWriter } from './authz/grant-writer.js';
+import { createEvaluator } from './authz/evaluate.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { storedPageTokenKey } from './proxy/after/page-token-key.js';
@@ -43,6 +45,7 @@ import { openDatabase, type Db } from './store/database.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
 import { createTokenVerifier } from './tokens/verifier.js';
+import { createUi } from './ui/index.js';
 import { VERSION } from './version.js';
 
 const DAY_MS = 86_400_000;
@@ -107,20 +110,24 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       createRequiresAdmin: config.createRequiresAdmin,
     }).allow;
 
+  const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
+  const grantWriter = createGrantWriter({ db, grants, audit, grantsChanged });
   const adminDeps: AdminDeps = {
     db,
     directory,
     grants,
+    grantWriter,
     audit,
     tokens,
     policyChanged: () => {
       principals.invalidate();
       policy.reloadAll();
     },
-    grantsChanged: (...refs) => policy.changed(...refs),
+    grantsChanged,
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
     canManage,
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+    defaultPermission: config.defaultPermission,
   };
 
   if (config.admin) bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
@@ -162,6 +169,20 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
         })
       : undefined;
 
+  const ui = createUi({
+    basePath: config.basePath,
+    cookieSecure: config.session.cookieSecure,
+    sessions,
+    verifier,
+    principals,
+    logger,
+    sessionMaxAgeSeconds: config.session.absoluteHours * 3600,
+    oidc: oidc !== undefined,
+    upstreamBase: config.upstreamUrl.replace(/\/+$/, '') + config.upstreamStaticPrefix,
+    upstreamTimeoutMs: config.upstreamTimeoutMs,
+  });
+  const sessionCredential = oidc?.loader ?? ui.loader;
+
   const mlflow = connectMlflow({
     upstreamUrl: config.upstreamUrl,
     staticPrefix: config.upstreamStaticPrefix,
@@ -183,20 +204,24 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   const mappings = createMappingForgetter(lookups, mappingChanges);
   const mappingWatch = config.storeWatchMs > 0 ? mappingChanges.watch(config.storeWatchMs, (changes) => mappings.applyExternal(changes)) : undefined;
   const matcher = createRouteMatcher(ROUTE_CATALOG);
-  const gate = createMlflowGate({
-    matcher,
-    resolve: createResourceResolver(lookups),
-    resolveExisting: createExistingResolver(lookups),
-    lookups,
-    mappings,
+  const resolve = createResourceResolver(lookups);
+  const evaluator = createEvaluator({
     policy,
-    grants,
-    audit,
-    db,
-    grantsChanged: adminDeps.grantsChanged,
-    upstream: upstreamJson,
     defaultPermission: config.defaultPermission,
     createRequiresAdmin: config.createRequiresAdmin,
+    resolve,
+    resolveExisting: createExistingResolver(lookups),
+    lookups,
+  });
+  const gate = createMlflowGate({
+    matcher,
+    catalog: ROUTE_CATALOG,
+    resolve,
+    evaluator,
+    lookups,
+    mappings,
+    grantWriter,
+    upstream: upstreamJson,
     maxBodyBytes: config.maxBodyBytes,
     logger,
     pageTokens: createPageTokenSealer({
@@ -217,11 +242,12 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     authenticate: countedAuthenticator(
       createAuthenticator([
         countedLoader('basic', basicTokenLoader(verifier, principals), metrics),
-        ...(oidc ? [countedLoader('session', oidc.loader, metrics)] : []),
+        ...(sessionCredential ? [countedLoader('session', sessionCredential, metrics)] : []),
       ]),
       metrics,
     ),
-    ...(oidc ? { ownRoutes: [oidc.ownRoute], onUnauthenticated: oidc.onUnauthenticated } : {}),
+    ownRoutes: oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute],
+    ...((oidc?.onUnauthenticated ?? ui.onUnauthenticated) ? { onUnauthenticated: oidc?.onUnauthenticated ?? ui.onUnauthenticated } : {}),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
     ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),

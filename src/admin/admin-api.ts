@@ -12,21 +12,30 @@ export interface AdminMatch {
   readonly params: Record<string, string>;
 }
 
-function allowed(route: AdminRoute, principal: Principal, params: Record<string, string>, deps: AdminDeps): boolean {
-  if (principal.isAdmin) return true;
+/** The outcome of an admin route's access rule, with its reason for logs and metrics. */
+function access(route: AdminRoute, principal: Principal, params: Record<string, string>, deps: AdminDeps): { allow: boolean; reason: string } {
+  if (principal.isAdmin) return { allow: true, reason: 'admin' };
   switch (route.access) {
     case 'admin':
-      return false;
+      return { allow: false, reason: 'admin-only-route' };
     case 'authenticated':
-      return true;
+      return { allow: true, reason: 'authenticated-route' };
     case 'self':
-      return params.username === principal.username;
+      return params.username === principal.username ? { allow: true, reason: 'self' } : { allow: false, reason: 'not-self' };
     case 'manage': {
       const r = route.resource;
       const id = r && params[r.param];
-      return r !== undefined && id !== undefined && deps.canManage(principal, { kind: r.kind, id });
+      const allow = r !== undefined && id !== undefined && deps.canManage(principal, { kind: r.kind, id });
+      return allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' };
     }
   }
+}
+
+/** Proof that a request passed its route's access rule: `handle` takes nothing else, so no route runs unchecked. */
+export interface AdminAccess {
+  readonly match: AdminMatch;
+  readonly principal: Principal;
+  readonly reason: string;
 }
 
 /** The admin API: a find-my-way router compiled once over the route table. */
@@ -43,15 +52,14 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       if (!found) return undefined;
       return { route: found.store as AdminRoute, params: { ...(found.params as Record<string, string>) } };
     },
-    /** The access check alone, timed and counted by the pipeline: the reason when allowed, else a 403 thrown. */
-    authorize(principal: Principal, m: AdminMatch): 'admin' | AdminRoute['access'] {
-      if (!allowed(m.route, principal, m.params, deps))
-        throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`);
-      return principal.isAdmin ? 'admin' : m.route.access;
+    /** The access check, decided once and timed by the pipeline: the access when allowed, else a 403 thrown. */
+    authorize(principal: Principal, m: AdminMatch): AdminAccess {
+      const verdict = access(m.route, principal, m.params, deps);
+      if (!verdict.allow) throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`, verdict.reason);
+      return { match: m, principal, reason: verdict.reason };
     },
-    async handle(req: IncomingMessage, res: ServerResponse, principal: Principal, m: AdminMatch, query: URLSearchParams) {
-      if (!allowed(m.route, principal, m.params, deps))
-        throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`);
+    async handle(req: IncomingMessage, res: ServerResponse, granted: AdminAccess, query: URLSearchParams) {
+      const { match: m, principal } = granted;
       let body: unknown;
       if (m.route.body) body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
       else req.resume();

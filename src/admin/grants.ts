@@ -37,10 +37,6 @@ function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, perm
   return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
 }
 
-function target(k: KindShape, id: string, g: GranteeShape, name: string): string {
-  return `${k.kind}:${id}/${g.type}:${name}`;
-}
-
 function grantee(deps: AdminDeps, g: GranteeShape, name: string): Grantee {
   return g.type === 'user' ? { type: 'user', id: requireUser(deps, name).id } : { type: 'group', id: requireGroup(deps, name).id };
 }
@@ -82,11 +78,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
         const { permission } = req.body as z.infer<typeof permissionBody>;
         if (deps.grants.get(ge, k.kind, id) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
-        deps.db.transaction(() => {
-          deps.grants.insert(ge, k.kind, id, permission);
-          deps.audit.record({ actor: req.principal.username, action: 'grant.create', target: target(k, id, g, name), newValue: permission });
-        })();
-        deps.grantsChanged({ kind: k.kind, id });
+        deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
         return { status: 201, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -118,11 +110,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
         const { permission } = req.body as z.infer<typeof permissionBody>;
         const old = deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
-        deps.db.transaction(() => {
-          deps.grants.update(ge, k.kind, id, permission);
-          deps.audit.record({ actor: req.principal.username, action: 'grant.update', target: target(k, id, g, name), oldValue: old, newValue: permission });
-        })();
-        deps.grantsChanged({ kind: k.kind, id });
+        deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -138,11 +126,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
         const ge = grantee(deps, g, name);
         const old = deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
-        deps.db.transaction(() => {
-          deps.grants.delete(ge, k.kind, id);
-          deps.audit.record({ actor: req.principal.username, action: 'grant.delete', target: target(k, id, g, name), oldValue: old });
-        })();
-        deps.grantsChanged({ kind: k.kind, id });
+        deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
         return { status: 200, body: {} };
       },
     },

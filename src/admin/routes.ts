@@ -1,19 +1,27 @@
 import { AUDIT_ROUTES } from './audit.js';
+import { CURRENT_USER_ROUTES } from './current-user.js';
 import { GRANT_ROUTES } from './grants.js';
 import { GROUP_ROUTES } from './groups.js';
 import { SESSION_ROUTES } from './sessions.js';
 import { TOKEN_ROUTES } from './tokens.js';
 import type { AdminRoute } from './types.js';
+import { UI_AUDIT_ROUTES } from './ui-audit.js';
+import { UI_DIRECTORY_ROUTES } from './ui-directory.js';
+import { UI_RESOURCE_ROUTES } from './ui-resources.js';
 import { USER_ROUTES } from './users.js';
 
 /** Every admin route; each is served under `/api/2.0` and `/ajax-api/2.0`. */
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...USER_ROUTES,
+  ...CURRENT_USER_ROUTES,
   ...TOKEN_ROUTES,
   ...SESSION_ROUTES,
   ...GROUP_ROUTES,
   ...GRANT_ROUTES,
   ...AUDIT_ROUTES,
+  ...UI_RESOURCE_ROUTES,
+  ...UI_DIRECTORY_ROUTES,
+  ...UI_AUDIT_ROUTES,
 ];
 
 export const ADMIN_API_PREFIXES = ['/api/2.0', '/ajax-api/2.0'] as const;

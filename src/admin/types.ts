@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
-import type { ResourceKind, ResourceRef } from '../authz/types.js';
+import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
 import type { Principal } from '../principals/types.js';
 import type { Db } from '../store/database.js';
@@ -31,7 +32,9 @@ export interface AdminResult {
 export interface AdminDeps {
   readonly db: Db;
   readonly directory: Directory;
+  /** Reads grants; every change goes through `grantWriter`. */
   readonly grants: GrantsRepo;
+  readonly grantWriter: GrantWriter;
   readonly audit: AuditLog;
   readonly tokens: TokenService;
   /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
@@ -41,6 +44,8 @@ export interface AdminDeps {
   readonly forgetUserCredentials: (userId: number) => void;
   readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
   readonly endSessionsOf?: (userId: number) => number;
+  /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */
+  readonly defaultPermission?: Permission;
 }
 
 export interface AdminRoute {

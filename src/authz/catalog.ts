@@ -161,7 +161,11 @@ const traceRoutes = [
 ];
 
 const loggedModelRoutes = [
-  onExperiment('POST', `${V2}/logged-models`, 'edit'),
+  // A logged model names the run it came from, and shows up on that run's page: the run must be the caller's to edit.
+  {
+    ...onExperiment('POST', `${V2}/logged-models`, 'edit'),
+    also: [{ id: { kind: 'run_id', field: 'source_run_id', from: 'body' } as IdSource, need: 'edit' as const }],
+  },
   authenticated('POST', `${V2}/logged-models/search`, 'filter_search_logged_models'),
   onExperiment('GET', `${V2}/logged-models/:model_id`, 'read', loggedModelParam),
   onExperiment('PATCH', `${V2}/logged-models/:model_id`, 'edit', loggedModelParam),
@@ -415,6 +419,8 @@ const rootRoutes = [
       { id: { kind: 'run_id', field: 'x-mlflow-run-id', from: 'header' } as IdSource, need: 'edit' as const },
       { id: { kind: 'otlp_trace_ids', field: 'body', from: 'body' } as IdSource, need: 'edit' as const, clientChosen: true as const },
     ],
+    // Root-span `mlflow.traceTag.<key>` and resource attributes become trace tags.
+    guards: [{ kind: 'otlp_reserved_tags', field: 'body' }] as const,
     after: 'forget_written_traces' as const,
   },
   // Gateway invocations spend provider credentials per endpoint; flowgate has no endpoint grants.

@@ -1,4 +1,4 @@
-import { bodyLeavesOf, readField, spellings, type ResolveRequest } from './resolve.js';
+import { bodyLeavesOf, otlpExportOf, readField, spellings, type ResolveRequest } from './resolve.js';
 import type { FieldGuard } from './types.js';
 
 /**
@@ -14,6 +14,14 @@ export const RESERVED_TRACE_TAGS: ReadonlySet<string> = new Set([
   'mlflow.trace.archivalFailure',
 ]);
 
+const RESERVED_FOLDED = new Set([...RESERVED_TRACE_TAGS].map((key) => key.toLowerCase()));
+
+/**
+ * Compared as a case-insensitive, space-padding database (MySQL's default collation) would match
+ * it, so a key spelled `MLFLOW.ARTIFACTLOCATION ` cannot overwrite the real one there.
+ */
+const isReserved = (key: string) => RESERVED_FOLDED.has(key.trim().toLowerCase());
+
 /** The first field of the request that `guard` forbids a non-administrator to set, or undefined. */
 export function guardedField(guard: FieldGuard, request: ResolveRequest): string | undefined {
   switch (guard.kind) {
@@ -21,20 +29,24 @@ export function guardedField(guard: FieldGuard, request: ResolveRequest): string
       return readField({ kind: 'experiment_id', field: guard.field, from: 'auto' }, request).length > 0 ? guard.field : undefined;
     case 'reserved_tag_key': {
       const [key] = readField({ kind: 'experiment_id', field: guard.field, from: 'auto' }, request);
-      return key !== undefined && RESERVED_TRACE_TAGS.has(key) ? `tag '${key}'` : undefined;
+      return key !== undefined && isReserved(key) ? `tag '${key}'` : undefined;
     }
     case 'reserved_tag_list':
       for (const list of bodyLeavesOf(request.body, guard.field))
         for (const tag of Array.isArray(list) ? list : [])
           for (const name of spellings('key')) {
             const key = typeof tag === 'object' && tag !== null ? (tag as Record<string, unknown>)[name] : undefined;
-            if (typeof key === 'string' && RESERVED_TRACE_TAGS.has(key)) return `tag '${key}'`;
+            if (typeof key === 'string' && isReserved(key)) return `tag '${key}'`;
           }
       return undefined;
+    case 'otlp_reserved_tags': {
+      const key = otlpExportOf(request)?.tagKeys.find(isReserved);
+      return key === undefined ? undefined : `tag '${key}' (through an OTLP attribute)`;
+    }
     case 'reserved_tag_map':
       for (const map of bodyLeavesOf(request.body, guard.field))
         if (typeof map === 'object' && map !== null)
-          for (const key of Object.keys(map)) if (RESERVED_TRACE_TAGS.has(key)) return `tag '${key}'`;
+          for (const key of Object.keys(map)) if (isReserved(key)) return `tag '${key}'`;
       return undefined;
   }
 }

@@ -21,6 +21,11 @@ export function createMappingForgetter(lookups: CachedMlflowLookups, log?: Mappi
     }
   }
   return {
+    /** Before MLflow makes the change: this process only. */
+    forgetHere(changes: readonly MappingChange[]): void {
+      changes.forEach(apply);
+    },
+    /** After MLflow made the change: here and in every flowgate on the store. */
     forget(change: MappingChange): void {
       apply(change);
       log?.record(change);

@@ -3,30 +3,56 @@ import protobuf from 'protobufjs/light.js';
 import { badRequest } from '../errors.js';
 
 /**
- * The MLflow trace ids an OTLP export writes to, read as MLflow's `/v1/traces` reads them: the body
- * decompressed by its Content-Encoding, parsed as protobuf or as OTLP JSON, each span's trace id
- * turned into `tr-<32 hex digits>`. MLflow merges spans into an existing trace of that id wherever
- * it lives, so these ids must be authorized, not only the experiment header.
+ * What an OTLP export writes, read as MLflow's `/v1/traces` reads it: the body decompressed by its
+ * Content-Encoding, parsed as protobuf or as OTLP JSON. MLflow merges spans into an existing trace
+ * of the same id wherever it lives (each span's id becomes `tr-<32 hex digits>`), and turns span
+ * attributes `mlflow.traceTag.<key>` and resource attributes into trace tags: both must be
+ * authorized, not only the experiment header.
  */
+export interface OtlpExport {
+  readonly traceIds: readonly string[];
+  /** The trace tag keys the export may set. */
+  readonly tagKeys: readonly string[];
+}
+
+/** MLflow's prefix for span attributes that become trace tags. */
+const TRACE_TAG_PREFIX = 'mlflow.traceTag.';
 
 const schema = protobuf.Root.fromJSON({
   nested: {
     ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
-    ResourceSpans: { fields: { scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
     ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
-    Span: { fields: { traceId: { type: 'bytes', id: 1 } } },
+    ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+    Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
+    KeyValue: { fields: { key: { type: 'string', id: 1 } } },
+    Span: { fields: { traceId: { type: 'bytes', id: 1 }, attributes: { rule: 'repeated', type: 'KeyValue', id: 9 } } },
   },
 });
 const ExportRequest = schema.lookupType('ExportTraceServiceRequest');
 
 interface Decoded {
-  resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<{ traceId?: Uint8Array }> }> }>;
+  resourceSpans?: Array<{
+    resource?: { attributes?: Array<{ key?: string }> };
+    scopeSpans?: Array<{ spans?: Array<{ traceId?: Uint8Array; attributes?: Array<{ key?: string }> }> }>;
+  }>;
+}
+
+/** One parse per body: the trace ids and the tag keys are asked for by different checks. */
+const parsed = new WeakMap<Buffer, OtlpExport>();
+
+export function readOtlpExport(raw: Buffer, contentType: string | undefined, contentEncoding: string | undefined, maxBytes: number): OtlpExport {
+  let known = parsed.get(raw);
+  if (known === undefined) parsed.set(raw, (known = parse(raw, contentType, contentEncoding, maxBytes)));
+  return known;
 }
 
 export function otlpTraceIds(raw: Buffer, contentType: string | undefined, contentEncoding: string | undefined, maxBytes: number): string[] {
+  return [...readOtlpExport(raw, contentType, contentEncoding, maxBytes).traceIds];
+}
+
+function parse(raw: Buffer, contentType: string | undefined, contentEncoding: string | undefined, maxBytes: number): OtlpExport {
   const body = decompress(raw, contentEncoding, maxBytes);
   const media = contentType?.split(';')[0]!.trim().toLowerCase();
-  const ids = new Set<string>();
   if (media === 'application/x-protobuf') {
     let decoded: Decoded;
     try {
@@ -34,15 +60,27 @@ export function otlpTraceIds(raw: Buffer, contentType: string | undefined, conte
     } catch {
       throw badRequest('Invalid OpenTelemetry format');
     }
-    for (const resource of decoded.resourceSpans ?? [])
-      for (const scope of resource.scopeSpans ?? []) for (const span of scope.spans ?? []) if (span.traceId?.length) ids.add(traceIdOf(span.traceId));
-    return [...ids];
+    return collect(decoded, (id) => (id instanceof Uint8Array && id.length ? id : undefined));
   }
-  if (media === 'application/json') {
-    for (const hex of jsonTraceIds(body)) ids.add(traceIdOf(Buffer.from(hex, 'hex')));
-    return [...ids];
-  }
+  if (media === 'application/json') return collect(jsonExport(body), (id) => (typeof id === 'string' && id !== '' ? hexBytes(id) : undefined));
   throw badRequest('Invalid Content-Type for OTLP: expected application/x-protobuf or application/json');
+}
+
+function collect(decoded: Decoded, idBytes: (id: unknown) => Uint8Array | undefined): OtlpExport {
+  const ids = new Set<string>();
+  const tagKeys = new Set<string>();
+  for (const resource of decoded.resourceSpans ?? []) {
+    for (const attribute of resource.resource?.attributes ?? []) if (typeof attribute.key === 'string') tagKeys.add(attribute.key);
+    for (const scope of resource.scopeSpans ?? [])
+      for (const span of scope.spans ?? []) {
+        const id = idBytes(span.traceId);
+        if (id) ids.add(traceIdOf(id));
+        for (const attribute of span.attributes ?? [])
+          if (typeof attribute.key === 'string' && attribute.key.toLowerCase().startsWith(TRACE_TAG_PREFIX.toLowerCase()))
+            tagKeys.add(attribute.key.slice(TRACE_TAG_PREFIX.length));
+      }
+  }
+  return { traceIds: [...ids], tagKeys: [...tagKeys] };
 }
 
 /** MLflow reads the id as a big-endian integer and formats it as at least 32 hex digits. */
@@ -56,27 +94,26 @@ function traceIdOf(bytes: Uint8Array): string {
  * the snake_case spellings as base64; those would name other traces than they seem to, so only the
  * spec's spelling is accepted.
  */
-function jsonTraceIds(body: Buffer): string[] {
+function jsonExport(body: Buffer): Decoded {
   let data: unknown;
   try {
     data = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
   } catch {
     throw badRequest('Invalid OpenTelemetry format');
   }
-  const out: string[] = [];
+  // Checked for the spellings MLflow would read differently; the shape is then the protobuf one.
   for (const resource of list(data, 'resourceSpans', 'resource_spans'))
     for (const scope of list(resource, 'scopeSpans', 'scope_spans'))
-      for (const span of list(scope, 'spans', 'spans')) {
-        if (typeof span !== 'object' || span === null) continue;
-        if (Object.hasOwn(span, 'trace_id')) throw snakeCase();
-        const id = (span as { traceId?: unknown }).traceId;
-        if (id === undefined || id === null || id === '') continue;
-        // Python's bytes.fromhex skips ASCII whitespace between digit pairs.
-        const hex = typeof id === 'string' ? id.replace(/[ \t\n\r\v\f]/g, '') : '';
-        if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) throw badRequest('Invalid OpenTelemetry format: traceId must be hex');
-        out.push(hex);
-      }
-  return out;
+      for (const span of list(scope, 'spans', 'spans'))
+        if (typeof span === 'object' && span !== null && Object.hasOwn(span, 'trace_id')) throw snakeCase();
+  return data as Decoded;
+}
+
+/** Python's bytes.fromhex skips ASCII whitespace between digit pairs. */
+function hexBytes(id: string): Uint8Array {
+  const hex = id.replace(/[ \t\n\r\v\f]/g, '');
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) throw badRequest('Invalid OpenTelemetry format: traceId must be hex');
+  return Buffer.from(hex, 'hex');
 }
 
 function list(node: unknown, key: string, snake: string): unknown[] {

@@ -1,5 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { otlpTraceIds } from './otlp-trace-ids.js';
+import { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
 
@@ -127,6 +127,12 @@ function collect(request: ResolveRequest, from: IdLocation, field: string, out: 
   }
 }
 
+/** The OTLP export a request carries (its raw body read as MLflow reads it), or undefined without one. */
+export function otlpExportOf(request: ResolveRequest) {
+  if (request.raw === undefined) return undefined;
+  return readOtlpExport(request.raw, headerValues(request.headers, 'content-type')[0], headerValues(request.headers, 'content-encoding')[0], MAX_OTLP_BYTES);
+}
+
 /** The distinct non-empty values, in order of appearance. */
 function present(values: readonly string[]): string[] {
   if (values.length === 0) return [];
@@ -175,9 +181,7 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     case 'model_names':
       return readMany(request, id.from, id.field);
     case 'otlp_trace_ids':
-      return request.raw === undefined
-        ? []
-        : otlpTraceIds(request.raw, headerValues(request.headers, 'content-type')[0], headerValues(request.headers, 'content-encoding')[0], MAX_OTLP_BYTES);
+      return [...(otlpExportOf(request)?.traceIds ?? [])];
     case 'run_id': {
       const value = readOne(request, id.from, id.field, id.alias);
       return value === undefined ? [] : [value];

@@ -43,11 +43,11 @@ export function createTraceInfoForms(
   function read(): Promise<void> {
     reading ??= readVersion!()
       .then((version) => {
-        const known = traceFormOf(version);
-        if (known) form = known;
-        // Unknown (MLflow down, or no `/version`): v3 first, and `/version` is read again until MLflow
-        // answers either it or a look-up.
-        settled = known !== undefined;
+        const learnt = traceFormOf(version);
+        if (learnt) form = learnt;
+        // Unknown (MLflow down, or no `/version`): the form stays, and `/version` is read again until
+        // MLflow answers either it or a look-up.
+        settled = learnt !== undefined;
       })
       .finally(() => {
         reading = undefined;

@@ -45,7 +45,9 @@ export type FieldGuard =
   | { readonly kind: 'admin_only'; readonly field: string }
   | { readonly kind: 'reserved_tag_key'; readonly field: string }
   | { readonly kind: 'reserved_tag_list'; readonly field: string }
-  | { readonly kind: 'reserved_tag_map'; readonly field: string };
+  | { readonly kind: 'reserved_tag_map'; readonly field: string }
+  /** The trace tags an OTLP export sets (root-span `mlflow.traceTag.*` and resource attributes). */
+  | { readonly kind: 'otlp_reserved_tags'; readonly field: 'body' };
 
 export type QueueRule = 'member' | 'member_or_manage';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AdminApi } from '../admin/admin-api.js';
+import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
 import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
@@ -136,14 +136,16 @@ export function createRequestListener(deps: AppDeps) {
         if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
         scope.resourceType = 'admin';
         const decisionStarted = process.hrtime.bigint();
+        let granted: AdminAccess;
         try {
-          scope.reason = deps.adminApi.authorize(auth.principal, m);
+          granted = deps.adminApi.authorize(auth.principal, m);
         } finally {
           scope.decisionSeconds = seconds(decisionStarted);
         }
+        scope.reason = granted.reason;
         scope.decision = 'allow';
         continueAuthorized(req, res);
-        await deps.adminApi.handle(req, res, auth.principal, m, new URLSearchParams(target.search));
+        await deps.adminApi.handle(req, res, granted, new URLSearchParams(target.search));
         return;
       }
 

@@ -5,6 +5,17 @@ import type { ResolveRequest } from '../../src/authz/resolve.js';
 const request = (body: unknown, query = ''): ResolveRequest => ({ method: 'POST', query: new URLSearchParams(query), body, params: {}, headers: {} });
 
 describe('field guards (fields MLflow reads as locations)', () => {
+  it('refuses an OTLP export whose attributes would set a reserved trace tag', () => {
+    const otlp = (key: string): ResolveRequest => ({
+      ...request(undefined),
+      headers: { 'content-type': 'application/json' },
+      raw: Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '01'.repeat(16), attributes: [{ key, value: { stringValue: 'x' } }] }] }] }] })),
+    });
+    const guard = { kind: 'otlp_reserved_tags', field: 'body' } as const;
+    expect(guardedField(guard, otlp('mlflow.traceTag.mlflow.artifactLocation'))).toContain('mlflow.artifactLocation');
+    expect(guardedField(guard, otlp('mlflow.traceTag.team'))).toBeUndefined();
+  });
+
   it('lists the trace tags MLflow treats as storage pointers', () => {
     expect([...RESERVED_TRACE_TAGS]).toEqual(expect.arrayContaining(['mlflow.artifactLocation', 'mlflow.trace.spansLocation']));
   });
@@ -21,6 +32,7 @@ describe('field guards (fields MLflow reads as locations)', () => {
     const guard = { kind: 'reserved_tag_key', field: 'key' } as const;
     expect(guardedField(guard, request({ key: 'mlflow.artifactLocation', value: 'mlflow-artifacts:/1/traces/tr-x/artifacts' }))).toContain('mlflow.artifactLocation');
     expect(guardedField(guard, request(undefined, 'key=mlflow.trace.spansLocation'))).toContain('mlflow.trace.spansLocation');
+    expect(guardedField(guard, request({ key: 'MLFLOW.ARTIFACTLOCATION  ', value: 'x' }))).toBeDefined();
     expect(guardedField(guard, request({ key: 'team', value: 'a' }))).toBeUndefined();
   });
 

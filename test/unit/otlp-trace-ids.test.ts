@@ -1,16 +1,18 @@
 import { deflateSync, gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs/light.js';
 import { describe, expect, it } from 'vitest';
-import { otlpTraceIds } from '../../src/authz/otlp-trace-ids.js';
+import { otlpTraceIds, readOtlpExport } from '../../src/authz/otlp-trace-ids.js';
 
 // The real OTLP field numbers, plus fields flowgate does not read, so skipping them is exercised.
 const root = protobuf.Root.fromJSON({
   nested: {
     Req: { fields: { resourceSpans: { rule: 'repeated', type: 'RS', id: 1 } } },
     RS: { fields: { resource: { type: 'Res', id: 1 }, scopeSpans: { rule: 'repeated', type: 'SS', id: 2 }, schemaUrl: { type: 'string', id: 3 } } },
-    Res: { fields: { droppedAttributesCount: { type: 'uint32', id: 2 } } },
+    Res: { fields: { attributes: { rule: 'repeated', type: 'KV', id: 1 }, droppedAttributesCount: { type: 'uint32', id: 2 } } },
+    KV: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
+    AnyValue: { fields: { stringValue: { type: 'string', id: 1 } } },
     SS: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
-    Span: { fields: { traceId: { type: 'bytes', id: 1 }, spanId: { type: 'bytes', id: 2 }, name: { type: 'string', id: 5 } } },
+    Span: { fields: { traceId: { type: 'bytes', id: 1 }, spanId: { type: 'bytes', id: 2 }, name: { type: 'string', id: 5 }, attributes: { rule: 'repeated', type: 'KV', id: 9 } } },
   },
 });
 const Req = root.lookupType('Req');
@@ -51,6 +53,24 @@ describe('otlpTraceIds (the traces an OTLP export writes into)', () => {
     ['a broken protobuf body', 'application/x-protobuf', Buffer.from([0x0a, 0xff, 0xff, 0xff])],
   ])('refuses %s', (_, type, body) => {
     expect(() => otlpTraceIds(body, type, undefined, MAX)).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it('names the trace tags an export sets: root-span mlflow.traceTag.* and resource attributes, in both encodings', () => {
+    const attr = (key: string) => ({ key, value: { stringValue: 'mlflow-artifacts:/2/traces/x/artifacts' } });
+    const proto = Buffer.from(
+      Req.encode(
+        Req.fromObject({
+          resourceSpans: [
+            { resource: { attributes: [attr('service.name')] }, scopeSpans: [{ spans: [{ ...span(hexA), attributes: [attr('mlflow.traceTag.mlflow.artifactLocation'), attr('http.method')] }] }] },
+          ],
+        }),
+      ).finish(),
+    );
+    expect(readOtlpExport(proto, 'application/x-protobuf', undefined, MAX).tagKeys).toEqual(['service.name', 'mlflow.artifactLocation']);
+    const json = jsonBody({
+      resourceSpans: [{ resource: { attributes: [attr('team')] }, scopeSpans: [{ spans: [{ traceId: hexA, attributes: [attr('mlflow.traceTag.mlflow.trace.spansLocation')] }] }] }],
+    });
+    expect(readOtlpExport(json, 'application/json', undefined, MAX).tagKeys).toEqual(['team', 'mlflow.trace.spansLocation']);
   });
 
   it('refuses an unknown encoding and a body that inflates past the limit', () => {

@@ -6,10 +6,10 @@ import type { Attack } from '../harness/attack.js';
  */
 const READY = 'LOGGED_MODEL_READY';
 
-const finalize = (name: string, prefix: '/api' | '/ajax-api', body: (victim: string) => unknown): Attack => ({
+const finalize = (name: string, prefix: '/api' | '/ajax-api', body: (victim: string) => unknown, control: Attack['control'] = 'direct'): Attack => ({
   name,
   class: '1 logged model id in body',
-  control: 'direct',
+  control,
   async run(ctx) {
     const own = await ctx.own.loggedModel();
     await ctx.attack('PATCH', `${prefix}/2.0/mlflow/logged-models/${own}`, { body: body(ctx.target.loggedModelId) });
@@ -19,12 +19,13 @@ const finalize = (name: string, prefix: '/api' | '/ajax-api', body: (victim: str
 export const loggedModelAttacks: Attack[] = [
   finalize('finalize own model, victim model_id in body', '/api', (victim) => ({ model_id: victim, status: READY })),
   finalize('finalize own model, victim model_id in body (ajax-api)', '/ajax-api', (victim) => ({ model_id: victim, status: READY })),
-  finalize('finalize own model, victim modelId (camelCase) in body', '/api', (victim) => ({ modelId: victim, status: READY })),
+  // MLflow's required-field check reads only the proto name, so the camelCase form is refused.
+  finalize('finalize own model, victim modelId (camelCase) in body', '/api', (victim) => ({ modelId: victim, status: READY }), 'mlflow-refuses'),
   finalize('finalize own model, victim model_id in a double-encoded body', '/api', (victim) => JSON.stringify({ model_id: victim, status: READY })),
   {
-    name: 'log params on own model, victim model_id in body',
+    name: 'log params on own model, victim model_id in body (MLflow acts on the path id)',
     class: '1 logged model id in body',
-    control: 'direct',
+    control: 'mlflow-refuses',
     async run(ctx) {
       const own = await ctx.own.loggedModel();
       await ctx.attack('POST', `/api/2.0/mlflow/logged-models/${own}/params`, {

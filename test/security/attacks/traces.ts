@@ -90,6 +90,32 @@ export const traceAttacks: Attack[] = [
   otlp('OTLP JSON spans into S artifact-backed trace id, header M', 'json', (ctx) => hexOf(ctx.target.artifactTraceId), () => ({})),
   otlp('OTLP JSON new trace in M whose root span sets artifactLocation+spansLocation to S trace', 'json', () => newTraceHex(), locationTags, readTrace),
   otlp('OTLP protobuf new trace in M whose root span sets artifactLocation+spansLocation to S trace', 'protobuf', () => newTraceHex(), locationTags, readTrace),
+  {
+    name: 'v2 start trace in M with tag mlflow.artifactLocation in its tag list',
+    class: '4 location tags',
+    control: 'mlflow-refuses',
+    async run(ctx) {
+      const started = await ctx.attack('POST', `${V2}/traces`, {
+        body: { experiment_id: await ctx.own.experiment(), timestamp_ms: Date.now(), tags: [{ key: 'mlflow.artifactLocation', value: victimTraceLocation(ctx) }] },
+      });
+      const id = started.json?.trace_info?.request_id as string | undefined;
+      if (id) await readTrace(ctx, id);
+    },
+  },
+  {
+    name: 'v2 end own trace with tag mlflow.artifactLocation in its tag list',
+    class: '4 location tags',
+    control: 'direct',
+    async run(ctx) {
+      const started = await ctx.mallory('POST', `${V2}/traces`, { body: { experiment_id: await ctx.own.experiment(), timestamp_ms: Date.now() } });
+      const id = started.json?.trace_info?.request_id as string | undefined;
+      if (!id) throw new Error(`v2 start trace failed: ${started.text.slice(0, 200)}`);
+      await ctx.attack('PATCH', `${V2}/traces/${id}`, {
+        body: { timestamp_ms: Date.now(), status: 'OK', tags: [{ key: 'mlflow.artifactLocation', value: victimTraceLocation(ctx) }] },
+      });
+      await readTrace(ctx, id);
+    },
+  },
 
   retag('v2 PATCH trace tag mlflow.artifactLocation on own trace', 'PATCH', (own) => `${V2}/traces/${own}/tags`, (ctx) => ({ key: 'mlflow.artifactLocation', value: victimTraceLocation(ctx) })),
   retag('v3 PATCH trace tag mlflow.artifactLocation on own trace', 'PATCH', (own) => `${V3}/traces/${own}/tags`, (ctx) => ({ key: 'mlflow.artifactLocation', value: victimTraceLocation(ctx) })),
@@ -112,7 +138,7 @@ export const traceAttacks: Attack[] = [
   {
     name: 'v3 start a new trace in M with tag mlflow.artifactLocation pointing at S trace',
     class: '4 location tags',
-    control: 'direct',
+    control: 'mlflow-refuses',
     async run(ctx) {
       const id = `tr-${newTraceHex()}`;
       await ctx.attack('POST', `${V3}/traces`, { body: traceInfo(id, await ctx.own.experiment(), { 'mlflow.artifactLocation': victimTraceLocation(ctx) }) });
@@ -122,7 +148,7 @@ export const traceAttacks: Attack[] = [
   {
     name: 'v3 re-start own trace with tag mlflow.artifactLocation pointing at S trace',
     class: '4 location tags',
-    control: 'direct',
+    control: 'mlflow-refuses',
     async run(ctx) {
       const own = await ctx.own.trace();
       await ctx.attack('POST', `${V3}/traces`, { body: traceInfo(own, await ctx.own.experiment(), { 'mlflow.artifactLocation': victimTraceLocation(ctx) }) });

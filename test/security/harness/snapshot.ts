@@ -42,6 +42,7 @@ export async function snapshotWorld(world: World, mlflow: Caller, grants?: Calle
     await keep(`trace:${id}`, mlflow('GET', `${V3}/traces/${id}`));
     await keep(`trace-data:${id}`, mlflow('GET', '/ajax-api/3.0/mlflow/get-trace-artifact', { query: { request_id: id } }));
   }
+  await keep('datasets', mlflow('POST', `${V3}/datasets/search`, { body: { experiment_ids: [exp] } }));
   for (const id of [world.datasetId, world.sharedDatasetId]) {
     await keep(`dataset:${id}`, mlflow('GET', `${V3}/datasets/${id}`));
     await keep(`dataset-experiments:${id}`, mlflow('GET', `${V3}/datasets/${id}/experiment-ids`));

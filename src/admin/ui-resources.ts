@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { effectivePermission } from '../authz/decide.js';
+import type { Permission, ResourceKind } from '../authz/types.js';
+import { badRequest } from '../errors.js';
+import type { User } from '../principals/types.js';
+import type { AdminDeps, AdminRoute } from './types.js';
+import { paged, pageQuery, perDb, readQuery } from './ui-query.js';
+import { experimentIdSchema, modelNameSchema, parseWith } from './validation.js';
+
+/** The Manage screens' view of one resource: its grants, and each concerned user's effective permission and why. */
+const KINDS = [
+  { kind: 'experiment', segment: 'experiments', param: 'experiment_id', idSchema: experimentIdSchema },
+  { kind: 'registered_model', segment: 'registered-models', param: 'name', idSchema: modelNameSchema },
+  { kind: 'prompt', segment: 'prompts', param: 'name', idSchema: modelNameSchema },
+] as const;
+
+type GranteeType = 'user' | 'service_account' | 'group';
+
+const statements = perDb((db) => ({
+  grants: db.prepare<[string, string, string, string, string, number, number], { grantee_type: GranteeType; name: string; permission: Permission }>(
+    `SELECT grantee_type, name, permission FROM (
+       SELECT CASE u.is_service_account WHEN 1 THEN 'service_account' ELSE 'user' END AS grantee_type, u.username AS name, g.permission
+         FROM grants g JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ?
+       UNION ALL
+       SELECT 'group', gr.name, g.permission
+         FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?)
+     WHERE instr(lower(name), lower(?)) > 0
+     ORDER BY grantee_type = 'group', name LIMIT ? OFFSET ?`,
+  ),
+  concerned: db.prepare<[string, string, string, string, string, number, number], { id: number }>(
+    `SELECT u.id FROM users u WHERE u.id IN (
+       SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
+       UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
+         WHERE g.resource_kind = ? AND g.resource_id = ?)
+     AND instr(lower(u.username), lower(?)) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
+  ),
+}));
+
+const REASON_SOURCE = { 'direct-grant': 'direct', 'group-grant': 'group', 'group-deny': 'group', 'default-permission': 'default' } as const;
+
+/** A user's effective permission on a resource and where it comes from, by the decision rule itself. */
+export function explain(deps: AdminDeps, user: User, kind: ResourceKind, id: string) {
+  const who = { username: user.username, is_admin: user.isAdmin, is_service_account: user.isServiceAccount };
+  if (user.isAdmin) return { ...who, permission: 'MANAGE' as Permission, source: 'admin' as const, groups: [] as string[] };
+  const direct = deps.grants.get({ type: 'user', id: user.id }, kind, id);
+  const groupGrants = deps.directory
+    .groupsOfUser(user.id)
+    .flatMap((g) => {
+      const p = deps.grants.get({ type: 'group', id: g.id }, kind, id);
+      return p === undefined ? [] : [{ group: g.name, permission: p }];
+    });
+  const { permission, reason } = effectivePermission(
+    { direct, groups: groupGrants.map((g) => g.permission) },
+    deps.defaultPermission ?? 'NO_PERMISSIONS',
+  );
+  const source = REASON_SOURCE[reason as keyof typeof REASON_SOURCE] ?? 'default';
+  const groups = source === 'group' ? groupGrants.filter((g) => g.permission === permission).map((g) => g.group) : [];
+  return { ...who, permission, source, groups };
+}
+
+const effectiveQuery = pageQuery.extend({ username: z.string().max(128).optional() });
+const mineQuery = z.object({ id: z.array(z.string()).min(1).max(200) });
+
+function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
+  const base = `/mlflow/permissions/ui/${k.segment}/:${k.param}`;
+  const resource = { kind: k.kind, param: k.param };
+  const idOf = (params: Record<string, string>) => parseWith(k.idSchema, params[k.param], `${k.param} in the path`);
+  return [
+    {
+      method: 'GET',
+      path: `${base}/grants`,
+      summary: `Every grant on a ${k.kind.replace('_', ' ')} (users, service accounts, groups), searchable and paged`,
+      access: 'manage',
+      resource,
+      handler: (req, deps) => {
+        const id = idOf(req.params);
+        const q = readQuery(pageQuery, req.query);
+        const rows = statements(deps.db).grants.all(k.kind, id, k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const page = paged(rows, q);
+        return { status: 200, body: { grants: page.rows, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: `${base}/effective`,
+      summary: `Each user a grant on a ${k.kind.replace('_', ' ')} concerns (directly or through a group), or one named user: the effective permission and why`,
+      access: 'manage',
+      resource,
+      handler: (req, deps) => {
+        const id = idOf(req.params);
+        const q = readQuery(effectiveQuery, req.query);
+        if (q.username !== undefined) {
+          const user = deps.directory.userByName(q.username);
+          return { status: 200, body: { users: user ? [explain(deps, user, k.kind, id)] : [] } };
+        }
+        const rows = statements(deps.db).concerned.all(k.kind, id, k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const page = paged(rows, q);
+        const users = page.rows.map((r) => explain(deps, deps.directory.userById(r.id)!, k.kind, id));
+        return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
+      },
+    },
+  ];
+}
+
+/** The caller's own effective permission on a page of resources (for the lists: which ones they may manage). */
+const MINE: AdminRoute = {
+  method: 'GET',
+  path: '/mlflow/permissions/ui/my-permissions/:kind',
+  summary: "The caller's effective permission on each listed resource (query: id, repeated)",
+  access: 'authenticated',
+  handler: (req, deps) => {
+    const k = KINDS.find((x) => x.segment === req.params.kind);
+    if (!k) throw badRequest(`Unknown resource kind '${req.params.kind}'; use experiments, registered-models or prompts`);
+    const { id: ids } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
+    const me = deps.directory.userByName(req.principal.username);
+    if (!me) return { status: 200, body: { permissions: {} } };
+    const permissions: Record<string, { permission: Permission; source: string; groups: string[] }> = {};
+    for (const raw of ids) {
+      const id = parseWith(k.idSchema, raw, 'id');
+      const e = explain(deps, me, k.kind, id);
+      permissions[id] = { permission: e.permission, source: e.source, groups: e.groups };
+    }
+    return { status: 200, body: { permissions } };
+  },
+};
+
+export const UI_RESOURCE_ROUTES: readonly AdminRoute[] = [...KINDS.flatMap(routesFor), MINE];

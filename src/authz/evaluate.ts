@@ -1,0 +1,216 @@
+import type { Principal } from '../principals/types.js';
+import { badRequest } from '../errors.js';
+import { decide, type Decision } from './decide.js';
+import { guardedField } from './field-guards.js';
+import type { GraphqlPlan } from './graphql-policy.js';
+import type { CachedMlflowLookups, ReviewQueueByName } from './mlflow-lookups.js';
+import { modelVersionSourceRefs } from './model-source.js';
+import type { PolicyReader } from './policy.js';
+import { queueRuleAllows } from './queue-rule.js';
+import { readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
+import type { AlsoCheck, IdSource, Need, Permission, ResourceRef, RouteEntry } from './types.js';
+
+/** Every check one request goes through; the verdict names the one that decided. */
+export type CheckName = 'main' | 'guard' | 'also' | 'queue' | 'source' | 'graphql-field';
+
+export interface CheckOutcome {
+  readonly check: CheckName;
+  readonly allow: boolean;
+  /** A decision reason (`group-grant`, `default-permission`, …) or the check's own (`reserved-field`, …). */
+  readonly reason: string;
+}
+
+export interface Verdict {
+  readonly allow: boolean;
+  /** The deciding check's reason: the first refusal's, else the main check's. */
+  readonly reason: string;
+  readonly checks: readonly CheckOutcome[];
+  /** For a refusal: what the caller is told (no secrets: names and ids it sent). */
+  readonly message?: string;
+  /** The caller's effective permission on the route's resources, when the main check found one. */
+  readonly permission?: Permission;
+  /** MLflow's answer to a queue look-up that asked exactly what the caller asks. */
+  readonly lookedUp?: ReviewQueueByName['answer'];
+  /** The GraphQL document's plan (its answer may need filtering). */
+  readonly graphql?: GraphqlPlan;
+}
+
+export interface EvaluationInput {
+  readonly principal: Principal;
+  readonly entry: RouteEntry;
+  readonly request: ResolveRequest;
+  /** The route's own resources, resolved (empty when the decision needs none). */
+  readonly refs: readonly ResourceRef[];
+}
+
+export interface EvaluatorDeps {
+  readonly policy: PolicyReader;
+  readonly defaultPermission: Permission;
+  readonly createRequiresAdmin: boolean;
+  readonly resolve: ResourceResolver;
+  readonly resolveExisting: ExistingResolver;
+  readonly lookups: CachedMlflowLookups;
+}
+
+/** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
+const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'name', from: 'auto' };
+
+/** The GraphQL parser is loaded on the first GraphQL request: most deployments' programs never send one. */
+let graphqlPolicy: Promise<typeof import('./graphql-policy.js')> | undefined;
+const loadGraphqlPolicy = () => (graphqlPolicy ??= import('./graphql-policy.js'));
+
+const describe = (refs: readonly ResourceRef[]) =>
+  refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
+
+class Refusal {
+  constructor(
+    readonly outcome: CheckOutcome,
+    readonly message: string,
+  ) {}
+}
+
+/**
+ * One evaluation step for a request: the route's own check, then every further one the catalog row
+ * declares (guarded fields, further ids, review-queue membership, a model version's source, GraphQL
+ * fields). Deny wins; the verdict carries the deciding reason and every check made. Administrators
+ * pass the further checks, as they pass the main one.
+ */
+export function createEvaluator(deps: EvaluatorDeps) {
+  function decideFor(principal: Principal, need: Need, refs: readonly ResourceRef[]): Decision {
+    return decide({
+      isAdmin: principal.isAdmin,
+      need,
+      facts: refs.map((ref) => deps.policy.factsFor(principal, ref)),
+      defaultPermission: deps.defaultPermission,
+      createRequiresAdmin: deps.createRequiresAdmin,
+    });
+  }
+
+  function granted(check: CheckName, principal: Principal, need: Need, refs: readonly ResourceRef[], context = ''): CheckOutcome {
+    const decision = decideFor(principal, need, refs);
+    const outcome = { check, allow: decision.allow, reason: decision.reason };
+    if (!decision.allow) throw new Refusal(outcome, `Permission denied: ${principal.username} may not ${need}${describe(refs)}${context}`);
+    return outcome;
+  }
+
+  const refuse = (check: CheckName, reason: string, message: string): never => {
+    throw new Refusal({ check, allow: false, reason }, message);
+  };
+
+  /** The route's own check alone, synchronous: enough when the row declares nothing further. */
+  function main(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Verdict {
+    const decision = decideFor(principal, entry.need, refs);
+    const checks = [{ check: 'main' as const, allow: decision.allow, reason: decision.reason }];
+    return decision.allow
+      ? { allow: true, reason: decision.reason, checks, permission: decision.permission }
+      : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${entry.need}${describe(refs)}` };
+  }
+
+  async function also(input: EvaluationInput, check: AlsoCheck): Promise<CheckOutcome | undefined> {
+    const { principal, entry, request, refs } = input;
+    if (check.clientChosen) {
+      const existing = await deps.resolveExisting(check.id, request);
+      // An existing object may only be written where it already lives: never moved into the request's experiment.
+      const elsewhere = existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id));
+      if (elsewhere)
+        refuse('also', 'object-in-other-experiment', `Permission denied: the request names an existing object of experiment '${elsewhere.id}', not of the experiment it writes to`);
+      return existing.length > 0 ? granted('also', principal, check.need, existing) : undefined;
+    }
+    if (readField(check.id, request).length === 0) return undefined;
+    const more = await deps.resolve({ ...entry, resource: check.resource ?? 'experiment', id: check.id, need: check.need }, request);
+    return granted('also', principal, check.need, more);
+  }
+
+  async function queue(input: EvaluationInput, permission: Permission | undefined): Promise<{ outcome: CheckOutcome; lookedUp?: ReviewQueueByName['answer'] }> {
+    const { principal, entry, request, refs } = input;
+    const rule = entry.queueRule!;
+    const byId = entry.id.kind === 'owned_id';
+    const queueName = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
+    const experiment = refs[0];
+    if (!byId && !queueName) throw badRequest("Missing value for required parameter 'name'");
+    // Allowed with a resolved experiment always carries these; anything else is refused.
+    if (!queueName || !experiment || !permission) return refuse('queue', 'default-permission', `Permission denied: ${principal.username} may not ${entry.need}${describe(refs)}`);
+    const found = byId ? undefined : await deps.lookups.reviewQueueByName(experiment.id, queueName);
+    const users = found ? found.users : await deps.lookups.reviewQueueUsers(queueName);
+    if (!queueRuleAllows(rule, permission, users, principal.username))
+      refuse(
+        'queue',
+        'not-queue-member',
+        `Permission denied: ${principal.username} is not assigned to review queue '${queueName}'` +
+          (rule === 'member_or_manage' ? ' and may not manage its experiment' : ''),
+      );
+    return { outcome: { check: 'queue', allow: true, reason: 'queue-member' }, lookedUp: found?.answer };
+  }
+
+  async function graphqlFields(input: EvaluationInput): Promise<{ outcomes: CheckOutcome[]; plan: GraphqlPlan }> {
+    const { principal, request } = input;
+    const { planGraphql, resolveGraphqlChecks } = await loadGraphqlPolicy();
+    const plan = planGraphql(request.method, request.query, request.body);
+    const outcomes: CheckOutcome[] = [];
+    const field = (name: string, need: Need, refs: readonly ResourceRef[]) => {
+      if (need === 'admin') {
+        const decision = decideFor(principal, need, refs);
+        if (!decision.allow)
+          refuse('graphql-field', decision.reason, `Permission denied: ${principal.username} may not use GraphQL field '${name}' (administrators only)`);
+        outcomes.push({ check: 'graphql-field', allow: true, reason: decision.reason });
+      } else outcomes.push(granted('graphql-field', principal, need, refs, ` (GraphQL field '${name}')`));
+    };
+    // Fields that need no look-up are decided first: a refused document costs MLflow nothing.
+    for (const check of plan.checks) if (!check.twin) field(check.field, check.need, []);
+    for (const check of await resolveGraphqlChecks(plan, deps.resolve)) field(check.field, check.need, check.refs);
+    return { outcomes, plan };
+  }
+
+  /** Every check the row declares, in order; the first refusal decides. */
+  async function evaluate(input: EvaluationInput): Promise<Verdict> {
+    const first = main(input.principal, input.entry, input.refs);
+    if (!first.allow || input.principal.isAdmin) return first;
+    const { principal, entry, request } = input;
+    const checks: CheckOutcome[] = [...first.checks];
+    let lookedUp: Verdict['lookedUp'];
+    let graphql: GraphqlPlan | undefined;
+    try {
+      for (const guard of entry.guards ?? []) {
+        const field = guardedField(guard, request);
+        if (field !== undefined)
+          refuse('guard', 'reserved-field', `Permission denied: only administrators may set ${field === guard.field ? `'${field}'` : field} here`);
+        checks.push({ check: 'guard', allow: true, reason: 'not-reserved' });
+      }
+      for (const check of entry.also ?? []) {
+        const outcome = await also(input, check);
+        if (outcome) checks.push(outcome);
+      }
+      if (entry.queueRule) {
+        const found = await queue(input, first.permission);
+        checks.push(found.outcome);
+        lookedUp = found.lookedUp;
+      }
+      if (entry.alsoReads === 'model_version_source') {
+        const sources = await modelVersionSourceRefs(request.body, deps.lookups);
+        if (sources.length > 0) checks.push(granted('source', principal, 'read', sources, ' (the model version source)'));
+      }
+      if (entry.after === 'graphql') {
+        const fields = await graphqlFields(input);
+        checks.push(...fields.outcomes);
+        graphql = fields.plan;
+      }
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+      return { allow: false, reason: e.outcome.reason, checks: [...checks, e.outcome], message: e.message };
+    }
+    // A GraphQL document is decided by its fields (the route itself only needs a signed-in caller).
+    const deciding = graphql ? (checks.at(-1) ?? first.checks[0]!) : first.checks[0]!;
+    return { allow: true, reason: deciding.reason, checks, permission: first.permission, lookedUp, graphql };
+  }
+
+  return {
+    decideFor,
+    main,
+    evaluate,
+    /** Whether the row declares checks beyond the main one (administrators skip them). */
+    hasFurtherChecks: (entry: RouteEntry) =>
+      entry.guards !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
+  };
+}
+
+export type Evaluator = ReturnType<typeof createEvaluator>;

@@ -1,0 +1,93 @@
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Db } from '../store/database.js';
+import type { Grantee, GrantsRepo } from './grants-repo.js';
+import type { Permission, ResourceKind, ResourceRef } from './types.js';
+
+/** A grantee as the audit log names it. */
+export interface NamedGrantee {
+  readonly grantee: Grantee;
+  readonly name: string;
+}
+
+const target = (ref: ResourceRef, who: NamedGrantee) => `${ref.kind}:${ref.id}/${who.grantee.type}:${who.name}`;
+
+/**
+ * The one writer of grants: the admin API, the gate's creator and model hooks and any other caller
+ * change grants only here, each change in one transaction with its audit entry, and the policy
+ * index told which resources changed. Callers check existence and conflicts before writing.
+ */
+export function createGrantWriter(deps: {
+  readonly db: Db;
+  readonly grants: GrantsRepo;
+  readonly audit: AuditLog;
+  readonly grantsChanged: (...refs: ResourceRef[]) => void;
+}) {
+  const { db, grants, audit } = deps;
+
+  return {
+    create(actor: string, who: NamedGrantee, ref: ResourceRef, permission: Permission): void {
+      db.transaction(() => {
+        grants.insert(who.grantee, ref.kind, ref.id, permission);
+        audit.record({ actor, action: 'grant.create', target: target(ref, who), newValue: permission });
+      })();
+      deps.grantsChanged(ref);
+    },
+
+    update(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission, permission: Permission): void {
+      db.transaction(() => {
+        grants.update(who.grantee, ref.kind, ref.id, permission);
+        audit.record({ actor, action: 'grant.update', target: target(ref, who), oldValue: old, newValue: permission });
+      })();
+      deps.grantsChanged(ref);
+    },
+
+    remove(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission): void {
+      db.transaction(() => {
+        grants.delete(who.grantee, ref.kind, ref.id);
+        audit.record({ actor, action: 'grant.delete', target: target(ref, who), oldValue: old });
+      })();
+      deps.grantsChanged(ref);
+    },
+
+    /**
+     * The creator gets MANAGE. MLflow just made the resource, so any grant already on its id belongs
+     * to an older resource removed outside flowgate (`mlflow gc` frees experiment ids for reuse; a
+     * model deleted directly frees its name): those are pruned, never inherited.
+     */
+    creator(creator: NamedGrantee & { readonly grantee: { readonly type: 'user' } }, ref: ResourceRef, staleKinds: readonly ResourceKind[] = [ref.kind]): void {
+      const pruned: ResourceRef[] = [];
+      db.transaction(() => {
+        for (const kind of staleKinds) {
+          const stale = grants.deleteResource(kind, ref.id);
+          if (stale === 0) continue;
+          pruned.push({ kind, id: ref.id });
+          audit.record({ actor: creator.name, action: 'grant.prune-stale', target: `${kind}:${ref.id}`, oldValue: { grants: stale } });
+        }
+        grants.insert(creator.grantee, ref.kind, ref.id, 'MANAGE');
+        audit.record({ actor: creator.name, action: 'grant.creator', target: target(ref, creator), newValue: 'MANAGE' });
+      })();
+      deps.grantsChanged(ref, ...pruned);
+    },
+
+    /** A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow it. */
+    followModel(actor: string, name: string, newName: string | undefined): void {
+      let changed = 0;
+      db.transaction(() => {
+        for (const kind of ['registered_model', 'prompt'] as const)
+          changed += newName === undefined ? grants.deleteResource(kind, name) : grants.moveResource(kind, name, newName);
+        if (changed > 0)
+          audit.record({
+            actor,
+            action: newName === undefined ? 'grant.drop-with-model' : 'grant.move-with-model',
+            target: `registered_model:${name}`,
+            newValue: newName,
+            oldValue: { grants: changed },
+          });
+      })();
+      const names = newName === undefined ? [name] : [name, newName];
+      deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
+    },
+  };
+}
+
+export type GrantWriter = ReturnType<typeof createGrantWriter>;

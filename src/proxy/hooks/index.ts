@@ -1,0 +1,30 @@
+import type { AfterHook } from '../../authz/types.js';
+import { forgetDatasetExperiments, forgetExperimentNames, forgetPromptFlag, forgetReviewQueue, forgetWrittenTraces } from './forget-hooks.js';
+import { followModel, grantCreatorOfExperiment, grantCreatorOfModel } from './grant-hooks.js';
+import { filterGraphqlAnswer } from './graphql-hook.js';
+import { filterReviewQueues, stampReviewCompletedBy } from './review-hooks.js';
+import { filterFoundDatasets, filterSearchAnswer, narrowToReadableExperiments } from './search-hooks.js';
+import type { HookSpec } from './types.js';
+
+/** Every after-hook the catalog names: what it does, whom it works for, and whether it reads the body. */
+export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
+  grant_creator_experiment: { run: grantCreatorOfExperiment, for: 'everyone', readsBody: false },
+  grant_creator_registered_model: { run: grantCreatorOfModel, for: 'everyone', readsBody: true, resolves: true },
+  move_registered_model_grants: { run: followModel, for: 'everyone', readsBody: true },
+  drop_registered_model_grants: { run: followModel, for: 'everyone', readsBody: true },
+  forget_experiment_names: { run: forgetExperimentNames, for: 'everyone', readsBody: false },
+  forget_prompt_flag: { run: forgetPromptFlag, for: 'everyone', readsBody: true },
+  forget_written_traces: { run: forgetWrittenTraces, for: 'everyone', readsBody: true },
+  forget_dataset_experiments: { run: forgetDatasetExperiments, for: 'everyone', readsBody: false },
+  forget_review_queue: { run: forgetReviewQueue, for: 'everyone', readsBody: true },
+  stamp_review_completed_by: { run: stampReviewCompletedBy, for: 'everyone', readsBody: true },
+  filter_review_queues: { run: filterReviewQueues, for: 'non-admins', readsBody: false },
+  filter_found_datasets: { run: filterFoundDatasets, for: 'non-admins', readsBody: false },
+  filter_search_runs: { run: narrowToReadableExperiments, for: 'non-admins', readsBody: true },
+  filter_search_traces: { run: narrowToReadableExperiments, for: 'non-admins', readsBody: true },
+  filter_search_experiments: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
+  filter_search_registered_models: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
+  filter_search_model_versions: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
+  filter_search_logged_models: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
+  graphql: { run: filterGraphqlAnswer, for: 'non-admins', readsBody: true },
+};

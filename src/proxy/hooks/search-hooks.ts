@@ -1,0 +1,111 @@
+import type { ResourceRef } from '../../authz/types.js';
+import { sendJson, sendJsonText } from '../../errors.js';
+import { filteredSearch } from '../after/filtered-search.js';
+import { listedExperiments, narrowedRequest, type ExperimentList } from '../after/narrow-experiments.js';
+import { rewriteJsonAnswer } from '../after/rewrite-json.js';
+import { SEARCH_KINDS } from '../after/search-specs.js';
+import { canRead, hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
+
+const nothingFound: Hook = () => ({ respond: (res) => Promise.resolve(sendJson(res, 200, {})) });
+
+/** Runs and traces: the experiments searched are narrowed to the readable ones before MLflow sees them. */
+export const narrowToReadableExperiments: Hook = (call, ctx) => {
+  const { entry, principal, request, hook } = call;
+  const where: ExperimentList =
+    hook === 'filter_search_runs'
+      ? { in: 'body', shape: 'experiment_ids' }
+      : entry.method === 'GET'
+        ? { in: 'query', field: 'experiment_ids' }
+        : { in: 'body', shape: 'trace_locations' };
+  const listed = listedExperiments(where, request.body, request.query);
+  const keep = new Set(listed.filter((id) => canRead(ctx, principal, [{ kind: 'experiment', id }])));
+  if (keep.size === 0) return nothingFound(call, ctx);
+  return narrowedRequest(where, request.body, request.query, keep);
+};
+
+/** Experiments, models, versions, logged models: flowgate pages through MLflow's results and answers with the readable ones. */
+export const filterSearchAnswer: Hook = (call, ctx) => {
+  const { entry, principal, request, hook } = call;
+  const kind = SEARCH_KINDS[hook]!;
+  const method = entry.method === 'GET' ? 'GET' : 'POST';
+  const input: Record<string, unknown> =
+    method === 'GET'
+      ? Object.fromEntries(
+          [...new Set(request.query.keys())].map((k) => {
+            const all = request.query.getAll(k);
+            return [k, all.length > 1 ? all : all[0]];
+          }),
+        )
+      : { ...obj(request.body) };
+  if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
+    input.experiment_ids = input.experiment_ids.filter((id) => canRead(ctx, principal, [{ kind: 'experiment', id: String(id) }]));
+    if ((input.experiment_ids as unknown[]).length === 0) return nothingFound(call, ctx);
+  }
+  const isPrompt = (name: string) => ctx.lookups.isPrompt(name);
+  // An item whose resources or permission cannot be told is not shown.
+  const mayRead = (refs: ResourceRef[]) => {
+    try {
+      return canRead(ctx, principal, refs);
+    } catch {
+      return false;
+    }
+  };
+  const readable = (items: readonly unknown[]): boolean[] | Promise<boolean[]> => {
+    const verdicts: Array<boolean | Promise<boolean>> = [];
+    let waiting = false;
+    for (const item of items) {
+      let refs: ResourceRef[] | Promise<ResourceRef[]>;
+      try {
+        refs = kind.refsOf(item, isPrompt);
+      } catch {
+        refs = [];
+      }
+      if (refs instanceof Promise) {
+        waiting = true;
+        verdicts.push(refs.then(mayRead, () => false));
+      } else verdicts.push(mayRead(refs));
+    }
+    return waiting ? Promise.all(verdicts) : (verdicts as boolean[]);
+  };
+  return {
+    respond: async (res, context) => {
+      const { status, json, raw } = await filteredSearch(kind, ctx.upstream, ctx.pageTokens, {
+        method,
+        path: entry.pattern,
+        input,
+        username: principal.username,
+        readable,
+        context,
+      });
+      if (raw) sendJsonText(res, status, raw);
+      else sendJson(res, status, json);
+    },
+  };
+};
+
+/** Datasets found in readable experiments may also belong to others: MLflow's rule asks READ on all of them. */
+export const filterFoundDatasets: Hook = ({ principal, req, hook }, ctx) => {
+  delete req.headers['accept-encoding'];
+  const readableDataset = async (dataset: unknown): Promise<boolean> => {
+    const id = obj(dataset).dataset_id;
+    if (typeof id !== 'string' || id === '') return false;
+    try {
+      const experiments = await ctx.lookups.experimentsOfDataset(id);
+      return canRead(ctx, principal, experiments.map((e) => ({ kind: 'experiment' as const, id: e })));
+    } catch {
+      return false;
+    }
+  };
+  return {
+    onResponse: rewriteJsonAnswer(
+      async (json) => {
+        const page = obj(json);
+        if (!Array.isArray(page.datasets)) return;
+        const keep = await Promise.all(page.datasets.map(readableDataset));
+        page.datasets = page.datasets.filter((_, i) => keep[i]);
+      },
+      REWRITTEN_ANSWER_MAX_BYTES,
+      hookFailed(ctx, hook),
+    ),
+  };
+};

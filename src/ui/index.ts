@@ -1,0 +1,103 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../logging.js';
+import { cookiePolicy } from '../oidc/cookies.js';
+import { redirect } from '../oidc/pages.js';
+import { safeReturnTo } from '../oidc/return-to.js';
+import { sessionOf } from '../oidc/session-loader.js';
+import type { SessionStore } from '../oidc/sessions.js';
+import type { PrincipalCache } from '../principals/principal-cache.js';
+import type { OwnRoute } from '../proxy/app.js';
+import type { CredentialLoader } from '../proxy/authenticate.js';
+import type { TokenVerifier } from '../tokens/verifier.js';
+import { sendAppPage } from './app-page.js';
+import { createAssets } from './assets.js';
+import { UI_PATHS } from './paths.js';
+import { hostSessionLoader } from './session-credential.js';
+import { createShell } from './shell.js';
+import { createSignIn } from './sign-in.js';
+
+export interface UiDeps {
+  readonly basePath: string;
+  readonly cookieSecure: boolean;
+  readonly sessions: SessionStore;
+  readonly verifier: TokenVerifier;
+  readonly principals: PrincipalCache;
+  readonly logger: Logger;
+  readonly sessionMaxAgeSeconds: number;
+  /** OIDC signs people in (its module owns /flowgate/login and /flowgate/logout); else flowgate's own sign-in page does. */
+  readonly oidc: boolean;
+  /** MLflow's URL with its static prefix, no trailing slash. */
+  readonly upstreamBase: string;
+  readonly upstreamTimeoutMs: number;
+  /** Tests point this at a directory of their own assets. */
+  readonly assetsDir?: string;
+}
+
+export interface UiModule {
+  /** The MLflow shell with flowgate's menu, the Manage screens, their assets, and (without OIDC) sign-in. */
+  readonly ownRoute: OwnRoute;
+  /** Without OIDC: the session credential for the sign-in page's sessions. */
+  readonly loader: CredentialLoader | undefined;
+  /** Without OIDC: a browser page load without credentials goes to the sign-in page. */
+  readonly onUnauthenticated: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
+}
+
+const API_PATH = /^\/(api|ajax-api)\//;
+
+export function createUi(d: UiDeps): UiModule {
+  const cookies = cookiePolicy(d.basePath, d.cookieSecure);
+  const assets = d.assetsDir ? createAssets(d.assetsDir) : createAssets();
+  const shell = createShell({ upstreamBase: d.upstreamBase, basePath: d.basePath, timeoutMs: d.upstreamTimeoutMs });
+  const signIn = d.oidc ? undefined : createSignIn({ ...d, cookies });
+
+  const relative = (req: IncomingMessage) => {
+    const raw = req.url ?? '/';
+    return d.basePath !== '' && raw.startsWith(d.basePath) ? raw.slice(d.basePath.length) : raw;
+  };
+  /** A top-level page load without any credential (never an API call or a form post). */
+  const browserNavigation = (req: IncomingMessage): boolean => {
+    const method = req.method ?? 'GET';
+    if ((method !== 'GET' && method !== 'HEAD') || req.headers.authorization !== undefined) return false;
+    const accept = req.headers.accept;
+    return typeof accept === 'string' && accept.toLowerCase().includes('text/html') && !API_PATH.test(relative(req));
+  };
+  const toLogin = (req: IncomingMessage, res: ServerResponse): true => {
+    req.resume();
+    redirect(res, `${d.basePath}${UI_PATHS.login}?return_to=${encodeURIComponent(safeReturnTo(req.url ?? '/', d.basePath))}`);
+    return true;
+  };
+
+  const ownRoute: OwnRoute = async (req, res, ctx) => {
+    const method = req.method ?? 'GET';
+    const readOnly = method === 'GET' || method === 'HEAD';
+    if (ctx.path.startsWith(UI_PATHS.assets) && readOnly) {
+      req.resume();
+      if (assets.send(res, ctx.path.slice(UI_PATHS.assets.length), method === 'HEAD')) return true;
+      return false;
+    }
+    if ((ctx.path === UI_PATHS.app || ctx.path === UI_PATHS.app.slice(0, -1)) && readOnly) {
+      req.resume();
+      const session = sessionOf(req, d.sessions, cookies);
+      if (!session) return toLogin(req, res);
+      if (ctx.path !== UI_PATHS.app) {
+        redirect(res, d.basePath + UI_PATHS.app);
+        return true;
+      }
+      sendAppPage(res, d.basePath, session.csrfSecret, method === 'HEAD');
+      return true;
+    }
+    if (ctx.path === '/' && readOnly) {
+      if (!d.oidc && browserNavigation(req) && !sessionOf(req, d.sessions, cookies)) return toLogin(req, res);
+      req.resume();
+      await shell(req, res, ctx.search);
+      return true;
+    }
+    return signIn ? signIn(req, res, ctx) : false;
+  };
+
+  return {
+    ownRoute,
+    loader: d.oidc ? undefined : hostSessionLoader(d.sessions, d.principals, cookies),
+    onUnauthenticated: d.oidc ? undefined : (req, res) => browserNavigation(req) && toLogin(req, res),
+  };
+}

@@ -1,0 +1,31 @@
+import { forbidden } from '../errors.js';
+import type { CookiePolicy } from '../oidc/cookies.js';
+import { CSRF_HEADER, isStateChanging } from '../oidc/csrf.js';
+import { sessionOf } from '../oidc/session-loader.js';
+import type { SessionStore } from '../oidc/sessions.js';
+import type { PrincipalCache } from '../principals/principal-cache.js';
+import type { CredentialLoader } from '../proxy/authenticate.js';
+import { constantTimeEqual } from '../tokens/token.js';
+import { fromThisHost } from './same-origin.js';
+
+/**
+ * The browser-session credential when flowgate signs people in itself (no OIDC, so no configured
+ * external origin): the same server-side sessions as OIDC's, and every state-changing request must
+ * come from a page of this host and carry the session's CSRF token (flowgate's UI sends it; MLflow's
+ * own UI sends a same-origin `Origin`, which is accepted alone as with OIDC).
+ */
+export function hostSessionLoader(store: SessionStore, principals: PrincipalCache, cookies: CookiePolicy): CredentialLoader {
+  return (req) => {
+    const session = sessionOf(req, store, cookies);
+    if (!session) return undefined;
+    if (isStateChanging(req.method)) {
+      const token = req.headers[CSRF_HEADER];
+      const tokenOk = typeof token === 'string' && token !== '' && constantTimeEqual(token, session.csrfSecret);
+      const hasOrigin = typeof req.headers.origin === 'string' || typeof req.headers.referer === 'string';
+      if (hasOrigin ? !fromThisHost(req) : !tokenOk)
+        throw forbidden('Cross-site request refused: the Origin of this request is not this server');
+    }
+    const principal = principals.principal(session.userId, 'session');
+    return principal && !principal.isServiceAccount ? principal : undefined;
+  };
+}

@@ -1,0 +1,54 @@
+/** Every screen's one way to flowgate: the admin API (and MLflow's own API for names), with the session's CSRF token. */
+const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? '';
+
+export const BASE = meta('flowgate-base');
+const CSRF = meta('flowgate-csrf');
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function loginHref(): string {
+  const here = location.pathname + location.search + location.hash;
+  return `${BASE}/flowgate/login?return_to=${encodeURIComponent(here)}`;
+}
+
+export type Query = Record<string, string | number | undefined | readonly string[]>;
+
+export function qs(query: Query = {}): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === '') continue;
+    if (Array.isArray(v)) for (const x of v) p.append(k, x);
+    else p.append(k, String(v));
+  }
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+/** `path` is relative to `/ajax-api/2.0/mlflow/`. */
+export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${BASE}/ajax-api/2.0/mlflow/${path}`, {
+    method,
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json', 'X-Flowgate-CSRF': CSRF, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  if (r.status === 401) {
+    location.assign(loginHref());
+    throw new ApiError(401, 'Your session has ended; signing in again');
+  }
+  const json = (await r.json().catch(() => ({}))) as { message?: string };
+  if (!r.ok) throw new ApiError(r.status, json.message ?? `HTTP ${r.status}`);
+  return json as T;
+}
+
+/** Path segment: names may hold any character. */
+export const seg = (s: string) => encodeURIComponent(s);
+
+export const trackingUri = () => `${location.origin}${BASE}/`;

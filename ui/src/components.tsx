@@ -1,0 +1,142 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+export const PERMISSIONS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const Tag = ({ p }: { p: string }) => <span class={`fg-tag fg-${p}`}>{p}</span>;
+
+export function ErrorText({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p class="fg-error" role="alert">
+      {error instanceof Error ? error.message : String(error)}
+    </p>
+  );
+}
+
+/** A search box whose value is sent to the server (after a short pause in typing). */
+export function SearchBox({ label, value, onChange }: { label: string; value: string; onChange: (v: string) => void }) {
+  const [text, setText] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => text !== value && onChange(text), 250);
+    return () => clearTimeout(t);
+  }, [text]);
+  return (
+    <label class="fg-field">
+      <span>{label}</span>
+      <input type="search" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+    </label>
+  );
+}
+
+/** Server-side pages: a stack of the tokens that led here, so Previous works too. */
+export function usePages() {
+  const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
+  return {
+    token: tokens[tokens.length - 1],
+    page: tokens.length,
+    next: (t: string) => setTokens([...tokens, t]),
+    prev: () => setTokens(tokens.slice(0, -1)),
+    reset: () => setTokens([undefined]),
+  };
+}
+
+export function Pager({ pages, next }: { pages: ReturnType<typeof usePages>; next: string | undefined }) {
+  return (
+    <nav class="fg-pager" aria-label="Pages">
+      <button class="fg-button" type="button" disabled={pages.page <= 1} onClick={pages.prev}>
+        Previous
+      </button>
+      <span class="fg-muted">Page {pages.page}</span>
+      <button class="fg-button" type="button" disabled={!next} onClick={() => next && pages.next(next)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+/** Loads with `load` whenever `deps` change; `reload` runs it again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error: unknown) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  return { ...state, reload: () => setTick((t) => t + 1) };
+}
+
+export interface ConfirmRequest {
+  readonly title: string;
+  readonly text: ComponentChildren;
+  readonly action: string;
+  readonly danger?: boolean;
+  readonly run: () => Promise<unknown>;
+}
+
+/** Every change is confirmed first: what will happen, in words, with the names shown as text. */
+export function ConfirmDialog({ request, onDone }: { request: ConfirmRequest | undefined; onDone: (changed: boolean) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const ok = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    setError(undefined);
+    if (request) ok.current?.focus();
+  }, [request]);
+  if (!request) return null;
+  const confirm = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await request.run();
+      onDone(true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="fg-backdrop" onKeyDown={(e) => e.key === 'Escape' && onDone(false)}>
+      <div class="fg-dialog" role="dialog" aria-modal="true" aria-labelledby="fg-confirm-title">
+        <h2 id="fg-confirm-title">{request.title}</h2>
+        <p>{request.text}</p>
+        <ErrorText error={error} />
+        <div class="fg-actions">
+          <button class="fg-button" type="button" onClick={() => onDone(false)}>
+            Cancel
+          </button>
+          <button ref={ok} class={`fg-button ${request.danger ? 'fg-danger' : 'fg-primary'}`} type="button" disabled={busy} onClick={confirm}>
+            {request.action}
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** A secret shown once, with a copy button. */
+export function Secret({ label, value, id }: { label: string; value: string; id?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div>
+      <strong>{label}</strong>
+      <pre id={id}>{value}</pre>
+      <button
+        class="fg-button"
+        type="button"
+        onClick={() => navigator.clipboard?.writeText(value).then(() => setCopied(true), () => setCopied(false))}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,176 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, seg, trackingUri } from '../api';
+import { ErrorText, PERMISSIONS, Secret } from '../components';
+import { href } from '../router';
+import { IssuedTokenView, type IssuedToken } from './access-key';
+import { inDays } from './service-accounts';
+
+/** Kubernetes names: lower case letters, digits and '-'. */
+const k8sName = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'team';
+
+/** YAML strings are written double-quoted with JSON's escaping, which YAML reads the same way. */
+const q = (s: string) => JSON.stringify(s);
+
+export function teamYaml(namespace: string, secretName: string, t: IssuedToken): { secret: string; podDefault: string } {
+  const secret = `apiVersion: v1
+kind: Secret
+metadata:
+  name: ${secretName}
+  namespace: ${namespace}
+type: Opaque
+stringData:
+  MLFLOW_TRACKING_URI: ${q(trackingUri())}
+  MLFLOW_TRACKING_USERNAME: ${q(t.username)}
+  MLFLOW_TRACKING_PASSWORD: ${q(t.token)}
+`;
+  const podDefault = `apiVersion: kubeflow.org/v1alpha1
+kind: PodDefault
+metadata:
+  name: ${secretName}
+  namespace: ${namespace}
+spec:
+  desc: ${q(`MLflow access as ${t.username}`)}
+  selector:
+    matchLabels:
+      ${secretName}: "true"
+  envFrom:
+    - secretRef:
+        name: ${secretName}
+`;
+  return { secret, podDefault };
+}
+
+interface Step {
+  readonly text: string;
+  readonly state: 'done' | 'failed' | 'running';
+}
+
+/** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
+export function TeamSetup() {
+  const [f, setF] = useState({ group: '', experiment: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
+  const [steps, setSteps] = useState<Step[]>([]);
+  const [result, setResult] = useState<{ issued: IssuedToken; experimentId: string; namespace: string }>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const set = (k: keyof typeof f) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
+
+  async function run() {
+    setBusy(true);
+    setError(undefined);
+    setResult(undefined);
+    const log: Step[] = [];
+    const step = async <T,>(text: string, work: () => Promise<T>): Promise<T> => {
+      log.push({ text, state: 'running' });
+      setSteps([...log]);
+      try {
+        const out = await work();
+        log[log.length - 1] = { text, state: 'done' };
+        return out;
+      } catch (e) {
+        log[log.length - 1] = { text, state: 'failed' };
+        throw e;
+      } finally {
+        setSteps([...log]);
+      }
+    };
+    const group = f.group.trim();
+    const account = f.account.trim();
+    try {
+      const { experiment_id } = await step(`1. Create experiment “${f.experiment.trim()}”`, () =>
+        api<{ experiment_id: string }>('POST', 'experiments/create', { name: f.experiment.trim() }),
+      );
+      await step(`2. Grant group “${group}” ${f.groupPermission} on it`, async () => {
+        try {
+          await api('POST', 'permissions/groups', { group_name: group });
+        } catch (e) {
+          if (!(e instanceof ApiError && e.status === 409)) throw e;
+        }
+        await api('POST', `permissions/groups/${seg(group)}/experiments/${seg(experiment_id)}`, { permission: f.groupPermission });
+      });
+      await step(`3. Create service account “${account}” with EDIT on the experiment`, async () => {
+        await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
+        await api('POST', `permissions/users/${seg(account)}/experiments/${seg(experiment_id)}`, { permission: 'EDIT' });
+      });
+      const issued = await step(`4. Create its access token, valid until ${f.expiry}`, () =>
+        api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: `${f.expiry}T00:00:00Z` }),
+      );
+      setResult({ issued, experimentId: experiment_id, namespace: k8sName(group) });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const yaml = result && teamYaml(result.namespace, `mlflow-${result.namespace}`, result.issued);
+  return (
+    <section>
+      <h1>Team setup</h1>
+      <p class="fg-muted">
+        A shared experiment for a team: the team's group may use it, and a service account gets a token for the team's pipelines and
+        notebooks.
+      </p>
+      <form
+        class="fg-panel"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <div class="fg-toolbar">
+          <label class="fg-field">
+            <span>Team group</span>
+            <input value={f.group} required onInput={set('group')} />
+          </label>
+          <label class="fg-field">
+            <span>Shared experiment</span>
+            <input value={f.experiment} required onInput={set('experiment')} />
+          </label>
+          <label class="fg-field">
+            <span>Group permission</span>
+            <select value={f.groupPermission} onChange={set('groupPermission')}>
+              {PERMISSIONS.filter((p) => p !== 'NO_PERMISSIONS').map((p) => (
+                <option value={p}>{p}</option>
+              ))}
+            </select>
+          </label>
+          <label class="fg-field">
+            <span>Service account</span>
+            <input value={f.account} required onInput={set('account')} />
+          </label>
+          <label class="fg-field">
+            <span>Token expires on</span>
+            <input type="date" value={f.expiry} required onInput={set('expiry')} />
+          </label>
+        </div>
+        <button class="fg-button fg-primary" type="submit" disabled={busy}>
+          Set up the team
+        </button>
+      </form>
+      {steps.length > 0 && (
+        <ol class="fg-steps" aria-label="Progress">
+          {steps.map((s) => (
+            <li class={s.state === 'failed' ? 'fg-error' : s.state === 'done' ? 'fg-ok' : ''}>
+              {s.state === 'done' ? '✓ ' : s.state === 'failed' ? '✗ ' : '… '}
+              {s.text}
+            </li>
+          ))}
+        </ol>
+      )}
+      <ErrorText error={error} />
+      {result && yaml && (
+        <>
+          <p>
+            Done: <a href={href('experiments', result.experimentId)}>see the experiment's grants</a>.
+          </p>
+          <IssuedTokenView issued={result.issued} />
+          <h2>5. The token as a Secret in the team's namespace</h2>
+          <Secret label="Secret" value={yaml.secret} id="fg-secret-yaml" />
+          <h2>6. A PodDefault that hands it to notebooks</h2>
+          <p class="fg-muted">Create the Secret first; then pick this configuration under “Advanced Options” when creating a notebook.</p>
+          <Secret label="PodDefault" value={yaml.podDefault} id="fg-poddefault-yaml" />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,203 @@
+import { useState } from 'preact/hooks';
+import { api, qs, seg } from '../api';
+import { ConfirmDialog, ErrorText, Pager, SearchBox, Tag, useLoad, usePages, type ConfirmRequest } from '../components';
+import { KINDS } from '../kinds';
+import { href } from '../router';
+import { IssuedTokenView, type IssuedToken } from './access-key';
+
+export interface UserRow {
+  username: string;
+  display_name: string;
+  is_admin: boolean;
+  is_service_account: boolean;
+  created_at: string;
+}
+
+export function Users() {
+  const [q, setQ] = useState('');
+  const pages = usePages();
+  const list = useLoad(
+    () => api<{ users: UserRow[]; next_page_token?: string }>('GET', `permissions/ui/users${qs({ q, type: 'user', page_token: pages.token })}`),
+    [q, pages.token],
+  );
+  const [confirm, setConfirm] = useState<ConfirmRequest>();
+  const [name, setName] = useState('');
+  const [admin, setAdmin] = useState(false);
+  return (
+    <section>
+      <h1>Users</h1>
+      <div class="fg-panel">
+        <h2>Create a user</h2>
+        <p class="fg-muted">With single sign-on, people appear here when they first sign in; create one ahead of time, or for sign-in with an access key.</p>
+        <form
+          class="fg-toolbar"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const username = name.trim();
+            if (!username) return;
+            setConfirm({
+              title: 'Create user',
+              text: `Create user “${username}”${admin ? ' as an administrator' : ''}?`,
+              action: 'Create',
+              run: async () => {
+                await api('POST', 'users/create', { username, is_admin: admin, is_service_account: false });
+                setName('');
+              },
+            });
+          }}
+        >
+          <label class="fg-field">
+            <span>User name</span>
+            <input value={name} required onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </label>
+          <label class="fg-field">
+            <span>Administrator</span>
+            <select value={admin ? 'yes' : 'no'} onChange={(e) => setAdmin((e.target as HTMLSelectElement).value === 'yes')}>
+              <option value="no">No</option>
+              <option value="yes">Yes</option>
+            </select>
+          </label>
+          <button class="fg-button fg-primary" type="submit">
+            Create user
+          </button>
+        </form>
+      </div>
+      <div class="fg-toolbar">
+        <SearchBox label="Search users" value={q} onChange={(v) => (setQ(v), pages.reset())} />
+      </div>
+      <ErrorText error={list.error} />
+      <table class="fg-table">
+        <thead>
+          <tr>
+            <th scope="col">User name</th>
+            <th scope="col">Display name</th>
+            <th scope="col">Role</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(list.data?.users ?? []).map((u) => (
+            <tr key={u.username}>
+              <td>
+                <a href={href('users', u.username)}>{u.username}</a>
+              </td>
+              <td>{u.display_name}</td>
+              <td>{u.is_admin ? 'Administrator' : 'User'}</td>
+              <td>{u.created_at.slice(0, 10)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Pager pages={pages} next={list.data?.next_page_token} />
+      <ConfirmDialog request={confirm} onDone={(c) => (setConfirm(undefined), c && list.reload())} />
+    </section>
+  );
+}
+
+interface KindGrant {
+  permission: string;
+  experiment_id?: string;
+  name?: string;
+}
+
+/** The grants a user or group holds directly, per kind, linking to each resource's page. */
+export function GrantsOf({ who }: { who: string }) {
+  const all = useLoad(
+    () =>
+      Promise.all(
+        KINDS.map(async (k) => ({ k, rows: (await api<{ permissions: KindGrant[] }>('GET', `${who}/${k.segment}`)).permissions })),
+      ),
+    [who],
+  );
+  return (
+    <>
+      <ErrorText error={all.error} />
+      <table class="fg-table" aria-label="Direct grants">
+        <thead>
+          <tr>
+            <th scope="col">Kind</th>
+            <th scope="col">Resource</th>
+            <th scope="col">Permission</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(all.data ?? []).flatMap(({ k, rows }) =>
+            rows.map((r) => {
+              const id = r.experiment_id ?? r.name ?? '';
+              return (
+                <tr key={`${k.route}:${id}`}>
+                  <td>{k.title}</td>
+                  <td>
+                    <a href={href(k.route, id)}>{id}</a>
+                  </td>
+                  <td>
+                    <Tag p={r.permission} />
+                  </td>
+                </tr>
+              );
+            }),
+          )}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+export function UserPage({ name }: { name: string }) {
+  const user = useLoad(() => api<{ user: UserRow & { groups: string[] } }>('GET', `permissions/users/${seg(name)}`), [name]);
+  const [confirm, setConfirm] = useState<ConfirmRequest>();
+  const [issued, setIssued] = useState<IssuedToken>();
+  const u = user.data?.user;
+  return (
+    <section>
+      <p>
+        <a href={href(u?.is_service_account ? 'service-accounts' : 'users')}>{u?.is_service_account ? 'Service accounts' : 'Users'}</a> ›
+      </p>
+      <h1>{name}</h1>
+      <ErrorText error={user.error} />
+      {u && (
+        <div class="fg-panel">
+          <p>
+            {u.display_name} · {u.is_service_account ? 'service account' : u.is_admin ? 'administrator' : 'user'} · groups:{' '}
+            {u.groups.length ? u.groups.map((g, i) => [i ? ', ' : '', <a href={href('groups', g)}>{g}</a>]) : 'none'}
+          </p>
+          <div class="fg-toolbar">
+            <button
+              class="fg-button"
+              type="button"
+              onClick={() =>
+                setConfirm({
+                  title: 'Create access key',
+                  text: `Create a new access key for “${name}”? Their previous key stops working at once.`,
+                  action: 'Create access key',
+                  run: async () => setIssued(await api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: name })),
+                })
+              }
+            >
+              Create access key
+            </button>
+            <button
+              class="fg-button fg-danger"
+              type="button"
+              onClick={() =>
+                setConfirm({
+                  title: 'Revoke access keys',
+                  text: `Revoke every access key of “${name}”?`,
+                  action: 'Revoke',
+                  danger: true,
+                  run: () => api('DELETE', `permissions/users/${seg(name)}/access-token`),
+                })
+              }
+            >
+              Revoke access keys
+            </button>
+          </div>
+          {issued && <IssuedTokenView issued={issued} />}
+        </div>
+      )}
+      <h2>Direct grants</h2>
+      <GrantsOf who={`permissions/users/${seg(name)}`} />
+      <ConfirmDialog request={confirm} onDone={() => setConfirm(undefined)} />
+    </section>
+  );
+}
