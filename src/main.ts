@@ -22,6 +22,7 @@ import { watchExternalChanges } from './store/external-changes.js';
 import { createMappingChanges } from './store/mapping-changes.js';
 import { createMappingForgetter } from './authz/mapping-forgetter.js';
 import { createGrantWriter } from './authz/grant-writer.js';
+import { createPrincipalWriter } from './principals/principal-writer.js';
 import { createEvaluator } from './authz/evaluate.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
@@ -35,7 +36,7 @@ import { createExistingResolver, createResourceResolver } from './authz/resolve.
 import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
-import { decideBeforeContinue } from './proxy/expect-continue.js';
+import { decideBeforeContinue } from './http/expect-continue.js';
 import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
@@ -112,9 +113,11 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ db, grants, audit, grantsChanged });
+  const principalWriter = createPrincipalWriter({ db, directory, audit });
   const adminDeps: AdminDeps = {
     db,
     directory,
+    principalWriter,
     grants,
     grantWriter,
     audit,
@@ -158,7 +161,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           absoluteMs: config.session.absoluteHours * 3_600_000,
           db,
           directory,
-          audit,
+          principalWriter,
           principals,
           sessions,
           // Logins change memberships and users, never grants: the principal cache is what goes stale.
@@ -337,16 +340,11 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, deps: AdminDeps, logger: Logger) {
   let user = deps.directory.userByName(admin.username);
   if (!user) {
-    user = deps.db.transaction(() => {
-      const created = deps.directory.createUser({
-        username: admin.username,
-        displayName: admin.username,
-        isAdmin: true,
-        isServiceAccount: false,
-      });
-      deps.audit.record({ actor: 'flowgate', action: 'user.create', target: `user:${created.username}`, newValue: { is_admin: true } });
-      return created;
-    })();
+    user = deps.principalWriter.createUser(
+      'flowgate',
+      { username: admin.username, displayName: admin.username, isAdmin: true, isServiceAccount: false },
+      { is_admin: true },
+    );
   } else if (!user.isAdmin || user.isServiceAccount) {
     throw new Error(`FLOWGATE_ADMIN_USERNAME: '${admin.username}' exists and is not an administrator; choose another name`);
   }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { forbidden, sendJson } from '../errors.js';
 import type { Principal } from '../principals/types.js';
-import { parseJson, readBody } from '../proxy/body.js';
+import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from './routes.js';
 import type { AdminDeps, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';

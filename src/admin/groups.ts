@@ -29,11 +29,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     handler: (req, deps) => {
       const { group_name } = req.body as z.infer<typeof createGroupBody>;
       if (deps.directory.groupByName(group_name)) throw conflict(`Group '${group_name}' already exists`);
-      const group = deps.db.transaction(() => {
-        const g = deps.directory.createGroup(group_name);
-        deps.audit.record({ actor: req.principal.username, action: 'group.create', target: `group:${g.name}` });
-        return g;
-      })();
+      const group = deps.principalWriter.createGroup(req.principal.username, group_name);
       return { status: 201, body: { group: { name: group.name, created_at: new Date(group.createdAt).toISOString() } } };
     },
   },
@@ -44,10 +40,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     handler: (req, deps) => {
       const group = requireGroup(deps, req.params.group_name!);
-      deps.db.transaction(() => {
-        deps.directory.deleteGroup(group.id);
-        deps.audit.record({ actor: req.principal.username, action: 'group.delete', target: `group:${group.name}` });
-      })();
+      deps.principalWriter.deleteGroup(req.principal.username, group);
       deps.policyChanged();
       return { status: 200, body: {} };
     },
@@ -74,17 +67,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
       const user = requireUser(deps, (req.body as z.infer<typeof memberBody>).username);
       if (user.isServiceAccount)
         throw badRequest(`'${user.username}' is a service account; service accounts cannot be added to groups, grant them permissions directly`);
-      const added = deps.db.transaction(() => {
-        const changed = deps.directory.addMember(group.id, user.id);
-        if (changed)
-          deps.audit.record({
-            actor: req.principal.username,
-            action: 'group.member.add',
-            target: `group:${group.name}`,
-            newValue: { username: user.username },
-          });
-        return changed;
-      })();
+      const added = deps.principalWriter.addMember(req.principal.username, group, user);
       if (!added) throw conflict(`'${user.username}' is already a member of '${group.name}'`);
       deps.policyChanged();
       return { status: 201, body: { group_name: group.name, username: user.username } };
@@ -98,17 +81,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     handler: (req, deps) => {
       const group = requireGroup(deps, req.params.group_name!);
       const user = requireUser(deps, req.params.username!);
-      const removed = deps.db.transaction(() => {
-        const changed = deps.directory.removeMember(group.id, user.id);
-        if (changed)
-          deps.audit.record({
-            actor: req.principal.username,
-            action: 'group.member.remove',
-            target: `group:${group.name}`,
-            oldValue: { username: user.username },
-          });
-        return changed;
-      })();
+      const removed = deps.principalWriter.removeMember(req.principal.username, group, user);
       if (!removed) throw notFound(`'${user.username}' is not a member of '${group.name}'`);
       deps.policyChanged();
       return { status: 200, body: {} };

@@ -4,6 +4,7 @@ import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
+import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Principal } from '../principals/types.js';
 import type { Db } from '../store/database.js';
 import type { TokenService } from '../tokens/token-service.js';
@@ -31,7 +32,9 @@ export interface AdminResult {
 
 export interface AdminDeps {
   readonly db: Db;
+  /** Reads principals; every change goes through `principalWriter`. */
   readonly directory: Directory;
+  readonly principalWriter: PrincipalWriter;
   /** Reads grants; every change goes through `grantWriter`. */
   readonly grants: GrantsRepo;
   readonly grantWriter: GrantWriter;

@@ -24,16 +24,12 @@ const updateUserBody = z.strictObject({
 
 function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): User {
   if (deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
-  return deps.db.transaction(() => {
-    const user = deps.directory.createUser({
-      username: body.username,
-      displayName: body.display_name ?? body.username,
-      isAdmin: body.is_admin,
-      isServiceAccount: body.is_service_account,
-    });
-    deps.audit.record({ actor, action: 'user.create', target: `user:${user.username}`, newValue: userJson(user) });
-    return user;
-  })();
+  return deps.principalWriter.createUser(actor, {
+    username: body.username,
+    displayName: body.display_name ?? body.username,
+    isAdmin: body.is_admin,
+    isServiceAccount: body.is_service_account,
+  });
 }
 
 const create: AdminRoute['handler'] = (req, deps) => ({
@@ -106,18 +102,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
       if (body.is_admin && user.isServiceAccount) throw badRequest('a service account cannot be an admin');
       if (body.is_admin === false && user.username === req.principal.username)
         throw badRequest('you cannot remove your own admin rights');
-      const updated = deps.db.transaction(() => {
-        deps.directory.updateUser(user.id, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
-        const after = deps.directory.userById(user.id)!;
-        deps.audit.record({
-          actor: req.principal.username,
-          action: 'user.update',
-          target: `user:${user.username}`,
-          oldValue: userJson(user),
-          newValue: userJson(after),
-        });
-        return after;
-      })();
+      const updated = deps.principalWriter.updateUser(req.principal.username, user, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
       deps.policyChanged();
       return { status: 200, body: { user: userJson(updated) } };
     },
@@ -130,15 +115,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     handler: (req, deps) => {
       const user = requireUser(deps, req.params.username!);
       if (user.username === req.principal.username) throw badRequest('you cannot delete yourself');
-      deps.db.transaction(() => {
-        deps.directory.deleteUser(user.id);
-        deps.audit.record({
-          actor: req.principal.username,
-          action: 'user.delete',
-          target: `user:${user.username}`,
-          oldValue: userJson(user),
-        });
-      })();
+      deps.principalWriter.deleteUser(req.principal.username, user);
       deps.endSessionsOf?.(user.id);
       deps.forgetUserCredentials(user.id);
       deps.policyChanged();

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { FlowgateError, sendError } from '../errors.js';
 import type { Logger } from '../logging.js';
-import { continueAuthorized } from '../proxy/expect-continue.js';
+import { continueAuthorized } from '../http/expect-continue.js';
 import { API_KEY_HEADER, checkApiKey, type KeyCheck } from './api-key.js';
 import type { InferenceConfig } from './config.js';
 import { createForwarder } from './forwarder.js';

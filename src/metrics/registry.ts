@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { batchedCounter } from './batched-counter.js';
 import { preparedHistogram } from './prepared-histogram.js';
-import type { AuthOutcome, Authenticator, CredentialLoader } from '../proxy/authenticate.js';
+import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/credentials.js';
 
 /**
  * flowgate's instruments on one injected registry. Every label value comes from a bounded set:

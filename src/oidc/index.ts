@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuditLog } from '../audit/audit-log.js';
 import type { OidcConfig } from '../config.js';
 import type { Logger } from '../logging.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
-import type { OwnRoute } from '../proxy/app.js';
-import type { CredentialLoader } from '../proxy/authenticate.js';
+import type { OwnRoute } from '../http/own-route.js';
+import type { CredentialLoader } from '../http/credentials.js';
 import type { Db } from '../store/database.js';
 import { createIdentityProvider, type IdentityProvider } from './client.js';
 import { cookiePolicy } from './cookies.js';
+import type { PrincipalWriter } from '../principals/principal-writer.js';
 import { provisionLogin } from './provision.js';
 import { safeReturnTo } from './return-to.js';
 import { createOidcRoutes, LOGIN_TTL_MS, OIDC_PATHS } from './routes.js';
@@ -24,7 +24,8 @@ export interface OidcDeps {
   readonly absoluteMs: number;
   readonly db: Db;
   readonly directory: Directory;
-  readonly audit: AuditLog;
+  /** Where a login's user, groups and memberships are written (each change audited). */
+  readonly principalWriter: PrincipalWriter;
   readonly principals: PrincipalCache;
   readonly sessions: SessionStore;
   /** Memberships or admin flag changed at a login: drop the principal and policy caches. */
@@ -83,7 +84,7 @@ export function createOidc(d: OidcDeps): OidcModule {
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
     neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim],
     provision: (claims) => {
-      const result = provisionLogin(d.db, d.directory, d.audit, provisionOptions, claims);
+      const result = provisionLogin(d.db, d.directory, d.principalWriter, provisionOptions, claims);
       if (result.ok && result.changed) d.policyChanged();
       return result;
     },

@@ -1,6 +1,6 @@
-import type { AuditLog } from '../audit/audit-log.js';
 import type { Directory } from '../principals/directory.js';
-import { userJson, type User } from '../principals/types.js';
+import type { PrincipalWriter } from '../principals/principal-writer.js';
+import type { Group, User } from '../principals/types.js';
 import type { Db } from '../store/database.js';
 import { readClaimPath, rolesFrom, stringClaim, type Claims } from './claims.js';
 
@@ -27,7 +27,7 @@ const ACTOR = 'oidc';
  * first sight; and the user's memberships become exactly the roles in this token. Refusals
  * (service account, no allowed role) change nothing.
  */
-export function provisionLogin(db: Db, directory: Directory, audit: AuditLog, o: ProvisionOptions, claims: Claims): ProvisionResult {
+export function provisionLogin(db: Db, directory: Directory, writer: PrincipalWriter, o: ProvisionOptions, claims: Claims): ProvisionResult {
   const username = stringClaim(claims, o.usernameClaim);
   if (!username) return { ok: false, reason: 'no_username' };
   if (!USERNAME.test(username)) return { ok: false, reason: 'bad_username', username };
@@ -43,43 +43,18 @@ export function provisionLogin(db: Db, directory: Directory, audit: AuditLog, o:
     let user = directory.userByName(username);
     if (user?.isServiceAccount) return { ok: false, reason: 'service_account', username };
     if (!user) {
-      user = directory.createUser({ username, displayName, isAdmin: hasAdminRole, isServiceAccount: false });
-      audit.record({ actor: ACTOR, action: 'user.create', target: `user:${username}`, newValue: userJson(user) });
+      user = writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false });
       changed = true;
     } else {
       let isAdmin = user.isAdmin;
       if (o.adminRole !== undefined) isAdmin = hasAdminRole || (user.isAdmin && username === o.protectedAdmin);
       if (isAdmin !== user.isAdmin || displayName !== user.displayName) {
-        directory.updateUser(user.id, displayName, isAdmin);
-        const after = directory.userById(user.id)!;
-        audit.record({ actor: ACTOR, action: 'user.update', target: `user:${username}`, oldValue: userJson(user), newValue: userJson(after) });
-        user = after;
+        user = writer.updateUser(ACTOR, user, displayName, isAdmin);
         changed = true;
       }
     }
-
-    const ids: number[] = [];
-    for (const role of roles) {
-      let group = directory.groupByName(role);
-      if (!group) {
-        group = directory.createGroup(role);
-        audit.record({ actor: ACTOR, action: 'group.create', target: `group:${role}` });
-      }
-      ids.push(group.id);
-    }
-    const before = directory.groupsOfUser(user.id).map((g) => g.name);
-    const same = before.length === roles.length && before.every((g) => roles.includes(g));
-    if (!same) {
-      directory.setMemberships(user.id, ids);
-      audit.record({
-        actor: ACTOR,
-        action: 'group.memberships',
-        target: `user:${username}`,
-        oldValue: { groups: before },
-        newValue: { groups: directory.groupsOfUser(user.id).map((g) => g.name) },
-      });
-      changed = true;
-    }
+    const groups: Group[] = roles.map((role) => directory.groupByName(role) ?? writer.createGroup(ACTOR, role));
+    if (writer.setMemberships(ACTOR, user, groups)) changed = true;
     return { ok: true, user, roles, changed };
   })();
 }

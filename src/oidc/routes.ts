@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client';
 import type { Logger } from '../logging.js';
-import type { OwnRoute } from '../proxy/app.js';
+import type { OwnRoute } from '../http/own-route.js';
 import { LoginRejected, ProviderUnavailable, type IdentityProvider } from './client.js';
 import { clearCookie, readCookie, setCookie, type CookiePolicy } from './cookies.js';
 import { CSRF_HEADER, csrfAllows } from './csrf.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { forbidden } from '../errors.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
-import type { CredentialLoader } from '../proxy/authenticate.js';
+import type { CredentialLoader } from '../http/credentials.js';
 import { readCookie, type CookiePolicy } from './cookies.js';
 import { csrfAllows, isStateChanging } from './csrf.js';
 import type { LiveSession, SessionStore } from './sessions.js';

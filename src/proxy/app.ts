@@ -5,21 +5,17 @@ import { isAdminNamespace } from '../admin/routes.js';
 import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
-import type { Authenticator } from './authenticate.js';
-import { continueAuthorized } from './expect-continue.js';
+import type { Authenticator } from '../http/credentials.js';
+import { continueAuthorized } from '../http/expect-continue.js';
 import type { Forwarder } from './forward.js';
 import type { GateNotes, GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
-import { isClientGone, setBodyReadTimeout } from './body.js';
+import { isClientGone, setBodyReadTimeout } from '../http/body.js';
 import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 
 /** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
-export type OwnRoute = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: { path: string; search: string; requestId: string },
-) => boolean | Promise<boolean>;
+import type { OwnRoute } from '../http/own-route.js';
 
 export interface RequestScope {
   readonly requestId: string;

@@ -4,14 +4,7 @@ import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { Principal } from '../principals/types.js';
 import { MALFORMED, type TokenVerifier } from '../tokens/verifier.js';
 
-/**
- * A credential loader looks for one kind of credential. `undefined` = none of its kind present (the
- * next loader tries); a Principal = proven; a thrown 401 = present but wrong (no fallthrough, so a bad
- * token never silently becomes a session or anonymous request).
- */
-export type CredentialLoader = (req: IncomingMessage) => Principal | undefined | Promise<Principal | undefined>;
-
-export type AuthOutcome = { principal: Principal; method: Principal['via'] } | { principal: undefined; method: 'none' };
+import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/credentials.js';
 
 const ANONYMOUS: AuthOutcome = Object.freeze({ principal: undefined, method: 'none' });
 const proven = (principal: Principal): AuthOutcome => ({ principal, method: principal.via });
@@ -20,7 +13,7 @@ const proven = (principal: Principal): AuthOutcome => ({ principal, method: prin
  * Tries the loaders in order. Synchronous while they are (Basic tokens, sessions: cache hits), so
  * an authenticated request costs no promise and no trip through the microtask queue.
  */
-export function createAuthenticator(loaders: readonly CredentialLoader[]) {
+export function createAuthenticator(loaders: readonly CredentialLoader[]): Authenticator {
   async function continueAsync(req: IncomingMessage, pending: Promise<Principal | undefined>, next: number): Promise<AuthOutcome> {
     const principal = await pending;
     if (principal) return proven(principal);
@@ -39,8 +32,6 @@ export function createAuthenticator(loaders: readonly CredentialLoader[]) {
     return ANONYMOUS;
   };
 }
-
-export type Authenticator = ReturnType<typeof createAuthenticator>;
 
 const BASIC = /^basic /i;
 

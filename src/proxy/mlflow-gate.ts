@@ -10,7 +10,7 @@ import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { PageTokenSealer } from './after/page-token-sealer.js';
-import { readBody } from './body.js';
+import { readBody } from '../http/body.js';
 import type { GateNotes, GatePass, GateRequest, MlflowGate } from './gate.js';
 import { HOOKS } from './hooks/index.js';
 import type { HookContext } from './hooks/types.js';

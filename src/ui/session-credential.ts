@@ -4,7 +4,7 @@ import { CSRF_HEADER, isStateChanging } from '../oidc/csrf.js';
 import { sessionOf } from '../oidc/session-loader.js';
 import type { SessionStore } from '../oidc/sessions.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
-import type { CredentialLoader } from '../proxy/authenticate.js';
+import type { CredentialLoader } from '../http/credentials.js';
 import { constantTimeEqual } from '../tokens/token.js';
 import { fromThisHost } from './same-origin.js';
 
