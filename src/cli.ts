@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { startFlowgate } from './main.js';
 import { VERSION } from './version.js';
 
@@ -11,6 +11,7 @@ const HELP = `flowgate ${VERSION} — authorization sidecar for MLflow
 Usage:
   flowgate serve                          start the proxy (configured by FLOWGATE_* variables)
   flowgate convert-envoyfilter <file>     print inference key config from an Istio EnvoyFilter
+  flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc)
   flowgate --version                      print the version
   flowgate --help                         this text
 
@@ -44,21 +45,32 @@ async function main(argv: string[]): Promise<number> {
       stderr: (t) => process.stderr.write(t),
     });
   }
+  if (command === 'grants' && positionals[1] === 'prune') {
+    const config = configFrom(process.env);
+    if (config === undefined) return 78;
+    const { runGrantsPrune } = await import('./commands/grants-prune.js');
+    return runGrantsPrune(argv.slice(argv.indexOf('prune') + 1), config, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
   process.stderr.write(`flowgate: unknown command '${command}'\n\n${HELP}`);
   return 2;
 }
 
-async function serve(): Promise<number> {
-  let config;
+/** The validated config, or undefined after saying what is wrong (exit 78, EX_CONFIG). */
+function configFrom(env: NodeJS.ProcessEnv): Config | undefined {
   try {
-    config = loadConfig(process.env);
+    return loadConfig(env);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`flowgate: ${e.message}\n`);
-      return 78;
+      return undefined;
     }
     throw e;
   }
+}
+
+async function serve(): Promise<number> {
+  const config = configFrom(process.env);
+  if (config === undefined) return 78;
   const flowgate = await startFlowgate(config);
   const stop = () => {
     void flowgate.close().then(() => process.exit(0));

@@ -69,6 +69,17 @@ export function createGrantWriter(deps: {
       deps.grantsChanged(ref, ...pruned);
     },
 
+    /** MLflow no longer has the resource (removed outside flowgate, e.g. by `mlflow gc`): its grants go. */
+    pruneOrphan(actor: string, ref: ResourceRef): number {
+      let removed = 0;
+      db.transaction(() => {
+        removed = grants.deleteResource(ref.kind, ref.id);
+        if (removed > 0) audit.record({ actor, action: 'grant.prune-orphan', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
+      })();
+      if (removed > 0) deps.grantsChanged(ref);
+      return removed;
+    },
+
     /** A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow it. */
     followModel(actor: string, name: string, newName: string | undefined): void {
       let changed = 0;

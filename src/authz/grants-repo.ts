@@ -1,5 +1,5 @@
 import type { Db } from '../store/database.js';
-import type { Permission, ResourceKind } from './types.js';
+import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
 
@@ -62,6 +62,9 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
       'UPDATE OR REPLACE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
     ),
     count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM grants'),
+    resources: db.prepare<[], { resource_kind: ResourceKind; resource_id: string }>(
+      'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
+    ),
     all: db.prepare<[], RawGrant>('SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants'),
     onResourceRaw: db.prepare<[string, string], RawGrant>(
       'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
@@ -97,6 +100,8 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
       return q.moveResource.run(to, now(), kind, from).changes;
     },
     count: (): number => q.count.get()!.n,
+    /** Every resource that has at least one grant. */
+    resources: (): ResourceRef[] => q.resources.all().map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),
     /** Every grant, for the in-memory policy index. */
     all: (): IterableIterator<RawGrant> => q.all.iterate(),
     onResourceRaw: (kind: ResourceKind, id: string): RawGrant[] => q.onResourceRaw.all(kind, id),

@@ -1,0 +1,67 @@
+import type { UpstreamJson } from '../upstream/json-client.js';
+import type { GrantWriter } from './grant-writer.js';
+import type { GrantsRepo } from './grants-repo.js';
+import type { ResourceRef } from './types.js';
+
+/** Whether MLflow still has a resource: `undefined` when it could not tell (an outage), which keeps the grants. */
+export type ExistenceCheck = (ref: ResourceRef) => Promise<boolean | undefined>;
+
+/**
+ * Asks MLflow about the resource itself: an experiment marked deleted still exists (it can be
+ * restored, and its grants with it); only MLflow's RESOURCE_DOES_NOT_EXIST counts as gone.
+ */
+export function mlflowExistence(upstream: UpstreamJson): ExistenceCheck {
+  return async (ref) => {
+    const answer =
+      ref.kind === 'experiment'
+        ? await upstream.call('GET', '/api/2.0/mlflow/experiments/get', { experiment_id: ref.id })
+        : await upstream.call('GET', '/api/2.0/mlflow/registered-models/get', { name: ref.id });
+    if (answer.status >= 200 && answer.status < 300) return true;
+    const code = (answer.json as { error_code?: unknown } | undefined)?.error_code;
+    return answer.status === 404 && code === 'RESOURCE_DOES_NOT_EXIST' ? false : undefined;
+  };
+}
+
+export interface PruneReport {
+  readonly checked: number;
+  readonly orphans: readonly ResourceRef[];
+  /** Resources MLflow could not answer for: left alone. */
+  readonly unknown: readonly ResourceRef[];
+}
+
+/**
+ * Removes the grants of resources MLflow no longer has, so a later resource given the same id or
+ * name (SQLite hands experiment ids out again after `mlflow gc`) never inherits them. Run after
+ * `mlflow gc`; flowgate also prunes an id's stale grants when MLflow hands it out again.
+ */
+export async function pruneOrphanGrants(deps: {
+  readonly grants: GrantsRepo;
+  readonly writer: GrantWriter;
+  readonly exists: ExistenceCheck;
+  readonly actor: string;
+  readonly dryRun: boolean;
+  readonly concurrency?: number;
+}): Promise<PruneReport> {
+  const resources = deps.grants.resources();
+  const orphans: ResourceRef[] = [];
+  const unknown: ResourceRef[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < resources.length) {
+      const ref = resources[next++]!;
+      let found: boolean | undefined;
+      try {
+        found = await deps.exists(ref);
+      } catch {
+        found = undefined;
+      }
+      if (found === undefined) unknown.push(ref);
+      else if (!found) {
+        orphans.push(ref);
+        if (!deps.dryRun) deps.writer.pruneOrphan(deps.actor, ref);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, deps.concurrency ?? 8) }, worker));
+  return { checked: resources.length, orphans, unknown };
+}

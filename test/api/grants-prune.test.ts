@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGrantsPrune } from '../../src/commands/grants-prune.js';
+import { loadConfig } from '../../src/config.js';
+import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type SeenRequest, type TestFlowgate } from '../helpers/flowgate.js';
+
+/** MLflow's answers: experiment 1 and model `here` exist, experiment 2 and model `gone` were collected, experiment 3 cannot be told. */
+function mlflow(req: SeenRequest) {
+  const url = new URL(req.url, 'http://x');
+  const missing = { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'gone' } };
+  if (url.pathname === '/api/2.0/mlflow/experiments/get') {
+    const id = url.searchParams.get('experiment_id');
+    if (id === '1') return { status: 200, body: { experiment: { experiment_id: '1', lifecycle_stage: 'deleted' } } };
+    if (id === '3') return { status: 500, body: { error_code: 'INTERNAL_ERROR', message: 'down' } };
+    return missing;
+  }
+  if (url.pathname === '/api/2.0/mlflow/registered-models/get')
+    return url.searchParams.get('name') === 'here' ? { status: 200, body: { registered_model: { name: 'here' } } } : missing;
+  return { status: 200, body: {} };
+}
+
+let fg: TestFlowgate;
+let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+const granted = () =>
+  (fg.db.prepare('SELECT resource_kind || \':\' || resource_id AS ref FROM grants ORDER BY ref').all() as { ref: string }[]).map((r) => r.ref);
+
+beforeAll(async () => {
+  upstream = await startStubUpstream(mlflow);
+  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url });
+  await request(fg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' });
+  for (const path of ['experiments/1', 'experiments/2', 'experiments/3', 'registered-models/here', 'registered-models/gone', 'prompts/gone'])
+    expect((await request(fg.url).post(`/api/2.0/mlflow/permissions/users/bob/${path}`).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(201);
+});
+afterAll(async () => {
+  await fg?.close();
+  await upstream?.close();
+  if (fg) removeDir(fg.dir);
+});
+
+describe('flowgate grants prune', () => {
+  const config = () => loadConfig({ FLOWGATE_DB_PATH: join(fg.dir, 'flowgate.db'), FLOWGATE_UPSTREAM_URL: upstream.url });
+  const run = async (...args: string[]) => {
+    let out = '';
+    const code = await runGrantsPrune(args, config(), (t) => (out += t), (t) => (out += t));
+    return { code, out };
+  };
+
+  it('with --dry-run only says what it would remove', async () => {
+    const before = granted();
+    const { out } = await run('--dry-run');
+    expect(out).toContain('would prune\texperiment:2');
+    expect(granted()).toEqual(before);
+  });
+
+  it('removes the grants of resources MLflow no longer has, keeps deleted-but-restorable ones and those it cannot tell, and audits', async () => {
+    const { code, out } = await run('--json');
+    expect(JSON.parse(out)).toMatchObject({ checked: 6, unknown: ['experiment:3'] });
+    expect(code).toBe(1); // some resources could not be checked
+    expect(granted()).toEqual(['experiment:1', 'experiment:3', 'registered_model:here']);
+    const audit = fg.db.prepare("SELECT target FROM audit_log WHERE action = 'grant.prune-orphan' ORDER BY target").all() as { target: string }[];
+    expect(audit.map((a) => a.target)).toEqual(['experiment:2', 'prompt:gone', 'registered_model:gone']);
+  });
+
+  it('refuses unknown options with a usage line', async () => {
+    const { code, out } = await run('--everything');
+    expect(code).toBe(2);
+    expect(out).toMatch(/usage: flowgate grants prune/);
+  });
+});
