@@ -23,6 +23,6 @@ RUN mkdir -p /var/lib/flowgate && chown node:node /var/lib/flowgate
 USER node
 VOLUME ["/var/lib/flowgate"]
 EXPOSE 8080 9090
-# The same Node flags as npm start and the bench (package.json flowgate.nodeFlags); why: README, "Performance and memory".
+# The same Node flags as npm start and the bench (package.json flowgate.nodeFlags); why: docs/performance.md, "Node flags".
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--no-memory-reducer", "--max-valid-polymorphic-map-count=16", "--single-threaded-gc", "dist/cli.js"]
 CMD ["serve"]

@@ -13,15 +13,22 @@ PORT="${QUICKSTART_PORT:-8080}"
 MLFLOW_PORT="${QUICKSTART_MLFLOW_PORT:-5000}"
 METRICS_PORT="${QUICKSTART_METRICS_PORT:-9090}"
 mkdir -p "$DIR/artifacts"
+PROGRESS_NAME=quickstart
+. scripts/progress.sh
 
 if [ ! -d node_modules ]; then
-  echo "quickstart: installing npm dependencies" >&2
-  npm ci --no-audit --no-fund >&2
+  long_step "$DIR/npm-ci.log" "[1/5] Installing npm dependencies (better-sqlite3 compiles from source when no prebuilt binary fits: a minute or two)" \
+    npm ci --no-audit --no-fund
+else
+  say "[1/5] npm dependencies: present"
 fi
 if [ "${QUICKSTART_SKIP_BUILD:-}" != 1 ] || [ ! -f dist/cli.js ]; then
-  echo "quickstart: building" >&2
-  npm run --silent build >&2
+  long_step "$DIR/build.log" "[2/5] Compiling flowgate (TypeScript to dist/)" npm run --silent build
+else
+  say "[2/5] Build: reusing dist/"
 fi
+long_step "$DIR/mlflow-venv.log" "[3/5] Preparing the pinned MLflow venv (reused when present; the first install takes a few minutes)" \
+  bash scripts/mlflow-venv.sh
 VENV="$(bash scripts/mlflow-venv.sh)"
 
 TOKEN_FILE="$DIR/admin-token"
@@ -36,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "quickstart: starting MLflow on 127.0.0.1:$MLFLOW_PORT" >&2
+say "[4/5] Starting MLflow on 127.0.0.1:$MLFLOW_PORT and waiting for it to answer (logs: $DIR/mlflow.log)"
 MLFLOW_DISABLE_TELEMETRY=true "$VENV/bin/mlflow" server \
   --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1 \
   --backend-store-uri "sqlite:///$DIR/mlflow.db" \
@@ -46,11 +53,11 @@ pids+=($!)
 
 for _ in $(seq 1 240); do
   if curl -fsS "http://127.0.0.1:$MLFLOW_PORT/health" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${pids[0]}" 2>/dev/null; then echo "quickstart: MLflow failed to start; see $DIR/mlflow.log" >&2; exit 1; fi
+  if ! kill -0 "${pids[0]}" 2>/dev/null; then say "MLflow failed to start; see $DIR/mlflow.log"; exit 1; fi
   sleep 0.5
 done
 
-echo "quickstart: starting flowgate on 127.0.0.1:$PORT" >&2
+say "[5/5] Starting flowgate on 127.0.0.1:$PORT and waiting until it is ready (logs: $DIR/flowgate.log)"
 FLOWGATE_HOST=127.0.0.1 \
 FLOWGATE_PORT="$PORT" \
 FLOWGATE_METRICS_HOST=127.0.0.1 \
@@ -65,7 +72,7 @@ pids+=($!)
 
 for _ in $(seq 1 120); do
   if curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${pids[1]}" 2>/dev/null; then echo "quickstart: flowgate failed to start; see $DIR/flowgate.log" >&2; exit 1; fi
+  if ! kill -0 "${pids[1]}" 2>/dev/null; then say "flowgate failed to start; see $DIR/flowgate.log"; exit 1; fi
   sleep 0.25
 done
 

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
-# Installs what flowgate's tests and quickstart need and that npm does not: Debian's chromium and
-# promtool, and the pinned MLflow venv (outside the clone, reused when present). Idempotent.
+# What flowgate's tests need and npm does not install: Debian's chromium and prometheus (promtool and
+# the server), python3-venv, the npm dependencies and the pinned MLflow venv (outside the clone,
+# reused). Run by `npm test` (its pretest step); idempotent, and a second of checks when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PROGRESS_NAME="flowgate setup"
+. scripts/progress.sh
+LOGS="${TMPDIR:-/tmp}/flowgate-setup-$(id -u)"
+mkdir -p "$LOGS"
 
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+{ command -v promtool && command -v prometheus; } >/dev/null 2>&1 || need_apt+=(prometheus)
+python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "flowgate setup: apt-get install ${need_apt[*]}" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >&2
-  else
-    echo "flowgate setup: please install ${need_apt[*]} (Debian packages); browser and promtool tests need them" >&2
+  as_root=()
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      as_root=(sudo -n)
+    else
+      say "the tests need the Debian packages ${need_apt[*]}; install them as root (apt-get install ${need_apt[*]}) and run again"
+      exit 1
+    fi
   fi
+  long_step "$LOGS/apt.log" "Installing ${need_apt[*]} with apt-get" \
+    bash -c "${as_root[*]} apt-get update -q && DEBIAN_FRONTEND=noninteractive ${as_root[*]} apt-get install -y -q --no-install-recommends ${need_apt[*]}"
 fi
-[ -d node_modules ] || npm ci --no-audit --no-fund >&2
-bash scripts/mlflow-venv.sh >/dev/null
+
+if [ ! -d node_modules ]; then
+  long_step "$LOGS/npm-ci.log" "Installing npm dependencies (better-sqlite3 compiles from source when no prebuilt binary fits)" \
+    npm ci --no-audit --no-fund
+fi
+
+long_step "$LOGS/mlflow-venv.log" "Preparing the pinned MLflow venv (reused when present; the first install takes a few minutes)" \
+  bash scripts/mlflow-venv.sh

@@ -16,7 +16,7 @@ Usage:
   flowgate --help                         this text
 
 Configuration: environment variables FLOWGATE_*, optionally a JSON file named by
-FLOWGATE_CONFIG_FILE. See README.md for the full table.
+FLOWGATE_CONFIG_FILE. Every setting: docs/configuration.md.
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -72,6 +72,9 @@ const envSchema = z.object({
 
 export type Env = Record<string, string | undefined>;
 
+/** The name of every setting, from the schema itself. */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
 /** Names flowgate's own scripts, tests and bench read (not settings): the server lets them pass. */
 const TOOLING_VARIABLES = new Set([
   'FLOWGATE_MLFLOW_VERSION',
@@ -84,7 +87,7 @@ const TOOLING_VARIABLES = new Set([
 
 /** A mistyped setting would otherwise be ignored silently: every unknown name is a problem, with the likely one. */
 function unknownSettings(names: Iterable<string>, problems: string[]): void {
-  const known = [...Object.keys(envSchema.shape), 'FLOWGATE_CONFIG_FILE'];
+  const known = [...SETTING_NAMES, 'FLOWGATE_CONFIG_FILE'];
   for (const name of names) {
     if (!name.startsWith('FLOWGATE_') || known.includes(name) || TOOLING_VARIABLES.has(name)) continue;
     const near = closestName(name, known);

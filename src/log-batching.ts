@@ -7,9 +7,8 @@ const BATCH_CHARS = 8192;
 
 /**
  * Gathers log lines and hands them to sonic-boom a batch at a time. sonic-boom's own `minLength`
- * buffering measures the UTF-8 length of its whole pending buffer on every line (flattening it),
- * which made a request line cost several µs more than serializing it; here a line is one string
- * append, and sonic-boom measures each 8 KiB batch once.
+ * buffering measures the UTF-8 length of its whole pending buffer on every line; here a line is one
+ * string append, and sonic-boom measures each batch once.
  */
 export function batchedDestination(sink: SonicBoom, flushEveryMs = 1000): { write(line: string): void } {
   let pending = '';

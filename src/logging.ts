@@ -40,9 +40,9 @@ export function isoTimestamp(now = Date.now()): string {
 }
 
 /**
- * Without a destination, logs go to stdout in batches (see log-batching.ts): one write syscall per
- * request line cost more than the rest of flowgate's own work per request. The batch is written
- * at least once a second and at exit, so lines are not lost on an orderly stop.
+ * Without a destination, logs go to stdout in batches (log-batching.ts), so a request line costs no
+ * write of its own. A batch is written at least once a second and at exit, so an orderly stop loses
+ * no line.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   destination ??= batchedDestination(pino.destination({ dest: 1, sync: false }));
@@ -59,10 +59,10 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 }
 
 /**
- * The logger for the one line per request. Its fields are built one by one from values flowgate
- * controls (validated request id, route template, user name, decision, status, durations), never
- * from headers or bodies, so it skips redaction: redacting every line was a fifth of everything
- * flowgate allocated per request. Free-form log calls keep going through the redacting logger.
+ * The logger for the one line per request. Its fields come from values flowgate controls (validated
+ * request id, route template, user name, decision, status, durations), never from headers or bodies,
+ * so it skips redaction, a large share of what a request allocated. Free-form log calls keep going
+ * through the redacting logger.
  */
 export function requestLineLogger(logger: Logger): Logger {
   return logger.child({}, { redact: { paths: [] } });

@@ -68,8 +68,8 @@ export interface StartOptions {
 }
 
 /**
- * Milliseconds to the microsecond for the request line. A full-precision double takes V8's slow
- * shortest-representation path when written out: three of them were ~40% of a line's cost.
+ * Milliseconds to the microsecond for the request line: a full-precision double is written out
+ * through V8's slow shortest-representation path, a rounded one is not.
  */
 const microsecondsAsMs = (seconds: number) => Math.round(seconds * 1e6) / 1e3;
 

@@ -32,13 +32,10 @@ export interface SilenceWatch {
 
 /**
  * One timer for every call to MLflow: a call that hears nothing for `timeoutMs` (no headers yet, or no
- * next piece of the answer) is given up on. undici's own headers and body timeouts do the same per
- * call with a timer object each, which its timer wheel keeps for up to a second after the call ends:
- * every one outlived two young-generation collections and was promoted, about 60 bytes of old
- * generation per request (scratch, under the bench mix). The calls watched form a list through the
- * handlers themselves, so nothing is allocated per call (kept in a Set instead, every forwarded
- * request's objects were promoted, ~2.5 KB per request, scratch). Checked a few times per timeout, at
- * least every second (undici's resolution).
+ * next piece of the answer) is given up on. It stands in for undici's per-call header and body timers,
+ * whose timer objects outlive their calls into the old generation; the calls watched form a list
+ * through their own handlers, so watching allocates nothing per call (docs/performance.md, "Full
+ * collections"). Checked a few times per timeout and at least every second, as undici's timers are.
  */
 export function createSilenceWatch(timeoutMs: number, now: () => number = Date.now): SilenceWatch {
   let first: Listening | undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Env } from '../../src/config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, SETTING_NAMES, type Env } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -102,6 +103,12 @@ describe('unknown FLOWGATE_* variables', () => {
     expect(problems({ FLOWGATE_CONFIG_FILE: '/c.json' }, { FLOWGATE_BASEPATH: '/ml' })).toEqual([
       'FLOWGATE_BASEPATH: not a flowgate setting; did you mean FLOWGATE_BASE_PATH? (see docs/configuration.md)',
     ]);
+  });
+
+  it('documents every setting in docs/configuration.md', () => {
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    expect(SETTING_NAMES.length).toBeGreaterThan(30);
+    expect(SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('knows every setting of the schema, the config file and the tooling variables, and ignores other prefixes', () => {

@@ -7,34 +7,24 @@ const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string
 const flags = pkg.flowgate.nodeFlags;
 
 // The benchmark runs flowgate with package.json's flags; every way of starting it must use the same ones.
+// What each flag does and when to drop it: docs/performance.md, "Node flags".
 describe('Node flags flowgate ships with', () => {
   it('caps the young generation', () => {
     expect(flags).toContain('--max-semi-space-size=8');
   });
-  // V8 sometimes decides, early under load, that per-request objects live long and allocates them
-  // straight in the old generation from then on: 3-4 ms scavenges and old-space churn that ends in
-  // long mark-compacts (README, "Performance and memory").
+  // V8 otherwise may start allocating per-request objects straight in the old generation under load.
   it('keeps V8 from pretenuring per-request objects', () => {
     expect(flags).toContain('--no-allocation-site-pretenuring');
   });
-  // A memory-reducing collection (V8 starts one when allocation slows, e.g. after a burst of load)
-  // also let go of the optimized code of the hot request path: ~150 functions compiled again while the
-  // requests ran unoptimized, on a core shared with the compiler threads, for seconds of p99 in the
-  // hundreds of milliseconds (README, "Performance and memory").
+  // A memory-reducing collection after a burst also dropped the hot path's optimized code.
   it('keeps V8 from throwing away compiled code when traffic calms down', () => {
     expect(flags).toContain('--no-memory-reducer');
   });
-  // V8 turns a property read that has seen more than 4 object shapes into a slow generic look-up; an
-  // ordinary user's mix of calls (runs, metrics, searches, artifacts) crossed that at many sites of
-  // flowgate's and Node's HTTP code. Allowing 16: 5-8% less CPU per request (README, "Where the p99 goes").
+  // The mixed calls of an ordinary user push many property reads past V8's default of 4 shapes.
   it('lets V8 keep property reads polymorphic up to 16 shapes', () => {
     expect(flags).toContain('--max-valid-polymorphic-map-count=16');
   });
-  // With V8's helper threads, an old-generation collection marks on 4 threads beside the main one;
-  // where flowgate has one core (a sidecar's CPU limit, the bench's pinned core) they take turns with
-  // the requests, which stalled for 15-60 ms per full collection. Marked on the main thread in
-  // steps, for about the same CPU, most rounds at half saturation lost those stalls (README,
-  // "Full collections").
+  // On one core, V8's marking helper threads take turns with the requests and stall them.
   it('collects garbage on the main thread only', () => {
     expect(flags).toContain('--single-threaded-gc');
   });
