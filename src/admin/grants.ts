@@ -4,7 +4,7 @@ import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
 import { requireGroup, requireUser } from './lookups.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { experimentIdSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
+import { experimentIdSchema, groupNameSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
 
 interface KindShape {
   readonly kind: ResourceKind;
@@ -41,6 +41,17 @@ function grantee(deps: AdminDeps, g: GranteeShape, name: string): Grantee {
   return g.type === 'user' ? { type: 'user', id: requireUser(deps, name).id } : { type: 'group', id: requireGroup(deps, name).id };
 }
 
+/**
+ * Groups mirror identity-provider roles and appear when someone holding the role first signs in;
+ * a team's grants come first (the spec's step 2), so granting to a group not seen yet creates it.
+ */
+function groupCreatedOnFirstGrant(deps: AdminDeps, actor: string, name: string): Grantee {
+  const known = deps.directory.groupByName(name);
+  if (known) return { type: 'group', id: known.id };
+  const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
+  return { type: 'group', id: deps.principalWriter.createGroup(actor, groupName).id };
+}
+
 function resourceId(k: KindShape, req: AdminRequest): string {
   return parseWith(k.idSchema, req.params[k.param], `${k.param} in the path`);
 }
@@ -74,7 +85,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = grantee(deps, g, name);
+        const ge = g.type === 'group' ? groupCreatedOnFirstGrant(deps, req.principal.username, name) : grantee(deps, g, name);
         const { permission } = req.body as z.infer<typeof permissionBody>;
         if (deps.grants.get(ge, k.kind, id) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
