@@ -4,12 +4,14 @@
 Output: [{"methods": ["GET", ...], "rule": "/api/2.0/mlflow/runs/get", "source": "flask" | "fastapi"}]
 
 Both apps are imported the way `mlflow server` builds them under uvicorn: the FastAPI app
-(`mlflow.server.fastapi_app:app`) holds native routers and mounts the Flask app at `/`.
+(`mlflow.server.fastapi_app:app`) holds native routers and mounts the Flask app at `/`. Releases
+without `mlflow.server.fastapi_app` (3.0.x) serve the Flask app alone (under gunicorn).
 Placeholders are kept in their framework's own syntax (`<path:x>` for Flask, `{x:path}` for
 FastAPI) so a checker can tell a single segment from a multi-segment path.
 Run without MLFLOW_STATIC_PREFIX set: the catalog is relative to MLflow's root.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -61,10 +63,18 @@ def fastapi_routes(routes, prefix=""):
 
 def main():
     from mlflow.server import app as flask_app
-    from mlflow.server.fastapi_app import create_fastapi_app
 
-    fastapi_app = create_fastapi_app(flask_app)
-    routes = list(fastapi_routes(fastapi_app.routes)) + list(flask_routes(flask_app))
+    try:
+        from mlflow.server.fastapi_app import create_fastapi_app
+    except ImportError:
+        create_fastapi_app = None
+
+    routes = list(flask_routes(flask_app))
+    if create_fastapi_app is not None:
+        # Before 3.4 it took no argument and wrapped `mlflow.server.app` itself.
+        takes_app = len(inspect.signature(create_fastapi_app).parameters) > 0
+        fastapi_app = create_fastapi_app(flask_app) if takes_app else create_fastapi_app()
+        routes = list(fastapi_routes(fastapi_app.routes)) + routes
     json.dump(routes, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

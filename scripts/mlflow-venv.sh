@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates (or reuses) the venv holding the pinned MLflow, outside the clone so fresh clones reuse it.
+# Creates (or reuses) the venv holding one MLflow release, outside the clone so fresh clones reuse it.
+# FLOWGATE_MLFLOW_VERSION picks the release (default: the pinned one); each release has its own venv.
 # Prints the venv's path on stdout; everything else goes to stderr.
 set -euo pipefail
 MLFLOW_VERSION="${FLOWGATE_MLFLOW_VERSION:-3.17.2}"
@@ -10,10 +11,33 @@ if [ -x "$VENV/bin/mlflow" ] && [ -f "$VENV/.complete" ]; then
   echo "$VENV"
   exit 0
 fi
+
+# Per-release install quirks, each found by installing that release here:
+# - 3.0.x: its `mlflow server` breaks on SQLAlchemy 2.1 (released after it), so the pin it lacks is added.
+# - 3.18.x: the mlflow-skinny and mlflow-tracing it requires are not on the package index, so its
+#   wheel goes without dependencies over the previous release's full install (which it runs on).
+extra_pins=()
+deps_from=""
+case "$MLFLOW_VERSION" in
+  3.0.*) extra_pins=("sqlalchemy<2.1") ;;
+  3.18.*) deps_from="3.17.2" ;;
+esac
+
+pip_install() {
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
+}
+
 echo "flowgate: installing mlflow==${MLFLOW_VERSION} into $VENV (first run only)" >&2
 rm -rf "$VENV"
 mkdir -p "$(dirname "$VENV")"
 "$PYTHON" -m venv "$VENV" >&2
-"$VENV/bin/pip" install --quiet --disable-pip-version-check "mlflow==${MLFLOW_VERSION}" >&2
+if [ -n "$deps_from" ]; then
+  pip_install "mlflow==${deps_from}" "${extra_pins[@]}"
+  pip_install --no-deps "mlflow==${MLFLOW_VERSION}"
+else
+  pip_install "mlflow==${MLFLOW_VERSION}" "${extra_pins[@]}"
+fi
+"$VENV/bin/python" -c "import mlflow, sys; sys.exit(mlflow.__version__ != '${MLFLOW_VERSION}')" >&2 ||
+  { echo "flowgate: $VENV does not import mlflow ${MLFLOW_VERSION}" >&2; exit 1; }
 touch "$VENV/.complete"
 echo "$VENV"

@@ -12,6 +12,7 @@ Usage:
   flowgate serve                          start the proxy (configured by FLOWGATE_* variables)
   flowgate convert-envoyfilter <file>     print inference key config from an Istio EnvoyFilter
   flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc)
+  flowgate routes --check [--url URL]     whether this flowgate classifies every route of the running MLflow's release
   flowgate --version                      print the version
   flowgate --help                         this text
 
@@ -50,6 +51,14 @@ async function main(argv: string[]): Promise<number> {
     if (config === undefined) return 78;
     const { runGrantsPrune } = await import('./commands/grants-prune.js');
     return runGrantsPrune(argv.slice(argv.indexOf('prune') + 1), config, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
+  if (command === 'routes') {
+    const { runRoutesCheck } = await import('./commands/routes-check.js');
+    return runRoutesCheck(argv.slice(argv.indexOf('routes') + 1), {
+      env: process.env,
+      out: (t) => process.stdout.write(t),
+      err: (t) => process.stderr.write(t),
+    });
   }
   process.stderr.write(`flowgate: unknown command '${command}'\n\n${HELP}`);
   return 2;

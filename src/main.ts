@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
@@ -250,13 +250,13 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       metrics,
     ),
     ownRoutes: oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute],
-    ...((oidc?.onUnauthenticated ?? ui.onUnauthenticated) ? { onUnauthenticated: oidc?.onUnauthenticated ?? ui.onUnauthenticated } : {}),
+    onUnauthenticated: (req: IncomingMessage, res: ServerResponse) => (oidc?.onUnauthenticated(req, res) ?? false) || ui.onUnauthenticated(req, res),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
     ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
-    readiness: createReadiness(db, config.upstreamUrl, config.upstreamStaticPrefix),
+    readiness: createReadiness(db, mlflow, logger),
     openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
     inFlight: metrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,

@@ -1,9 +1,11 @@
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
- * Every (method, path) the pinned MLflow (3.17.2) answers, relative to its root, with what the
- * caller needs. test/e2e/route-coverage.test.ts checks this table against the installed server's
- * own route list in both directions, so a new MLflow route fails CI instead of slipping through.
+ * Every (method, path) the supported MLflow releases (3.0 to 3.18; pinned: 3.17.2) answer, relative
+ * to its root, with what the caller needs. src/authz/catalog-versions.json records each release's
+ * routes and which rows exist in which releases; test/unit/catalog.test.ts checks this
+ * table against every recorded release, and test/e2e/route-coverage.test.ts checks the record
+ * against the installed server's own route list, so a new MLflow route fails CI instead of slipping through.
  *
  * Decision rule: READ reads; EDIT also updates; MANAGE also deletes; `create` makes a new
  * top-level resource; searches over many resources are `authenticated` and filtered afterwards.
@@ -42,6 +44,11 @@ const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name'
 const artifactWildcard: IdSource = { kind: 'artifact_path', field: '*', from: 'param' };
 /** Trace tags that are storage pointers, in each shape a trace request carries tags. */
 const traceTagKey: readonly FieldGuard[] = [{ kind: 'reserved_tag_key', field: 'key' }];
+/**
+ * Trace metadata `mlflow.sourceRun` ties a trace to a run (MLflow lists it under that run), as
+ * link-to-run does: the run must be the caller's to edit.
+ */
+const sourceRunIn = (field: string) => ({ id: { kind: 'run_id', field, from: 'body', entry: 'mlflow.sourceRun' } as IdSource, need: 'edit' as const });
 const traceTagList = (field: string): readonly FieldGuard[] => [{ kind: 'reserved_tag_list', field }];
 
 function route(
@@ -76,7 +83,12 @@ const AJAX_V2 = '/ajax-api/2.0/mlflow';
 const AJAX_V3 = '/ajax-api/3.0/mlflow';
 
 const experimentRoutes = [
-  onExperiment('GET', `${V2}/experiments/get-by-name`, 'read', { kind: 'experiment_name', field: 'experiment_name', from: 'auto' }),
+  // The name was resolved to an id (possibly cached); MLflow answers for whichever experiment has the
+  // name now (after `mlflow gc` and a new create it is another one): the answer must be the one decided on.
+  {
+    ...onExperiment('GET', `${V2}/experiments/get-by-name`, 'read', { kind: 'experiment_name', field: 'experiment_name', from: 'auto' }),
+    after: 'verify_answered_experiment' as const,
+  },
   // An artifact location chosen by the caller could lie inside another experiment's artifacts.
   {
     ...route('POST', `${V2}/experiments/create`, 'create', 'experiment', NONE, 'grant_creator_experiment'),
@@ -120,8 +132,12 @@ const runRoutes = [
 ];
 
 const traceRoutes = [
-  { ...onExperiment('POST', `${V2}/traces`, 'edit'), guards: traceTagList('tags') },
-  { ...onExperiment('PATCH', `${V2}/traces/:request_id`, 'edit', traceParam('request_id')), guards: traceTagList('tags') },
+  { ...onExperiment('POST', `${V2}/traces`, 'edit'), guards: traceTagList('tags'), also: [sourceRunIn('request_metadata')] },
+  {
+    ...onExperiment('PATCH', `${V2}/traces/:request_id`, 'edit', traceParam('request_id')),
+    guards: traceTagList('tags'),
+    also: [sourceRunIn('request_metadata')],
+  },
   onExperiment('GET', `${V2}/traces/:request_id/info`, 'read', traceParam('request_id')),
   { ...onExperiment('PATCH', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')), guards: traceTagKey },
   { ...onExperiment('DELETE', `${V2}/traces/:request_id/tags`, 'edit', traceParam('request_id')), guards: traceTagKey },
@@ -136,11 +152,22 @@ const traceRoutes = [
   // Databricks-only lookups (SQL warehouse, inference tables): nothing local to resolve.
   admin('GET', `${V2}/unified-traces`),
   admin('GET', `${V2}/get-online-trace-details`),
+  // MLflow 3.0 and 3.1 register their v3 trace service under 2.0 paths with a handler that only answers
+  // NOT_IMPLEMENTED (Databricks-only): nothing to resolve, so admin.
+  admin('GET', `${V2}/traces/:request_id`),
+  admin('POST', `${V2}/traces/search`),
+  admin('POST', `${V2}/traces/:request_id/assessments`),
+  admin('GET', `${V2}/traces/:request_id/assessments/:assessment_id`),
+  admin('PATCH', `${V2}/traces/:request_id/assessments/:assessment_id`),
+  admin('DELETE', `${V2}/traces/:request_id/assessments/:assessment_id`),
 
   // The client chooses the trace id, and MLflow updates (and may move) a trace that already has it.
   {
     ...onExperiment('POST', `${V3}/traces`, 'edit', experimentId('body', 'trace.trace_info.trace_location.mlflow_experiment.experiment_id')),
-    also: [{ id: traceField('trace.trace_info.trace_id', 'body'), need: 'edit' as const, clientChosen: true as const }],
+    also: [
+      { id: traceField('trace.trace_info.trace_id', 'body'), need: 'edit' as const, clientChosen: true as const },
+      sourceRunIn('trace.trace_info.trace_metadata'),
+    ],
     guards: [{ kind: 'reserved_tag_map', field: 'trace.trace_info.tags' }] as const,
     after: 'forget_written_traces' as const,
   },
@@ -335,6 +362,45 @@ const mcpServerRoutes = (['GET', 'POST', 'PATCH', 'DELETE'] as const).flatMap((m
   admin(method, `${V3}/mcp-servers/*`),
 ]);
 
+/*
+ * Skill Registry (MLflow 3.18). In MLflow's own auth app a Skill is a resource type of its own,
+ * with grants keyed by (organization, name): its creator gets MANAGE on it, searches answer only
+ * the Skills the caller holds a grant on, and no experiment or registered-model grant stands for
+ * one. flowgate holds no Skill grants, so every Skill route is admin (fail closed). The operation
+ * each row has in MLflow (`_SKILL_ROUTE_OPERATIONS`) says what a non-admin would need:
+ * - search: filtered by Skill grants flowgate does not have (no filter could be right);
+ * - create, register: MLflow checks the caller may create or register under that name, and grants
+ *   the creator MANAGE, a grant flowgate cannot record;
+ * - read, update, manage: READ, EDIT or MANAGE on that Skill, which flowgate cannot tell.
+ * Each path also exists with an `@<organization>` segment before the name.
+ */
+type SkillOperation = 'search' | 'create' | 'register' | 'read' | 'update' | 'manage';
+const SKILL_ROUTES: ReadonlyArray<readonly [HttpMethod, string, SkillOperation]> = [
+  ['GET', '', 'search'],
+  ['POST', '', 'create'],
+  ['POST', '/bulk-register', 'register'],
+  ['GET', '/{name}', 'read'],
+  ['PATCH', '/{name}', 'update'],
+  ['DELETE', '/{name}', 'manage'],
+  ['GET', '/{name}/versions', 'read'],
+  ['POST', '/{name}/versions', 'register'],
+  ['GET', '/{name}/versions/:version', 'read'],
+  ['PATCH', '/{name}/versions/:version', 'update'],
+  ['DELETE', '/{name}/versions/:version', 'manage'],
+  ['POST', '/{name}/tags', 'update'],
+  ['DELETE', '/{name}/tags/*', 'update'],
+  ['POST', '/{name}/versions/:version/tags', 'update'],
+  ['DELETE', '/{name}/versions/:version/tags/*', 'manage'],
+  ['GET', '/{name}/aliases/:alias', 'read'],
+  ['POST', '/{name}/aliases', 'update'],
+  ['DELETE', '/{name}/aliases/:alias', 'manage'],
+];
+const skillRoutes = SKILL_ROUTES.flatMap(([method, path]) =>
+  (path.includes('{name}') ? [':name', '@:organization/:name'] : ['']).map((name) =>
+    admin(method, `${V3}/skills${path.replace('{name}', name)}`),
+  ),
+);
+
 const serverInfoRoutes = [publicRoute('GET', `${V3}/server-info`)];
 
 const twinnedRoutes = withAjaxTwins([
@@ -349,6 +415,7 @@ const twinnedRoutes = withAjaxTwins([
   ...registryRoutes,
   ...artifactRoutes,
   ...mcpServerRoutes,
+  ...skillRoutes,
   ...serverInfoRoutes,
 ]);
 
@@ -373,6 +440,10 @@ const ajaxOnlyRoutes = [
   onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit'),
   // May decrypt a gateway secret (secret_id) into the job it starts.
   admin('POST', `${AJAX_V3}/issues/invoke`),
+  // Writes the issue-detection schedule's state, an experiment tag the caller could also set with
+  // set-experiment-tag, derived from the schedule tags the UI has just written (MLflow 3.18's own
+  // auth app has no rule for it yet and refuses it to non-admins; the UI treats a refusal as "later").
+  onExperiment('POST', `${AJAX_V3}/issues/schedule/state`, 'edit', experimentId('body')),
   // Demo data lands in new experiments; deleting it removes them whoever owns them.
   route('POST', `${AJAX_V3}/demo/generate`, 'create', 'experiment'),
   admin('POST', `${AJAX_V3}/demo/delete`),
@@ -407,6 +478,8 @@ const rootRoutes = [
   publicRoute('GET', '/build/*'),
   publicRoute('GET', '/health'),
   publicRoute('GET', '/version'),
+  // MLflow 3.9's server info (the store type) before it moved under /api/3.0: the same answer.
+  publicRoute('GET', '/server-info'),
   authenticated('GET', '/graphql', 'graphql'),
   authenticated('POST', '/graphql', 'graphql'),
   onExperiment('GET', '/get-artifact', 'read', runId('query')),

@@ -127,6 +127,25 @@ function collect(request: ResolveRequest, from: IdLocation, field: string, out: 
   }
 }
 
+/**
+ * The values under `key` in maps or `{key, value}` lists (trace metadata). Keys are compared
+ * trimmed and case-insensitively, as a database collation might, so a near-spelling is not missed.
+ */
+function entryValues(containers: readonly unknown[], key: string, field: string): string[] {
+  const wanted = key.toLowerCase();
+  const matches = (k: unknown) => typeof k === 'string' && k.trim().toLowerCase() === wanted;
+  const out: string[] = [];
+  for (const container of containers) {
+    if (Array.isArray(container)) {
+      for (const item of container)
+        if (typeof item === 'object' && item !== null && matches((item as { key?: unknown }).key)) addStrings((item as { value?: unknown }).value, field, out);
+    } else if (typeof container === 'object' && container !== null) {
+      for (const [k, v] of Object.entries(container)) if (matches(k)) addStrings(v, field, out);
+    }
+  }
+  return out;
+}
+
 /** The OTLP export a request carries (its raw body read as MLflow reads it), or undefined without one. */
 export function otlpExportOf(request: ResolveRequest) {
   if (request.raw === undefined) return undefined;
@@ -183,6 +202,11 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     case 'otlp_trace_ids':
       return [...(otlpExportOf(request)?.traceIds ?? [])];
     case 'run_id': {
+      if (id.entry !== undefined) {
+        const values = present(entryValues(bodyLeavesOf(request.body, id.field), id.entry, id.field));
+        if (values.length > 1) throw badRequest(`Conflicting values for '${id.entry}' in '${id.field}'`);
+        return values;
+      }
       const value = readOne(request, id.from, id.field, id.alias);
       return value === undefined ? [] : [value];
     }

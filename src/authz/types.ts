@@ -20,7 +20,11 @@ export type IdSource =
   | { readonly kind: 'experiment_id'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'experiment_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'experiment_name'; readonly field: string; readonly from: IdLocation }
-  | { readonly kind: 'run_id'; readonly field: string; readonly from: IdLocation; readonly alias?: string }
+  /**
+   * `entry`: the field is a map or a list of `{key, value}` (trace metadata), and the id is the value
+   * under that key (`mlflow.sourceRun`).
+   */
+  | { readonly kind: 'run_id'; readonly field: string; readonly from: IdLocation; readonly alias?: string; readonly entry?: string }
   | { readonly kind: 'run_ids'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'logged_model_id'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'logged_model_ids'; readonly field: string; readonly from: IdLocation }
@@ -71,7 +75,8 @@ export type AfterHook =
   | 'forget_experiment_names'
   | 'forget_prompt_flag'
   | 'forget_written_traces'
-  | 'filter_found_datasets';
+  | 'filter_found_datasets'
+  | 'verify_answered_experiment';
 
 /** One row of the route catalog: data, not code. */
 export interface RouteEntry {

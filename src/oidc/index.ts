@@ -83,6 +83,7 @@ export function createOidc(d: OidcDeps): OidcModule {
     cookies,
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
     neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim],
+    groupsClaim: d.config.groupsClaim,
     provision: (claims) => {
       const result = provisionLogin(d.db, d.directory, d.principalWriter, provisionOptions, claims);
       if (result.ok && result.changed) d.policyChanged();

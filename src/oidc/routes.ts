@@ -34,6 +34,8 @@ export interface OidcRouteDeps {
   readonly sessionMaxAgeSeconds: number;
   /** Claim paths the login needs (fetched from userinfo when the ID token lacks them). */
   readonly neededClaims: readonly string[];
+  /** Where roles are read from; a login that yields none is logged as a warning naming it. */
+  readonly groupsClaim?: string;
   readonly provision: (claims: Claims) => ProvisionResult;
   readonly logger: Logger;
   readonly usernameOf: (userId: number) => string | undefined;
@@ -116,6 +118,13 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     if (previous !== undefined) d.sessions.destroy(previous);
     const { id } = d.sessions.create(result.user.id, idToken);
     d.logger.info({ requestId: ctx.requestId, user: result.user.username, groups: result.roles.length }, 'oidc login');
+    // Most often the provider does not put roles where flowgate reads them (Keycloak's realm roles
+    // are in neither the ID token nor userinfo until a mapper adds them): say so, naming no values.
+    if (result.roles.length === 0 && d.groupsClaim)
+      d.logger.warn(
+        { requestId: ctx.requestId, user: result.user.username, groupsClaim: d.groupsClaim, claimsPresent: Object.keys(claims).sort() },
+        'oidc login yielded no groups: the groups claim is missing or empty (docs/oidc.md)',
+      );
     redirect(res, pending.returnTo, {
       'Set-Cookie': [setCookie(d.cookies, d.cookies.session, id, d.sessionMaxAgeSeconds), clearCookie(d.cookies, d.cookies.binding)],
     });

@@ -95,7 +95,7 @@ export function createRequestListener(deps: AppDeps) {
       if (method === 'GET' && path === '/readyz') {
         scope.route = '/readyz';
         const r = await deps.readiness();
-        return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream });
+        return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream, ...(r.reason ? { reason: r.reason } : {}) });
       }
       if (method === 'GET' && path === '/flowgate/openapi.json') {
         scope.route = '/flowgate/openapi.json';

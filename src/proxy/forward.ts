@@ -37,13 +37,22 @@ const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive
  * The headers MLflow gets: the client's, minus credentials, identity headers, hop-by-hop headers and
  * flowgate's cookies. Built as a fresh object rather than by `delete` on req.headers, which would
  * drop the object into V8's slow dictionary mode for every later header access.
+ *
+ * The client's `Host` stays behind too: MLflow's DNS-rebinding guard refuses any host outside its
+ * `--allowed-hosts` (by default loopback and private addresses), so MLflow is sent the host of the
+ * upstream URL and learns the public one from `X-Forwarded-Host`. A same-origin `Origin` (naming the
+ * very host the client called) is dropped for the same reason: MLflow refuses a state-changing call
+ * from any origin outside `--cors-allowed-origins` without comparing it with the public host, so
+ * its own UI, served under the public host, could not save anything. A cross-origin `Origin` still
+ * reaches MLflow, whose CORS settings decide it.
  */
 export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     const value = incoming[name];
-    if (value === undefined || NOT_FORWARDED.test(name)) continue;
+    if (value === undefined || NOT_FORWARDED.test(name) || name === 'host') continue;
     if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
+    if (name === 'origin' && namesHost(value as string, incoming.host)) continue;
     if (name === 'cookie') {
       const kept = withoutFlowgateCookies(value as string);
       if (kept) out.cookie = kept;
@@ -76,6 +85,13 @@ export function addForwardedHeaders(headers: Record<string, string | string[]>, 
 function appendForwarded(headers: Record<string, string | string[]>, name: string, value: string): void {
   const given = headers[name];
   headers[name] = given ? `${String(given)},${value}` : value;
+}
+
+/** Whether an `Origin` (scheme://host[:port]) names `host`: behind a TLS-terminating proxy the schemes differ, the host does not. */
+function namesHost(origin: string, host: string | undefined): boolean {
+  if (host === undefined || host === '') return false;
+  const start = origin.indexOf('://');
+  return start > 0 && origin.length - start - 3 === host.length && origin.endsWith(host.toLowerCase());
 }
 
 const MENTIONS_FLOWGATE_COOKIE = /flowgate_/i;
@@ -254,6 +270,7 @@ export function createForwarder(mlflow: MlflowConnection) {
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
       const headers = forwardedHeaders(req.headers);
+      headers.host = mlflow.host;
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
       headers['x-request-id'] = f.requestId;
       addForwardedHeaders(headers, req);

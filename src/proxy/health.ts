@@ -1,14 +1,22 @@
-import { request } from 'node:http';
+import type { Logger } from '../logging.js';
 import type { Db } from '../store/database.js';
-
-type Readiness = { ready: boolean; store: boolean; upstream: boolean };
+import type { MlflowConnection } from '../upstream/mlflow-connection.js';
+import { probeMlflow } from '../upstream/mlflow-probe.js';
 
 /**
- * Readiness: the store accepts a write transaction and MLflow answers `/health`. Anyone may call
- * `/readyz`, so concurrent probes share one check and a result is reused for `maxAgeMs`: a flood of
- * probes cannot become a flood of write locks and MLflow requests.
+ * `reason` says what is wrong in a word a probe's log can show; it names no host or address, since
+ * anyone may read `/readyz`. The details go to flowgate's log.
  */
-export function createReadiness(db: Db, upstreamUrl: string, staticPrefix: string, timeoutMs = 2000, maxAgeMs = 1000) {
+export type Readiness = { ready: boolean; store: boolean; upstream: boolean; reason?: string };
+
+/**
+ * Readiness: the store accepts a write transaction and MLflow accepts a call as flowgate sends it
+ * (an API route, through the forwarding pool, so a MLflow that refuses flowgate's Host makes the
+ * pod unready instead of every request failing behind a ready pod). Anyone may call `/readyz`, so
+ * concurrent probes share one check and a result is reused for `maxAgeMs`: a flood of probes
+ * cannot become a flood of write locks and MLflow requests.
+ */
+export function createReadiness(db: Db, mlflow: MlflowConnection, logger?: Logger, timeoutMs = 2000, maxAgeMs = 1000) {
   const probe = db.prepare('SELECT 1');
   function storeWritable(): boolean {
     try {
@@ -18,16 +26,13 @@ export function createReadiness(db: Db, upstreamUrl: string, staticPrefix: strin
       return false;
     }
   }
-  function upstreamHealthy(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const r = request(`${upstreamUrl}${staticPrefix}/health`, { method: 'GET', timeout: timeoutMs }, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      });
-      r.on('timeout', () => r.destroy());
-      r.on('error', () => resolve(false));
-      r.end();
-    });
+  let lastReason: string | undefined;
+  /** Logged when the answer changes, not on every probe. */
+  function report(result: Readiness, detail: string | undefined): void {
+    if (result.reason === lastReason) return;
+    lastReason = result.reason;
+    if (result.reason) logger?.warn({ reason: result.reason, detail }, 'flowgate is not ready');
+    else logger?.info('flowgate is ready');
   }
   let inFlight: Promise<Readiness> | undefined;
   let last: { at: number; result: Readiness } | undefined;
@@ -35,8 +40,11 @@ export function createReadiness(db: Db, upstreamUrl: string, staticPrefix: strin
     if (last && Date.now() - last.at < maxAgeMs) return Promise.resolve(last.result);
     inFlight ??= (async () => {
       const store = storeWritable();
-      const upstream = await upstreamHealthy();
-      const result = { ready: store && upstream, store, upstream };
+      const answer = await probeMlflow(mlflow, timeoutMs);
+      const upstream = answer.ok;
+      const reason = !store ? 'store-not-writable' : answer.ok ? undefined : answer.reason;
+      const result: Readiness = { ready: store && upstream, store, upstream, ...(reason ? { reason } : {}) };
+      report(result, answer.ok ? undefined : answer.detail);
       last = { at: Date.now(), result };
       return result;
     })().finally(() => {

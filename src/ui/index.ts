@@ -12,6 +12,7 @@ import type { TokenVerifier } from '../tokens/verifier.js';
 import { sendAppPage } from './app-page.js';
 import { createAssets } from './assets.js';
 import { UI_PATHS } from './paths.js';
+import { answerPageCall } from './quiet-401.js';
 import { hostSessionLoader } from './session-credential.js';
 import { createShell } from './shell.js';
 import { createSignIn } from './sign-in.js';
@@ -38,8 +39,11 @@ export interface UiModule {
   readonly ownRoute: OwnRoute;
   /** Without OIDC: the session credential for the sign-in page's sessions. */
   readonly loader: CredentialLoader | undefined;
-  /** Without OIDC: a browser page load without credentials goes to the sign-in page. */
-  readonly onUnauthenticated: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
+  /**
+   * A 401 for a browser: without OIDC a page load goes to the sign-in page; a page's own call gets
+   * its 401 without the Basic challenge (no browser password dialog).
+   */
+  readonly onUnauthenticated: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const API_PATH = /^\/(api|ajax-api)\//;
@@ -86,7 +90,8 @@ export function createUi(d: UiDeps): UiModule {
       sendAppPage(res, d.basePath, session.csrfSecret, method === 'HEAD');
       return true;
     }
-    if (ctx.path === '/' && readOnly) {
+    // A request carrying credentials goes through authentication like any other (wrong ones get 401).
+    if (ctx.path === '/' && readOnly && req.headers.authorization === undefined) {
       if (!d.oidc && browserNavigation(req) && !sessionOf(req, d.sessions, cookies)) return toLogin(req, res);
       req.resume();
       await shell(req, res, ctx.search);
@@ -98,6 +103,6 @@ export function createUi(d: UiDeps): UiModule {
   return {
     ownRoute,
     loader: d.oidc ? undefined : hostSessionLoader(d.sessions, d.principals, cookies),
-    onUnauthenticated: d.oidc ? undefined : (req, res) => browserNavigation(req) && toLogin(req, res),
+    onUnauthenticated: (req, res) => (!d.oidc && browserNavigation(req) && toLogin(req, res)) || answerPageCall(req, res),
   };
 }

@@ -127,7 +127,7 @@ export function createUpstreamJson(mlflow: MlflowConnection): UpstreamJson {
         if (s) fullPath += `?${s}`;
       } else body = JSON.stringify(input);
 
-      const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+      const headers: Record<string, string> = body === undefined ? { host: mlflow.host } : { host: mlflow.host, 'content-type': 'application/json' };
       if (context) {
         headers['x-request-id'] = context.requestId;
         if (context.username !== undefined) headers['x-forwarded-user'] = context.username;

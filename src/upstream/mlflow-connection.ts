@@ -21,6 +21,12 @@ export interface MlflowConnection {
   /** The upstream URL's own path (no trailing slash) and the static prefix: every path sent starts with it. */
   readonly pathPrefix: string;
   /**
+   * The `Host` every call to MLflow carries: the upstream URL's host[:port], which MLflow's
+   * DNS-rebinding guard accepts by default for loopback and private addresses (a DNS name such as
+   * `mlflow.mlflow.svc` must be in `mlflow server --allowed-hosts`). Never the client's host.
+   */
+  readonly host: string;
+  /**
    * MLflow's silence limit on every call: calls whose request body is in hand are watched here; a
    * call that streams the client's body on passes the limit to undici (see forward.ts).
    */
@@ -36,6 +42,7 @@ export function connectMlflow(opts: MlflowConnectionOptions): MlflowConnection {
   return {
     pool,
     pathPrefix: target.pathname.replace(/\/+$/, '') + opts.staticPrefix,
+    host: target.host,
     silence,
     close: () => {
       silence.close();

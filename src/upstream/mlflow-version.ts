@@ -41,6 +41,6 @@ export function readMlflowVersion(mlflow: MlflowConnection, timeoutMs = 2_000): 
         done(undefined);
       },
     };
-    mlflow.pool.dispatch({ method: 'GET', path: `${mlflow.pathPrefix}/version`, headers: {} }, handler);
+    mlflow.pool.dispatch({ method: 'GET', path: `${mlflow.pathPrefix}/version`, headers: { host: mlflow.host } }, handler);
   });
 }

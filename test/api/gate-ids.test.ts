@@ -24,7 +24,7 @@ const missing = () => json(404, { error_code: 'RESOURCE_DOES_NOT_EXIST', message
 function mlflow(req: SeenRequest) {
   const url = new URL(req.url, 'http://x');
   const body = req.body ? (JSON.parse(req.body.startsWith('"') ? JSON.parse(req.body) : req.body) as Record<string, string>) : {};
-  const p = url.pathname;
+  const p = url.pathname.replace(/^\/ajax-api\//, '/api/');
   if (p === '/version') return json(200, '3.17.2');
   if (p === '/api/2.0/mlflow/experiments/get-by-name') {
     const id = state.names.get(url.searchParams.get('experiment_name') ?? '');
@@ -168,6 +168,19 @@ describe('cached mappings follow MLflow', () => {
     // foo is now experiment 2.
     expect((await byName(fg.url)).status).toBe(403);
     await eventually(async () => expect((await byName(peer.url)).status).toBe(403));
+  });
+
+  it('refuses an answer by name about another experiment than the one decided on (the name moved outside flowgate)', async () => {
+    state.names.set('baz', '1');
+    const byName = () => asMallory(api().get('/ajax-api/2.0/mlflow/experiments/get-by-name?experiment_name=baz'));
+    const first = await byName();
+    expect(first.status, JSON.stringify(first.body)).toBe(200); // baz is experiment 1, cached
+    // mlflow gc and a new create, neither through flowgate: baz is now experiment 3.
+    state.names.set('baz', '3');
+    const stale = await byName();
+    expect(stale.status).toBe(403);
+    expect(JSON.stringify(stale.body)).not.toContain('"experiment_id":"3"');
+    expect((await byName()).status).toBe(403); // decided on the fresh mapping now
   });
 
   it('forgets a model\'s prompt flag when the prompt tag is set', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { eventually } from '../helpers/prom.js';
+import { PROBE_PATH } from '../../src/upstream/mlflow-probe.js';
 
 /** Headers a client might send hoping to sway a probe; none of them may change the answer. */
 const CLIENT_HEADERS: ReadonlyArray<Record<string, string>> = [
@@ -54,7 +55,7 @@ describe('readiness against the real MLflow', () => {
 
     const down = await request(fg.url).get('/readyz');
     expect(down.status).toBe(503);
-    expect(down.body).toEqual({ status: 'unready', store: true, upstream: false });
+    expect(down.body).toEqual({ status: 'unready', store: true, upstream: false, reason: 'mlflow-unreachable' });
     expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 503));
     // Liveness is about flowgate itself: a restart would not bring MLflow back.
     expect(await probeAll(fg.url, '/healthz')).toEqual(CLIENT_HEADERS.map(() => 200));
@@ -76,7 +77,7 @@ describe('readiness under a base path', () => {
 
   beforeAll(async () => {
     upstream = await startStubUpstream((r) =>
-      r.url === '/health' ? { status: healthy ? 200 : 503, body: 'OK' } : { status: 404, body: {} },
+      r.url === PROBE_PATH ? { status: healthy ? 200 : 503, body: {} } : { status: 404, body: {} },
     );
     fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_BASE_PATH: '/mlflow' });
   });
@@ -101,9 +102,43 @@ describe('readiness under a base path', () => {
 
   it('shares one check among a burst of probes', async () => {
     await new Promise((r) => setTimeout(r, 1100));
-    const before = upstream.seen.filter((s) => s.url === '/health').length;
+    const before = upstream.seen.filter((s) => s.url === PROBE_PATH).length;
     const statuses = await Promise.all(Array.from({ length: 25 }, () => request(fg.url).get('/mlflow/readyz').then((r) => r.status)));
     expect(statuses).toEqual(statuses.map(() => 200));
-    expect(upstream.seen.filter((s) => s.url === '/health').length - before).toBe(1);
+    expect(upstream.seen.filter((s) => s.url === PROBE_PATH).length - before).toBe(1);
   });
+});
+
+describe('readiness when MLflow refuses the Host flowgate sends', () => {
+  let mlflow: MlflowServer | undefined;
+  let fg: TestFlowgate;
+
+  beforeAll(async () => {
+    // What `mlflow server --allowed-hosts mlflow.example.internal` sets: the upstream URL's 127.0.0.1:<port> is not in it.
+    mlflow = await startMlflowServer({ env: { MLFLOW_SERVER_ALLOWED_HOSTS: 'mlflow.example.internal' } });
+    fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
+  });
+  afterAll(async () => {
+    await fg?.close();
+    await mlflow?.stop();
+    if (fg) removeDir(fg.dir);
+  });
+
+  it("is unready with MLflow's refusal as the reason, though MLflow's own /health answers", async () => {
+    // MLflow exempts /health from its Host check: a probe of it alone would call this MLflow healthy.
+    expect((await fetch(`${mlflow!.url}/health`)).status).toBe(200);
+    const refused = await request(fg.url).get('/api/2.0/mlflow/experiments/get?experiment_id=0').set('Authorization', basic(ADMIN.username, ADMIN.token));
+    expect(refused.status).toBe(403);
+
+    const ready = await request(fg.url).get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({ status: 'unready', store: true, upstream: false, reason: 'mlflow-refuses-host' });
+    // The public answer names no address; the log tells the operator which host to allow.
+    expect(JSON.stringify(ready.body)).not.toContain('127.0.0.1');
+    const lines = fg.logs.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const warning = lines.find((l) => l.msg === 'flowgate is not ready');
+    expect(warning).toMatchObject({ level: 'warn', reason: 'mlflow-refuses-host' });
+    expect(String(warning!.detail)).toContain(`"127.0.0.1:${mlflow!.port}"`);
+    expect(String(warning!.detail)).toContain('--allowed-hosts');
+  }, 180_000);
 });

@@ -38,7 +38,7 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** The venv holding the pinned MLflow; installs it on first use (minutes), reuses it after. */
+/** The venv holding the pinned MLflow (or FLOWGATE_MLFLOW_VERSION's); installs it on first use (minutes), reuses it after. */
 export function mlflowVenv(): Promise<string> {
   return new Promise((resolvePath, reject) => {
     execFile('bash', [join(REPO_ROOT, 'scripts/mlflow-venv.sh')], { maxBuffer: 1 << 20, timeout: 900_000 }, (error, stdout, stderr) => {
@@ -46,6 +46,15 @@ export function mlflowVenv(): Promise<string> {
       else resolvePath(stdout.trim().split('\n').pop() ?? '');
     });
   });
+}
+
+/** The release a running MLflow reports at `GET /version` (under its static prefix; at its root before 3.1). */
+export async function runningMlflowVersion(server: Pick<MlflowServer, 'url' | 'port'>): Promise<string> {
+  for (const base of [server.url, `http://127.0.0.1:${server.port}`]) {
+    const response = await fetch(`${base}/version`, { signal: AbortSignal.timeout(10_000) });
+    if (response.ok) return (await response.text()).trim();
+  }
+  throw new Error(`GET ${server.url}/version: MLflow did not tell its version`);
 }
 
 /** Environment for running the venv's python and `mlflow` CLI, without leaking the caller's MLflow settings. */
@@ -114,8 +123,11 @@ async function waitForHealth(url: string, child: ChildProcess, logs: () => strin
       throw new Error(`mlflow server exited early (${child.exitCode ?? child.signalCode}):\n${logs()}`);
     }
     try {
-      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
-      if (response.ok && (await response.text()).trim() === 'OK') return;
+      // MLflow 3.0 serves /health at its root even with a static prefix.
+      for (const health of [`${url}/health`, `${new URL(url).origin}/health`]) {
+        const response = await fetch(health, { signal: AbortSignal.timeout(2_000) });
+        if (response.ok && (await response.text()).trim() === 'OK') return;
+      }
     } catch {
       // Not listening yet.
     }

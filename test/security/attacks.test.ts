@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artifactPathAttacks } from './attacks/artifact-paths.js';
 import { artifactRootAttacks } from './attacks/artifact-roots.js';
 import { cachedMappingAttacks } from './attacks/cached-mappings.js';
 import { datasetAttacks } from './attacks/datasets.js';
 import { grantLifecycleAttacks } from './attacks/grant-lifecycle.js';
 import { loggedModelAttacks } from './attacks/logged-models.js';
 import { modelSourceAttacks } from './attacks/model-sources.js';
+import { otlpExportAttacks } from './attacks/otlp-exports.js';
+import { runIdSpellingAttacks } from './attacks/run-id-spellings.js';
+import { runLinkAttacks } from './attacks/run-links.js';
 import { traceAttacks } from './attacks/traces.js';
 import type { Attack } from './harness/attack.js';
 import { describeExchange, ok, type Exchange, type Reply } from './harness/http.js';
@@ -23,8 +27,12 @@ import { seedWorld, V2, type World } from './harness/world.js';
 const ATTACKS: readonly Attack[] = [
   ...loggedModelAttacks,
   ...traceAttacks,
+  ...otlpExportAttacks,
+  ...runLinkAttacks,
   ...modelSourceAttacks,
   ...artifactRootAttacks,
+  ...artifactPathAttacks,
+  ...runIdSpellingAttacks,
   ...datasetAttacks,
   ...grantLifecycleAttacks,
   ...cachedMappingAttacks,

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTE_CATALOG } from '../../src/authz/catalog.js';
+import {
+  compareVersions,
+  NEWEST_RELEASE,
+  OLDEST_RELEASE,
+  RECORDED_RELEASES,
+  ROW_SELECTORS,
+  routesOf,
+  rowExistsIn,
+  selectorNames,
+} from '../../src/authz/catalog-versions.js';
+import { rowsBroaderThanRoutes, rowsHitBy, unclassifiedRoutes } from '../../src/authz/mlflow-rules.js';
 import { createRouteMatcher, isApiPath } from '../../src/authz/route-matcher.js';
 import type { RouteEntry } from '../../src/authz/types.js';
 
@@ -9,7 +20,7 @@ type Expected = Pick<RouteEntry, 'need' | 'resource'> & { idKind?: RouteEntry['i
 
 const cases: Array<[string, string, Expected]> = [
   ['GET', '/api/2.0/mlflow/experiments/get', { need: 'read', resource: 'experiment', idKind: 'experiment_id' }],
-  ['GET', '/api/2.0/mlflow/experiments/get-by-name', { need: 'read', resource: 'experiment', idKind: 'experiment_name' }],
+  ['GET', '/api/2.0/mlflow/experiments/get-by-name', { need: 'read', resource: 'experiment', idKind: 'experiment_name', after: 'verify_answered_experiment' }],
   ['POST', '/api/2.0/mlflow/experiments/create', { need: 'create', resource: 'experiment', after: 'grant_creator_experiment' }],
   ['POST', '/api/2.0/mlflow/experiments/search', { need: 'authenticated', resource: 'none', after: 'filter_search_experiments' }],
   ['POST', '/api/2.0/mlflow/experiments/delete', { need: 'manage', resource: 'experiment', after: 'forget_experiment_names' }],
@@ -143,6 +154,8 @@ describe('route catalog', () => {
         'GET /build/*',
         'GET /health',
         'GET /version',
+        // MLflow 3.9 served server info at the root.
+        'GET /server-info',
         'GET /api/3.0/mlflow/server-info',
         'GET /ajax-api/3.0/mlflow/server-info',
       ].sort(),
@@ -219,5 +232,53 @@ describe('route matcher', () => {
     for (const p of ['/', '/static-files/x.js', '/favicon.ico', '/apidocs']) {
       expect(isApiPath(p), p).toBe(false);
     }
+  });
+});
+
+describe('the catalog against every recorded MLflow release (src/authz/catalog-versions.json)', () => {
+  it('records one release per 3.x minor from 3.0, oldest first', () => {
+    const minors = RECORDED_RELEASES.map((v) => v.split('.').slice(0, 2).join('.'));
+    expect(minors[0]).toBe('3.0');
+    expect(new Set(minors).size).toBe(minors.length);
+    expect([...RECORDED_RELEASES].sort(compareVersions)).toEqual(RECORDED_RELEASES);
+    expect(compareVersions('3.10.1', '3.9.0')).toBeGreaterThan(0);
+  });
+
+  it.each(RECORDED_RELEASES)('MLflow %s: every route classified', (release) => {
+    expect(unclassifiedRoutes(matcher, routesOf(release)!)).toEqual([]);
+  });
+
+  it.each(RECORDED_RELEASES)('MLflow %s: the rows recorded for it are exactly those its routes land on', (release) => {
+    const hit = rowsHitBy(matcher, routesOf(release)!);
+    const said = ROUTE_CATALOG.filter((row) => rowExistsIn(row, release));
+    const key = (row: RouteEntry) => `${row.method} ${row.pattern}`;
+    expect(said.filter((row) => !hit.has(row)).map(key), 'rows said to exist without a route').toEqual([]);
+    expect(ROUTE_CATALOG.filter((row) => hit.has(row) && !rowExistsIn(row, release)).map(key), 'rows hit but said absent').toEqual([]);
+    expect(rowsBroaderThanRoutes(said, routesOf(release)!)).toEqual([]);
+  });
+
+  it('every row selector names some catalog row', () => {
+    expect(ROW_SELECTORS.filter((s) => !ROUTE_CATALOG.some((row) => selectorNames(s, row)))).toEqual([]);
+  });
+
+  it('has no routes for a release it did not record', () => {
+    expect(routesOf('3.17.1')).toBeUndefined();
+    expect(routesOf(NEWEST_RELEASE)!.length).toBeGreaterThan(routesOf(OLDEST_RELEASE)!.length);
+  });
+
+  it('Skills (MLflow 3.18) are admin-only, with and without an organization; the detection schedule state is EDIT on the experiment', () => {
+    for (const [method, path] of [
+      ['GET', '/api/3.0/mlflow/skills'],
+      ['POST', '/api/3.0/mlflow/skills'],
+      ['POST', '/api/3.0/mlflow/skills/bulk-register'],
+      ['GET', '/api/3.0/mlflow/skills/my-skill'],
+      ['GET', '/ajax-api/3.0/mlflow/skills/@acme/my-skill/versions/2'],
+      ['DELETE', '/api/3.0/mlflow/skills/@acme/my-skill/tags/a/b'],
+      ['PATCH', '/api/3.0/mlflow/skills/my-skill/versions/1'],
+    ] as const) {
+      expect(matcher.match(method, path)?.entry.need, `${method} ${path}`).toBe('admin');
+    }
+    const schedule = matcher.match('POST', '/ajax-api/3.0/mlflow/issues/schedule/state')?.entry;
+    expect(schedule).toMatchObject({ need: 'edit', resource: 'experiment', id: { kind: 'experiment_id', field: 'experiment_id', from: 'body' } });
   });
 });

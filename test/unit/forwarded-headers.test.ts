@@ -10,6 +10,7 @@ describe('X-Forwarded-* on forwarded requests', () => {
   const servers: Server[] = [];
   let viaFlowgate = '';
   let viaXfwd = '';
+  let upstreamUrl = '';
   const close: Array<() => void> = [];
 
   const listen = (server: Server) =>
@@ -25,6 +26,7 @@ describe('X-Forwarded-* on forwarded requests', () => {
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       }),
     );
+    upstreamUrl = upstream;
     const forwarder = forwarderFor(upstream);
     close.push(() => void forwarder.close());
     viaFlowgate = await listen(
@@ -74,6 +76,29 @@ describe('X-Forwarded-* on forwarded requests', () => {
     expect(mine['x-forwarded-for']).toMatch(/(^|,)127\.0\.0\.1$/);
     expect(mine['x-forwarded-proto']).toMatch(/(^|,)http$/);
     expect(mine['x-forwarded-host']).toBeTruthy();
+  });
+
+  it("sends MLflow the upstream's own Host and the client's in X-Forwarded-Host", async () => {
+    const got = await send(viaFlowgate, { Host: 'ml.example.com' });
+    expect(got.host).toBe(new URL(upstreamUrl).host);
+    expect(got['x-forwarded-host']).toBe('ml.example.com');
+    expect(got['x-forwarded-proto']).toBe('http');
+    // An outer proxy's forwarded host is kept, as http-proxy-3 keeps it.
+    const behindIngress = await send(viaFlowgate, { Host: 'mlflow.mlflow.svc', 'X-Forwarded-Host': 'ml.example.com' });
+    expect(behindIngress['x-forwarded-host']).toBe('ml.example.com');
+    expect(behindIngress.host).toBe(got.host);
+  });
+
+  it.each([
+    ['the host called, over https (TLS ended before flowgate)', 'https://ml.example.com', 'ml.example.com', undefined],
+    ['the host called, with its port', 'http://ml.example.com:8080', 'ml.example.com:8080', undefined],
+    ['another host', 'https://evil.example', 'ml.example.com', 'https://evil.example'],
+    ['a host ending like the one called', 'https://xml.example.com', 'ml.example.com', 'https://xml.example.com'],
+    ['the same host on another port', 'http://ml.example.com:9999', 'ml.example.com:8080', 'http://ml.example.com:9999'],
+    ['an opaque origin', 'null', 'ml.example.com', 'null'],
+  ])('with an Origin naming %s (%s), MLflow gets the Origin only when cross-origin', async (_, origin, host, expected) => {
+    const got = await send(viaFlowgate, { Host: host, Origin: origin });
+    expect(got.origin).toBe(expected);
   });
 
   it('appends to the list a client sent rather than replacing it', async () => {

@@ -14,7 +14,8 @@ import { readMlflowJson } from '../../src/proxy/mlflow-json.js';
 type Located = Exclude<IdSource, { kind: 'none' | 'otlp_trace_ids' }>;
 const idsOf = (row: RouteEntry): Located[] =>
   [row.id, ...(row.also ?? []).filter((a) => !a.clientChosen).map((a) => a.id)].filter(
-    (id): id is Located => id.kind !== 'none' && id.kind !== 'otlp_trace_ids' && id.kind !== 'artifact_path' && id.from !== 'header',
+    (id): id is Located =>
+      id.kind !== 'none' && id.kind !== 'otlp_trace_ids' && id.kind !== 'artifact_path' && id.from !== 'header' && !('entry' in id && id.entry !== undefined),
   );
 
 const SINGLE = new Set(['experiment_id', 'experiment_name', 'run_id', 'logged_model_id', 'trace_id', 'model_name', 'dataset_id', 'owned_id']);

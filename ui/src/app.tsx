@@ -50,7 +50,7 @@ function Nav({ me, at }: { me: Me; at: string }) {
 function Screen({ me, parts }: { me: Me; parts: string[] }) {
   const [first = 'experiments', second] = parts;
   const kind = kindOf(first);
-  if (kind) return second !== undefined ? <ResourcePage kind={kind} id={second} /> : <ResourceList kind={kind} me={me} />;
+  if (kind) return second !== undefined ? <ResourcePage kind={kind} id={second} /> : <ResourceList key={kind.route} kind={kind} me={me} />;
   if (first === 'access-key') return <AccessKey username={me.username} />;
   if (!me.is_admin) return <p role="alert">This screen is for administrators.</p>;
   switch (first) {

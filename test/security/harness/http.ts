@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 /** One HTTP exchange, kept so a bypass can be reported with the exact requests that made it. */
 export interface Exchange {
   readonly method: string;
@@ -22,6 +24,11 @@ export interface CallOptions {
   readonly raw?: string | Uint8Array;
   readonly query?: Record<string, string | readonly string[]>;
   readonly headers?: Record<string, string>;
+  /**
+   * Send `path` (with any query written into it) byte for byte: fetch would resolve `.` and `..`
+   * segments, `%2e` among them, before the request leaves.
+   */
+  readonly verbatim?: boolean;
 }
 
 export type Caller = (method: string, path: string, options?: CallOptions) => Promise<Reply>;
@@ -51,13 +58,41 @@ export function caller(base: string, authorization: string | undefined, observe:
       headers['content-type'] = 'application/json';
     } else if (options.raw !== undefined) body = options.raw;
     Object.assign(headers, options.headers);
-    const response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
-    const text = await response.text();
+    const response = options.verbatim ? await sendVerbatim(base, path, method, headers, body) : await fetchText(url, method, headers, body);
+    const { text } = response;
     const shownBody = body === undefined ? undefined : typeof body === 'string' ? body : `<${body.byteLength} bytes>`;
     const { authorization: _hidden, ...shownHeaders } = headers;
     observe({ method, url, requestHeaders: shownHeaders, requestBody: shownBody, status: response.status, text });
     return { status: response.status, text, json: parseJson(text) };
   };
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly text: string;
+}
+
+async function fetchText(url: string, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined): Promise<RawResponse> {
+  const response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  return { status: response.status, text: await response.text() };
+}
+
+function sendVerbatim(base: string, path: string, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined): Promise<RawResponse> {
+  const target = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: target.hostname, port: target.port, method, path: `${target.pathname.replace(/\/$/, '')}${path}`, headers, timeout: 30_000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error(`${method} ${path} timed out`)));
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
 /** The reply must be a success: setup steps that fail make every later verdict meaningless. */

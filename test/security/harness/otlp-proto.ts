@@ -5,7 +5,8 @@ import { randomHex } from './world.js';
 const schema = protobuf.Root.fromJSON({
   nested: {
     ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
-    ResourceSpans: { fields: { scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+    ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+    Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
     ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
     Span: {
       fields: {
@@ -24,12 +25,15 @@ const schema = protobuf.Root.fromJSON({
 });
 const ExportRequest = schema.lookupType('ExportTraceServiceRequest');
 
-export function otlpProtobuf(traceHex: string, spanName: string, attributes: Record<string, string> = {}): Uint8Array {
+const keyValues = (attributes: Record<string, string>) => Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } }));
+
+export function otlpProtobuf(traceHex: string, spanName: string, attributes: Record<string, string> = {}, resource: Record<string, string> = {}): Uint8Array {
   const now = Date.now() * 1e6;
   return ExportRequest.encode(
     ExportRequest.fromObject({
       resourceSpans: [
         {
+          resource: { attributes: keyValues(resource) },
           scopeSpans: [
             {
               spans: [
@@ -40,7 +44,7 @@ export function otlpProtobuf(traceHex: string, spanName: string, attributes: Rec
                   kind: 1,
                   startTimeUnixNano: now,
                   endTimeUnixNano: now + 1e6,
-                  attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } })),
+                  attributes: keyValues(attributes),
                 },
               ],
             },

@@ -31,11 +31,14 @@ export const ARTIFACTS = '/api/2.0/mlflow-artifacts/artifacts';
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export const newTraceHex = () => randomHex(16);
 
-export function otlpJson(traceHex: string, spanName: string, attributes: Record<string, string> = {}): string {
+const keyValues = (attributes: Record<string, string>) => Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } }));
+
+/** One root span in OTLP JSON; `resource` attributes describe the exporter (MLflow keeps them as trace tags). */
+export function otlpJson(traceHex: string, spanName: string, attributes: Record<string, string> = {}, resource: Record<string, string> = {}): string {
   return JSON.stringify({
     resourceSpans: [
       {
-        resource: { attributes: [] },
+        resource: { attributes: keyValues(resource) },
         scopeSpans: [
           {
             spans: [
@@ -46,7 +49,7 @@ export function otlpJson(traceHex: string, spanName: string, attributes: Record<
                 kind: 1,
                 startTimeUnixNano: String(Date.now() * 1e6),
                 endTimeUnixNano: String(Date.now() * 1e6 + 1e6),
-                attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: { stringValue: value } })),
+                attributes: keyValues(attributes),
               },
             ],
           },

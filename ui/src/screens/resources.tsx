@@ -267,6 +267,7 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
         </tbody>
       </table>
       <Pager pages={ePages} next={effective.data?.next_page_token} />
+      <CheckUser base={base} />
       <ConfirmDialog request={confirm} onDone={done} />
     </section>
   );
@@ -296,7 +297,7 @@ function GrantForm({ kind, id, label, ask }: { kind: Kind; id: string; label: st
     >
       <label class="fg-field">
         <span>Grant to</span>
-        <select value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as Grant['grantee_type'])}>
+        <select id="fg-grant-type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as Grant['grantee_type'])}>
           <option value="user">User</option>
           <option value="service_account">Service account</option>
           <option value="group">Group</option>
@@ -304,11 +305,11 @@ function GrantForm({ kind, id, label, ask }: { kind: Kind; id: string; label: st
       </label>
       <label class="fg-field">
         <span>Name</span>
-        <input value={who} required onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
+        <input id="fg-grant-name" value={who} required onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
       </label>
       <label class="fg-field">
         <span>Permission</span>
-        <select value={permission} onChange={(e) => setPermission((e.target as HTMLSelectElement).value)}>
+        <select id="fg-grant-permission" value={permission} onChange={(e) => setPermission((e.target as HTMLSelectElement).value)}>
           {PERMISSIONS.map((p) => (
             <option value={p}>{p}</option>
           ))}
@@ -317,6 +318,50 @@ function GrantForm({ kind, id, label, ask }: { kind: Kind; id: string; label: st
       <button class="fg-button fg-primary" type="submit">
         Grant
       </button>
+    </form>
+  );
+}
+
+/** Anyone's effective permission here, also without any grant (then the default), and why. */
+function CheckUser({ base }: { base: string }) {
+  const [name, setName] = useState('');
+  const [result, setResult] = useState<{ name: string; found?: Effective }>();
+  const [error, setError] = useState<unknown>();
+  return (
+    <form
+      class="fg-toolbar"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const username = name.trim();
+        if (!username) return;
+        setError(undefined);
+        try {
+          const r = await api<{ users: Effective[] }>('GET', `${base}/effective${qs({ username })}`);
+          setResult({ name: username, found: r.users[0] });
+        } catch (err) {
+          setError(err);
+        }
+      }}
+    >
+      <label class="fg-field">
+        <span>Check a user</span>
+        <input id="fg-check-user" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      </label>
+      <button class="fg-button" type="submit">
+        Check
+      </button>
+      <ErrorText error={error} />
+      {result && (
+        <p role="status" id="fg-check-result">
+          {result.found ? (
+            <>
+              {result.found.username}: <Tag p={result.found.permission} /> — {why(result.found)}
+            </>
+          ) : (
+            `No user named “${result.name}”.`
+          )}
+        </p>
+      )}
     </form>
   );
 }
