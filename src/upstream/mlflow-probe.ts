@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import { getText } from './get-text.js';
 import type { MlflowConnection } from './mlflow-connection.js';
 
 /**
@@ -22,53 +22,18 @@ export type ProbeResult =
  * Calls MLflow's probe route over the pool forwarded calls use, with the headers they carry, so
  * that it fails exactly when MLflow would refuse the calls flowgate forwards.
  */
-export function probeMlflow(mlflow: MlflowConnection, timeoutMs: number): Promise<ProbeResult> {
-  return new Promise((resolve) => {
-    let status = 0;
-    let text = '';
-    let abort: ((err?: Error) => void) | undefined;
-    let settled = false;
-    const done = (result: ProbeResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    // Settles even while the connection is still being made (no abort handed over yet).
-    const timer = setTimeout(() => {
-      const err = new Error(`no answer within ${timeoutMs} ms`);
-      abort?.(err);
-      done({ ok: false, reason: 'mlflow-unreachable', status: 0, detail: `MLflow did not answer ${PROBE_PATH}: ${err.message}` });
-    }, timeoutMs);
-    timer.unref();
-    const handler: Dispatcher.DispatchHandler = {
-      onConnect(a) {
-        abort = a;
-      },
-      onHeaders(statusCode) {
-        status = statusCode;
-        return true;
-      },
-      onData(chunk: Buffer) {
-        if (text.length < KEPT_BYTES) text += chunk.toString('utf8', 0, KEPT_BYTES);
-        return true;
-      },
-      onComplete() {
-        if (status >= 200 && status < 300) return done({ ok: true });
-        const refused = status === 403 && text.includes(INVALID_HOST);
-        done({
-          ok: false,
-          reason: refused ? 'mlflow-refuses-host' : 'mlflow-error',
-          status,
-          detail: refused
-            ? `MLflow refuses the Host header ${JSON.stringify(mlflow.host)}: add it to mlflow server --allowed-hosts`
-            : `MLflow answered ${PROBE_PATH} with HTTP ${status}`,
-        });
-      },
-      onError(err) {
-        done({ ok: false, reason: 'mlflow-unreachable', status: 0, detail: `MLflow did not answer ${PROBE_PATH}: ${err.message}` });
-      },
-    };
-    mlflow.pool.dispatch({ method: 'GET', path: `${mlflow.pathPrefix}${PROBE_PATH}`, headers: { host: mlflow.host } }, handler);
-  });
+export async function probeMlflow(mlflow: MlflowConnection, timeoutMs: number): Promise<ProbeResult> {
+  const answer = await getText(mlflow, PROBE_PATH, timeoutMs, KEPT_BYTES);
+  if ('error' in answer) return { ok: false, reason: 'mlflow-unreachable', status: 0, detail: `MLflow did not answer ${PROBE_PATH}: ${answer.error}` };
+  const { status, text } = answer;
+  if (status >= 200 && status < 300) return { ok: true };
+  const refused = status === 403 && text.includes(INVALID_HOST);
+  return {
+    ok: false,
+    reason: refused ? 'mlflow-refuses-host' : 'mlflow-error',
+    status,
+    detail: refused
+      ? `MLflow refuses the Host header ${JSON.stringify(mlflow.host)}: add it to mlflow server --allowed-hosts`
+      : `MLflow answered ${PROBE_PATH} with HTTP ${status}`,
+  };
 }
