@@ -24,6 +24,7 @@ import { createMappingForgetter } from './authz/mapping-forgetter.js';
 import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
 import { createEvaluator } from './authz/evaluate.js';
+import { createExplainer } from './authz/explain.js';
 import type { Principal } from './principals/types.js';
 import { createMlflowGate } from './proxy/mlflow-gate.js';
 import { storedPageTokenKey } from './proxy/after/page-token-key.js';
@@ -131,6 +132,9 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     canManage,
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
     defaultPermission: config.defaultPermission,
+    // The gate's parts are built below; explanations are asked for only once flowgate serves.
+    explain: (principal, request) => explainer(principal, request),
+    principalOf: (userId) => principals.principal(userId, 'basic'),
   };
 
   if (config.admin) bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
@@ -215,6 +219,15 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     resolve,
     resolveExisting: createExistingResolver(lookups),
     lookups,
+  });
+  const explainer = createExplainer({
+    matcher,
+    resolve,
+    evaluator,
+    policy,
+    grants,
+    defaultPermission: config.defaultPermission,
+    groupNamesOf: (userId) => directory.groupsOfUser(userId).map((g) => g.name),
   });
   const gate = createMlflowGate({
     matcher,

@@ -63,7 +63,7 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       let body: unknown;
       if (m.route.body) body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
       else req.resume();
-      const result = m.route.handler({ principal, params: m.params, query, body }, deps);
+      const result = await m.route.handler({ principal, params: m.params, query, body }, deps);
       sendJson(res, result.status, result.body);
     },
   };

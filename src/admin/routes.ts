@@ -1,5 +1,6 @@
 import { AUDIT_ROUTES } from './audit.js';
 import { CURRENT_USER_ROUTES } from './current-user.js';
+import { EXPLAIN_ROUTES } from './explain.js';
 import { GRANT_ROUTES } from './grants.js';
 import { GROUP_ROUTES } from './groups.js';
 import { SESSION_ROUTES } from './sessions.js';
@@ -19,6 +20,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...GROUP_ROUTES,
   ...GRANT_ROUTES,
   ...AUDIT_ROUTES,
+  ...EXPLAIN_ROUTES,
   ...UI_RESOURCE_ROUTES,
   ...UI_DIRECTORY_ROUTES,
   ...UI_AUDIT_ROUTES,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { Explainer } from '../authz/explain.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
@@ -47,6 +48,10 @@ export interface AdminDeps {
   readonly forgetUserCredentials: (userId: number) => void;
   readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
   readonly endSessionsOf?: (userId: number) => number;
+  /** The gate's decision on a request for a principal, with its reasons (the explain route). */
+  readonly explain?: Explainer;
+  /** A user as the gate sees them (admin flag, groups), for explanations. */
+  readonly principalOf?: (userId: number) => Principal | undefined;
   /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */
   readonly defaultPermission?: Permission;
 }
@@ -61,5 +66,5 @@ export interface AdminRoute {
   readonly resource?: { readonly kind: ResourceKind; readonly param: string };
   readonly body?: z.ZodType;
   readonly successStatus?: number;
-  readonly handler: (req: AdminRequest, deps: AdminDeps) => AdminResult;
+  readonly handler: (req: AdminRequest, deps: AdminDeps) => AdminResult | Promise<AdminResult>;
 }

@@ -227,3 +227,38 @@ describe('the refusing check names the reason', () => {
     expect(line).toMatchObject({ decision: 'deny', reason: 'default-permission' });
   });
 });
+
+describe('explaining a decision', () => {
+  const explain = (params: Record<string, string>, as = asMallory) => as(api().get(`/api/2.0/mlflow/permissions/explain?${new URLSearchParams(params)}`));
+
+  it('names the row, the resources, the grants considered and the deciding check, as the gate decides', async () => {
+    const denied = await explain({ method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' });
+    expect(denied.status).toBe(200);
+    expect(denied.body).toMatchObject({
+      username: 'mallory',
+      route: { pattern: '/api/2.0/mlflow/experiments/get', need: 'read' },
+      resources: [{ kind: 'experiment', id: '2', direct: null, groups: [], effective: 'NO_PERMISSIONS', rule: 'default-permission' }],
+      verdict: { allow: false, reason: 'default-permission' },
+    });
+    const allowed = await explain({ method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=1' });
+    expect(allowed.body).toMatchObject({ resources: [{ id: '1', direct: 'MANAGE', rule: 'direct-grant' }], verdict: { allow: true, reason: 'direct-grant' } });
+    // A further check refuses: the verdict carries every check and the refusing one's reason.
+    const further = await explain({
+      method: 'POST',
+      path: '/api/2.0/mlflow/runs/log-batch',
+      body: JSON.stringify({ run_id: 'r1', metrics: [{ key: 'k', value: 1, timestamp: 1, model_id: 'm-secret' }] }),
+    });
+    expect(further.body.verdict).toMatchObject({ allow: false, reason: 'default-permission' });
+    expect(further.body.verdict.checks).toEqual([
+      { check: 'main', allow: true, reason: 'direct-grant' },
+      { check: 'also', allow: false, reason: 'default-permission' },
+    ]);
+  });
+
+  it('answers a user about themself only, an administrator about anyone', async () => {
+    expect((await explain({ username: 'admin', method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' })).status).toBe(403);
+    const byAdmin = await explain({ username: 'mallory', method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' }, asAdmin);
+    expect(byAdmin.body.verdict.allow).toBe(false);
+    expect((await explain({ method: 'GET', path: 'no-slash' })).status).toBe(400);
+  });
+});
