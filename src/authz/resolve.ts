@@ -1,5 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { readOtlpExport } from './otlp-trace-ids.js';
+import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
 
@@ -146,10 +146,20 @@ function entryValues(containers: readonly unknown[], key: string, field: string)
   return out;
 }
 
+/** The OTLP reader (and protobuf runtime) is loaded with the first OTLP export: most deployments never send one. */
+let otlpReader: typeof readOtlpExport | undefined;
+let loadingOtlp: Promise<void> | undefined;
+export function loadOtlpReader(): Promise<void> {
+  return (loadingOtlp ??= import('./otlp-trace-ids.js').then((m) => {
+    otlpReader = m.readOtlpExport;
+  }));
+}
+
 /** The OTLP export a request carries (its raw body read as MLflow reads it), or undefined without one. */
 export function otlpExportOf(request: ResolveRequest) {
   if (request.raw === undefined) return undefined;
-  return readOtlpExport(request.raw, headerValues(request.headers, 'content-type')[0], headerValues(request.headers, 'content-encoding')[0], MAX_OTLP_BYTES);
+  if (otlpReader === undefined) throw new Error('OTLP reader used before loadOtlpReader()');
+  return otlpReader(request.raw, headerValues(request.headers, 'content-type')[0], headerValues(request.headers, 'content-encoding')[0], MAX_OTLP_BYTES);
 }
 
 /** The distinct non-empty values, in order of appearance. */

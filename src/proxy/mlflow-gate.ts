@@ -2,7 +2,7 @@ import type { Evaluator, Verdict } from '../authz/evaluate.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { MappingForgetter } from '../authz/mapping-forgetter.js';
 import type { CachedMlflowLookups } from '../authz/mlflow-lookups.js';
-import type { ResourceResolver, ResolveRequest } from '../authz/resolve.js';
+import { loadOtlpReader, type ResourceResolver, type ResolveRequest } from '../authz/resolve.js';
 import type { RouteMatcher } from '../authz/route-matcher.js';
 import type { ResourceRef, RouteEntry } from '../authz/types.js';
 import { forbidden, sendJsonText, unauthenticated } from '../errors.js';
@@ -89,6 +89,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     started?: { request: ResolveRequest; refs: Promise<ResourceRef[]> },
   ): Promise<GatePass> {
     const raw = caller.readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
+    if (plan.bodyFormat === 'otlp') await loadOtlpReader();
     const request = started?.request ?? requestOf(r, params, plan, raw);
     const refs = started ? await started.refs : caller.resolves ? await deps.resolve(entry, request) : [];
     noteResources(refs, notes);

@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { guardedField, RESERVED_TRACE_TAGS } from '../../src/authz/field-guards.js';
-import type { ResolveRequest } from '../../src/authz/resolve.js';
+import { loadOtlpReader, type ResolveRequest } from '../../src/authz/resolve.js';
 
 const request = (body: unknown, query = ''): ResolveRequest => ({ method: 'POST', query: new URLSearchParams(query), body, params: {}, headers: {} });
+
+beforeAll(loadOtlpReader);
 
 describe('field guards (fields MLflow reads as locations)', () => {
   it('refuses an OTLP export whose attributes would set a reserved trace tag', () => {
