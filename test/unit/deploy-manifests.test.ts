@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { kustomizeBuild } from '../helpers/kustomize.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
 
@@ -37,15 +38,20 @@ function referencesIn(node: unknown, namespace: string, where: string, out: Refe
   return out;
 }
 
-const docs = (file: string) =>
-  parseAllDocuments(readFileSync(new URL(`../../deploy/kubernetes/${file}`, import.meta.url), 'utf8')).map((d) => {
-    expect(d.errors).toEqual([]);
-    return d.toJS() as Record<string, any>;
-  });
+const OVERLAYS = { sidecar: `${DEPLOY}overlays/sidecar`, ingress: `${DEPLOY}overlays/ingress` };
+const rendered = new Map<string, Array<Record<string, any>>>();
+/** The objects an overlay renders to (kustomize build), built once per run. */
+const docs = (overlay: keyof typeof OVERLAYS) => {
+  if (!rendered.has(overlay)) rendered.set(overlay, kustomizeBuild(OVERLAYS[overlay]));
+  return rendered.get(overlay)!;
+};
+/** The Deployment holding the named container. */
+const deploymentWith = (all: Array<Record<string, any>>, container: string) =>
+  all.find((d) => d.kind === 'Deployment' && d.spec.template.spec.containers.some((c: { name: string }) => c.name === container))!;
 
-describe('deploy/kubernetes', () => {
+describe('deploy/ (kustomize base + overlays)', () => {
   it('runs flowgate as a sidecar whose probes and ports match the server', () => {
-    const all = docs('mlflow-with-flowgate.yaml');
+    const all = docs('sidecar');
     const deployment = all.find((d) => d.kind === 'Deployment')!;
     const containers = deployment.spec.template.spec.containers as Array<Record<string, any>>;
     const mlflow = containers.find((c) => c.name === 'mlflow')!;
@@ -63,7 +69,7 @@ describe('deploy/kubernetes', () => {
   });
 
   it("exposes a team's service-account token through a PodDefault, as the spec's steps 5-6 describe", () => {
-    const [secret, podDefault] = docs('team-access.yaml');
+    const [secret, podDefault] = kustomizeBuild(`${DEPLOY}team-access`);
     expect(Object.keys(secret!.stringData).sort()).toEqual(['MLFLOW_TRACKING_PASSWORD', 'MLFLOW_TRACKING_URI', 'MLFLOW_TRACKING_USERNAME']);
     expect(podDefault!.apiVersion).toBe('kubeflow.org/v1alpha1');
     expect(Object.values(podDefault!.spec.selector.matchLabels)).toEqual(['true']);
@@ -93,12 +99,12 @@ describe('deploy/kubernetes', () => {
     }
   });
 
-  it("gives MLflow the drivers its store URIs need, and accepts the Host flowgate sends it", () => {
-    const deployment = docs('mlflow-with-flowgate.yaml').find((d) => d.kind === 'Deployment')!;
-    const pod = deployment.spec.template.spec;
+  it.each(['sidecar', 'ingress'] as const)("%s: gives MLflow the drivers its store URIs need, and accepts the Host flowgate sends it", (overlay) => {
+    const all = docs(overlay);
+    const pod = deploymentWith(all, 'mlflow').spec.template.spec;
     const mlflow = (pod.containers as Array<Record<string, any>>).find((c) => c.name === 'mlflow')!;
-    const fg = (pod.containers as Array<Record<string, any>>).find((c) => c.name === 'flowgate')!;
-    const secrets = Object.fromEntries(docs('mlflow-with-flowgate.yaml').filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, d.stringData]));
+    const fg = (deploymentWith(all, 'flowgate').spec.template.spec.containers as Array<Record<string, any>>).find((c) => c.name === 'flowgate')!;
+    const secrets = Object.fromEntries(all.filter((d) => d.kind === 'Secret').map((d) => [d.metadata.name, d.stringData]));
     const envOf = (c: Record<string, any>) =>
       Object.fromEntries(
         (c.env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }>).map((e) => [
