@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
 await build({
-  entryPoints: { app: here('./src/app.tsx'), menu: here('./src/menu.ts') },
+  entryPoints: { app: here('./src/app.tsx'), menu: here('./src/menu.ts'), 'sign-in': here('./src/sign-in.ts') },
   outdir: here('../dist/web'),
   bundle: true,
   minify: true,

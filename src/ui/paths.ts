@@ -8,4 +8,4 @@ export const UI_PATHS = {
 } as const;
 
 /** The built front-end files flowgate serves (names fixed by ui/build.mjs). */
-export const ASSET_FILES = ['app.js', 'app.css', 'menu.js', 'menu.css'] as const;
+export const ASSET_FILES = ['app.js', 'app.css', 'menu.js', 'menu.css', 'sign-in.js'] as const;

@@ -1,7 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { upstreamFailure } from '../upstream/mlflow-connection.js';
-import { sendError } from '../errors.js';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { FlowgateError, sendError } from '../errors.js';
 import { esc } from '../oidc/pages.js';
+import { upstreamFailure } from '../upstream/mlflow-connection.js';
 import { UI_PATHS } from './paths.js';
 
 export interface ShellOptions {
@@ -13,6 +14,7 @@ export interface ShellOptions {
 
 /** Headers of MLflow's answer that describe the old body or its hop, not the page. */
 const DROPPED = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'etag', 'last-modified']);
+const MAX_PAGE_BYTES = 1024 * 1024;
 
 /** Adds flowgate's menu (a stylesheet and a deferred script of its own, nothing inline) to MLflow's page. */
 export function injectMenu(html: string, basePath: string): string {
@@ -22,32 +24,52 @@ export function injectMenu(html: string, basePath: string): string {
   return head === -1 ? html + tags : html.slice(0, head) + tags + html.slice(head);
 }
 
+interface Page {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+function fetchPage(url: URL, timeoutMs: number): Promise<Page> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const call = send(url, { headers: { accept: 'text/html', 'accept-encoding': 'identity' } }, (answer) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      answer.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_PAGE_BYTES) call.destroy(new Error('MLflow page too large'));
+        else chunks.push(c);
+      });
+      answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
+      answer.on('error', reject);
+    });
+    call.setTimeout(timeoutMs, () => call.destroy(Object.assign(new Error('MLflow did not answer in time'), { code: 'FLOWGATE_UPSTREAM_SILENT' })));
+    call.on('error', reject);
+    call.end();
+  });
+}
+
 /**
  * MLflow's UI shell (`GET /`), fetched from MLflow and answered with flowgate's menu added. MLflow's
  * own headers (its security headers among them) are kept; an answer that is not an HTML page passes as it is.
  */
 export function createShell(o: ShellOptions) {
   return async (req: IncomingMessage, res: ServerResponse, search: string): Promise<void> => {
-    let answer: Response;
+    req.resume();
+    let page: Page;
     try {
-      answer = await fetch(`${o.upstreamBase}/${search ? `?${search}` : ''}`, {
-        headers: { accept: 'text/html', 'accept-encoding': 'identity' },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(o.timeoutMs),
-      });
+      page = await fetchPage(new URL(`${o.upstreamBase}/${search ? `?${search}` : ''}`), o.timeoutMs);
     } catch (e) {
-      req.resume();
-      return sendError(res, upstreamFailure(((e as Error).cause as Error | undefined) ?? (e as Error)));
+      return sendError(res, e instanceof FlowgateError ? e : upstreamFailure(e as Error));
     }
-    const body = await answer.text();
-    const isHtml = (answer.headers.get('content-type') ?? '').startsWith('text/html');
-    const html = answer.status === 200 && isHtml ? injectMenu(body, o.basePath) : body;
-    const headers: Record<string, string> = {};
-    answer.headers.forEach((v, k) => {
-      if (!DROPPED.has(k)) headers[k] = v;
-    });
+    const isHtml = String(page.headers['content-type'] ?? '').startsWith('text/html');
+    const body = page.status === 200 && isHtml ? Buffer.from(injectMenu(page.body.toString('utf8'), o.basePath)) : page.body;
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(page.headers)) if (v !== undefined && !DROPPED.has(k)) headers[k] = v;
     headers['cache-control'] = 'no-cache';
-    res.writeHead(answer.status, { ...headers, 'content-length': String(Buffer.byteLength(html)) });
-    res.end(req.method === 'HEAD' ? undefined : html);
+    headers['content-length'] = String(body.length);
+    res.writeHead(page.status, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
   };
 }

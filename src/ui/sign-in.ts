@@ -35,6 +35,7 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     sendUiPage(res, status, {
       basePath: d.basePath,
       title: 'Sign in to MLflow',
+      script: 'sign-in.js',
       body: `${problem ? `<p class="fg-error" role="alert">${esc(problem)}</p>` : ''}
 <form method="post" action="${esc(at(UI_PATHS.login))}" class="fg-form">
 <input type="hidden" name="return_to" value="${esc(returnTo)}">

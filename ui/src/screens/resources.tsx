@@ -11,17 +11,53 @@ interface Mine {
   groups: string[];
 }
 
+const PAGE = 25;
+const SCAN = 100;
+const MAX_SCANS = 10;
+
+/**
+ * A non-admin's page: MLflow's pages of what they may read, kept to those they manage, read on until
+ * a page's worth is found (or ten pages were read); the next page starts where this one stopped, so
+ * nothing is skipped or shown twice.
+ */
+interface ListPage {
+  items: Item[];
+  next?: string;
+  mine?: Record<string, Mine>;
+}
+
+async function managedPage(kind: Kind, q: string, token: string | undefined): Promise<ListPage> {
+  const items: Item[] = [];
+  const mine: Record<string, Mine> = {};
+  let next = token;
+  for (let scans = 0; scans < MAX_SCANS && items.length < PAGE; scans++) {
+    const page = await searchItems(kind, q, next, SCAN);
+    next = page.next;
+    if (page.items.length > 0) {
+      const r = await api<{ permissions: Record<string, Mine> }>(
+        'GET',
+        `permissions/ui/my-permissions/${kind.segment}${qs({ id: page.items.map((i) => i.id) })}`,
+      );
+      for (const i of page.items)
+        if (r.permissions[i.id]?.permission === 'MANAGE') {
+          items.push(i);
+          mine[i.id] = r.permissions[i.id]!;
+        }
+    }
+    if (!next) break;
+  }
+  return { items, next, mine };
+}
+
 /** What the viewer may manage: admins everything, others where they hold MANAGE. Searched and paged by the server. */
 export function ResourceList({ kind, me }: { kind: Kind; me: Me }) {
   const [q, setQ] = useState('');
   const pages = usePages();
-  const list = useLoad(async () => {
-    const page = await searchItems(kind, q, pages.token);
-    if (me.is_admin || page.items.length === 0) return { ...page, mine: undefined };
-    const r = await api<{ permissions: Record<string, Mine> }>('GET', `permissions/ui/my-permissions/${kind.segment}${qs({ id: page.items.map((i) => i.id) })}`);
-    return { ...page, mine: r.permissions };
-  }, [kind.route, q, pages.token]);
-  const rows: Item[] = (list.data?.items ?? []).filter((i) => me.is_admin || list.data?.mine?.[i.id]?.permission === 'MANAGE');
+  const list = useLoad<ListPage>(
+    () => (me.is_admin ? searchItems(kind, q, pages.token) : managedPage(kind, q, pages.token)),
+    [kind.route, q, pages.token],
+  );
+  const rows: Item[] = list.data?.items ?? [];
 
   return (
     <section>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, seg, trackingUri } from '../api';
 import { ErrorText, PERMISSIONS, Secret } from '../components';
+import { KINDS, type Kind } from '../kinds';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { inDays } from './service-accounts';
@@ -40,6 +41,14 @@ spec:
   return { secret, podDefault };
 }
 
+/** Step 1: the shared resource, created through MLflow's API behind flowgate (the creator gets MANAGE); its id for the grants. */
+async function createShared(kind: Kind, name: string): Promise<string> {
+  if (kind.route === 'experiments') return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
+  const tags = kind.route === 'prompts' ? [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] : [];
+  await api('POST', 'registered-models/create', { name, tags });
+  return name;
+}
+
 interface Step {
   readonly text: string;
   readonly state: 'done' | 'failed' | 'running';
@@ -47,9 +56,9 @@ interface Step {
 
 /** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
 export function TeamSetup() {
-  const [f, setF] = useState({ group: '', experiment: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
+  const [f, setF] = useState({ group: '', kind: 'experiments', name: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
   const [steps, setSteps] = useState<Step[]>([]);
-  const [result, setResult] = useState<{ issued: IssuedToken; experimentId: string; namespace: string }>();
+  const [result, setResult] = useState<{ issued: IssuedToken; kind: Kind; id: string; namespace: string }>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const set = (k: keyof typeof f) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
@@ -75,26 +84,25 @@ export function TeamSetup() {
     };
     const group = f.group.trim();
     const account = f.account.trim();
+    const kind = KINDS.find((k) => k.route === f.kind)!;
     try {
-      const { experiment_id } = await step(`1. Create experiment “${f.experiment.trim()}”`, () =>
-        api<{ experiment_id: string }>('POST', 'experiments/create', { name: f.experiment.trim() }),
-      );
+      const sharedId = await step(`1. Create ${kind.one} “${f.name.trim()}”`, () => createShared(kind, f.name.trim()));
       await step(`2. Grant group “${group}” ${f.groupPermission} on it`, async () => {
         try {
           await api('POST', 'permissions/groups', { group_name: group });
         } catch (e) {
           if (!(e instanceof ApiError && e.status === 409)) throw e;
         }
-        await api('POST', `permissions/groups/${seg(group)}/experiments/${seg(experiment_id)}`, { permission: f.groupPermission });
+        await api('POST', `permissions/groups/${seg(group)}/${kind.segment}/${seg(sharedId)}`, { permission: f.groupPermission });
       });
-      await step(`3. Create service account “${account}” with EDIT on the experiment`, async () => {
+      await step(`3. Create service account “${account}” with EDIT on the ${kind.one}`, async () => {
         await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
-        await api('POST', `permissions/users/${seg(account)}/experiments/${seg(experiment_id)}`, { permission: 'EDIT' });
+        await api('POST', `permissions/users/${seg(account)}/${kind.segment}/${seg(sharedId)}`, { permission: 'EDIT' });
       });
       const issued = await step(`4. Create its access token, valid until ${f.expiry}`, () =>
         api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: `${f.expiry}T00:00:00Z` }),
       );
-      setResult({ issued, experimentId: experiment_id, namespace: k8sName(group) });
+      setResult({ issued, kind, id: sharedId, namespace: k8sName(group) });
     } catch (e) {
       setError(e);
     } finally {
@@ -107,7 +115,7 @@ export function TeamSetup() {
     <section>
       <h1>Team setup</h1>
       <p class="fg-muted">
-        A shared experiment for a team: the team's group may use it, and a service account gets a token for the team's pipelines and
+        A shared experiment, registered model or prompt for a team: the team's group may use it, and a service account gets a token for the team's pipelines and
         notebooks.
       </p>
       <form
@@ -123,8 +131,16 @@ export function TeamSetup() {
             <input value={f.group} required onInput={set('group')} />
           </label>
           <label class="fg-field">
-            <span>Shared experiment</span>
-            <input value={f.experiment} required onInput={set('experiment')} />
+            <span>Shared resource</span>
+            <select value={f.kind} onChange={set('kind')}>
+              {KINDS.map((k) => (
+                <option value={k.route}>{k.one}</option>
+              ))}
+            </select>
+          </label>
+          <label class="fg-field">
+            <span>Its name</span>
+            <input value={f.name} required onInput={set('name')} />
           </label>
           <label class="fg-field">
             <span>Group permission</span>
@@ -161,7 +177,7 @@ export function TeamSetup() {
       {result && yaml && (
         <>
           <p>
-            Done: <a href={href('experiments', result.experimentId)}>see the experiment's grants</a>.
+            Done: <a href={href(result.kind.route, result.id)}>see the {result.kind.one}'s grants</a>.
           </p>
           <IssuedTokenView issued={result.issued} />
           <h2>5. The token as a Secret in the team's namespace</h2>
