@@ -1,7 +1,9 @@
-# syntax=docker/dockerfile:1
 # flowgate: authorization sidecar for MLflow. Node's current LTS line; better-sqlite3 is compiled
 # in the build stage so the runtime image carries no compiler.
-FROM node:24-bookworm-slim AS build
+# BASE_IMAGE: any Debian bookworm image with Node 24 and npm in /usr/local and a `node` user, for
+# where Docker Hub is out of reach (the tests build one with debootstrap: test/helpers/docker.ts).
+ARG BASE_IMAGE=node:24-bookworm-slim
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -11,7 +13,7 @@ COPY src ./src
 COPY ui ./ui
 RUN npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+FROM ${BASE_IMAGE}
 ENV NODE_ENV=production \
     FLOWGATE_DB_PATH=/var/lib/flowgate/flowgate.db
 WORKDIR /app

@@ -12,12 +12,13 @@ import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.j
 import { readImageRecipe, type ImageRecipe } from '../helpers/dockerfile.js';
 
 /*
- * The Dockerfile, rehearsed without a container engine (this machine and CI have none): the build
- * stage's COPY and RUN steps run in a scratch /app, the runtime stage's COPY steps assemble the
- * image's /app from what they name, and its ENTRYPOINT + CMD start flowgate there, in front of the
- * real MLflow. It catches a build that needs a file the stage does not copy in, a runtime file the
- * image leaves out, dev dependencies shipped, and settings that disagree with flowgate's defaults.
- * It cannot check the base image, apt-get, or the USER the process runs as.
+ * The Dockerfile, rehearsed without a container engine, for machines where test/e2e/image (the
+ * image really built and run, which needs root for its own dockerd) skips: the build stage's COPY
+ * and RUN steps run in a scratch /app, the runtime stage's COPY steps assemble the image's /app
+ * from what they name, and its ENTRYPOINT + CMD start flowgate there, in front of the real MLflow.
+ * It catches a build that needs a file the stage does not copy in, a runtime file the image leaves
+ * out, dev dependencies shipped, and settings that disagree with flowgate's defaults. It runs on
+ * this machine's Node, not the image's; the base image, apt-get and USER are test/e2e/image's.
  */
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -104,6 +105,9 @@ describe('the container image, rehearsed from the Dockerfile', () => {
     expect(recipe.volumes).toEqual([dirname(runtime.env.FLOWGATE_DB_PATH!)]);
     expect(runtime.env.NODE_ENV).toBe('production');
     expect(runtime.user).toBe('node');
+    // Both stages on the base the build argument names, by default the official Node 24 image.
+    expect(recipe.stages.map((s) => s.base)).toEqual(['${BASE_IMAGE}', '${BASE_IMAGE}']);
+    expect(recipe.globalArgs.BASE_IMAGE).toMatch(/^node:24-bookworm-slim$/);
     const prepared = runtime.steps.find((s) => s.kind === 'run' && s.command.includes(recipe.volumes[0]!));
     expect(prepared?.kind === 'run' && prepared.command).toContain(`chown ${runtime.user}:${runtime.user} ${recipe.volumes[0]}`);
   });

@@ -6,6 +6,8 @@ export type ImageStep =
 
 export interface ImageStage {
   readonly name?: string;
+  /** The image FROM names, as written (build args unexpanded). */
+  readonly base: string;
   /** The last WORKDIR (the directory COPY and RUN work in). */
   readonly workdir: string;
   readonly env: Record<string, string>;
@@ -20,6 +22,8 @@ export interface ImageRecipe {
   readonly cmd: readonly string[];
   readonly expose: readonly number[];
   readonly volumes: readonly string[];
+  /** ARGs declared before the first FROM (the ones FROM lines may use), with their defaults. */
+  readonly globalArgs: Record<string, string>;
 }
 
 const jsonArray = (instruction: JSONInstruction): string[] => instruction.getJSONStrings().map((s) => s.getJSONValue());
@@ -27,11 +31,12 @@ const jsonArray = (instruction: JSONInstruction): string[] => instruction.getJSO
 /** Parses with dockerfile-ast (the parser behind VS Code's Dockerfile support); shell-form ENTRYPOINT/CMD are refused. */
 export function readImageRecipe(text: string): ImageRecipe {
   const dockerfile = DockerfileParser.parse(text);
-  const stages: Array<{ name?: string; workdir: string; env: Record<string, string>; user?: string; steps: ImageStep[] }> = [];
+  const stages: Array<{ name?: string; base: string; workdir: string; env: Record<string, string>; user?: string; steps: ImageStep[] }> = [];
   let entrypoint: string[] = [];
   let cmd: string[] = [];
   const expose: number[] = [];
   const volumes: string[] = [];
+  const globalArgs: Record<string, string> = {};
 
   for (const instruction of dockerfile.getInstructions()) {
     const keyword = instruction.getKeyword();
@@ -39,7 +44,12 @@ export function readImageRecipe(text: string): ImageRecipe {
     const stage = stages.at(-1);
     if (keyword === 'FROM') {
       const name = /\bAS\s+(\S+)\s*$/i.exec(instruction.getArgumentsContent() ?? '')?.[1];
-      stages.push({ ...(name ? { name } : {}), workdir: '/', env: {}, steps: [] });
+      stages.push({ ...(name ? { name } : {}), base: args[0] ?? '', workdir: '/', env: {}, steps: [] });
+      continue;
+    }
+    if (keyword === 'ARG' && !stage) {
+      const [name, value = ''] = (args[0] ?? '').split(/=(.*)/s);
+      globalArgs[name!] = value;
       continue;
     }
     if (!stage) throw new Error(`${keyword} before FROM`);
@@ -78,5 +88,5 @@ export function readImageRecipe(text: string): ImageRecipe {
         break;
     }
   }
-  return { stages, entrypoint, cmd, expose, volumes };
+  return { stages, entrypoint, cmd, expose, volumes, globalArgs };
 }
