@@ -35,6 +35,7 @@ const envSchema = z.object({
   FLOWGATE_BASE_PATH: basePath.default(''),
   FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
   FLOWGATE_CREATE_REQUIRES_ADMIN: bool.default(false),
+  FLOWGATE_ENFORCE: bool.default(true),
   FLOWGATE_SKIP_AUTH_PREFLIGHT: bool.default(false),
   FLOWGATE_ADMIN_USERNAME: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/).optional(),
   FLOWGATE_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -119,6 +120,8 @@ export interface Config {
   readonly basePath: string;
   readonly defaultPermission: (typeof PERMISSIONS)[number];
   readonly createRequiresAdmin: boolean;
+  /** False in shadow mode: refusals of MLflow calls are logged and counted as would-deny, and forwarded. */
+  readonly enforce: boolean;
   /** CORS preflights to MLflow routes go to MLflow unauthenticated, for MLflow's own CORS rules to answer. */
   readonly skipAuthPreflight: boolean;
   readonly admin: { readonly username: string; readonly token: string } | undefined;
@@ -194,6 +197,13 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   else if (e.FLOWGATE_ADMIN_USERNAME || adminToken)
     problems.push('FLOWGATE_ADMIN_USERNAME: set together with FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE');
 
+  // Shadow mode lets every signed-in caller through to MLflow, while the admin API that changes
+  // policy stays enforced: an operator-held admin credential must exist to prepare that policy.
+  if (!e.FLOWGATE_ENFORCE && !adminToken)
+    problems.push(
+      'FLOWGATE_ENFORCE: false (shadow mode) requires the bootstrap admin (FLOWGATE_ADMIN_USERNAME with FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE)',
+    );
+
   let oidc: OidcConfig | undefined;
   if (e.FLOWGATE_OIDC_ISSUER_URL) {
     if (!e.FLOWGATE_OIDC_CLIENT_ID) problems.push('FLOWGATE_OIDC_CLIENT_ID: required when FLOWGATE_OIDC_ISSUER_URL is set');
@@ -235,6 +245,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     basePath: e.FLOWGATE_BASE_PATH,
     defaultPermission: e.FLOWGATE_DEFAULT_PERMISSION,
     createRequiresAdmin: e.FLOWGATE_CREATE_REQUIRES_ADMIN,
+    enforce: e.FLOWGATE_ENFORCE,
     skipAuthPreflight: e.FLOWGATE_SKIP_AUTH_PREFLIGHT,
     admin,
     tokenMaxDays: e.FLOWGATE_TOKEN_MAX_DAYS,

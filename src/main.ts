@@ -79,7 +79,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   const logger = options.logger ?? createLogger(config.logLevel);
   const requestLog = requestLineLogger(logger);
   const db = openDatabase(config.dbPath);
-  const metrics = createMetrics({ version: VERSION });
+  const metrics = createMetrics({ version: VERSION, enforcing: config.enforce });
   const registry = metrics.registry;
   registerStoreGauges(registry, db);
 
@@ -206,6 +206,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     onCache: (name, hit) => metrics.cache(name)(hit),
     mlflowVersion,
     readVersion: () => readMlflowVersion(mlflow),
+    staticPrefix: config.upstreamStaticPrefix,
   });
   const mappingChanges = createMappingChanges(db);
   const mappings = createMappingForgetter(lookups, mappingChanges);
@@ -240,6 +241,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     upstream: upstreamJson,
     maxBodyBytes: config.maxBodyBytes,
     logger,
+    enforcing: config.enforce,
     pageTokens: createPageTokenSealer({
       current: config.pageTokenKeys.current ?? storedPageTokenKey(db),
       previous: config.pageTokenKeys.previous,
@@ -273,6 +275,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
     inFlight: metrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+    enforcing: config.enforce,
     onFinish: (scope, req, res) => {
       const route = scope.route ?? 'unmatched';
       if (scope.decision) {
@@ -323,6 +326,11 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   });
   logger.info({ url: metricsServer.url }, 'metrics listening');
   logger.info({ url, upstream: config.upstreamUrl, basePath: config.basePath, version: VERSION }, 'flowgate listening');
+  if (!config.enforce)
+    logger.warn(
+      { enforcing: false },
+      'SHADOW MODE (FLOWGATE_ENFORCE=false): MLflow calls flowgate would refuse are forwarded, logged and counted as would_deny; authentication and the admin API are still enforced',
+    );
 
   return {
     server,

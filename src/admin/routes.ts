@@ -1,3 +1,4 @@
+import { ACCESS_KEY_ROUTES } from './access-keys.js';
 import { AUDIT_ROUTES } from './audit.js';
 import { CURRENT_USER_ROUTES } from './current-user.js';
 import { EXPLAIN_ROUTES } from './explain.js';
@@ -16,6 +17,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...USER_ROUTES,
   ...CURRENT_USER_ROUTES,
   ...TOKEN_ROUTES,
+  ...ACCESS_KEY_ROUTES,
   ...SESSION_ROUTES,
   ...GROUP_ROUTES,
   ...GRANT_ROUTES,

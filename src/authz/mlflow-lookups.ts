@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
 import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
+import { compareVersions } from './catalog-versions.js';
 import { createTraceInfoForms, otherForm, type TraceInfoForm } from './trace-info-forms.js';
 
 /** The facts about MLflow resources that authorization needs and requests do not carry. */
@@ -78,6 +79,8 @@ export interface MlflowLookupsOptions {
    */
   readonly mlflowVersion?: string;
   readonly readVersion?: () => Promise<string | undefined>;
+  /** MLflow's `--static-prefix` (which the client writes before every path), if it runs with one. */
+  readonly staticPrefix?: string;
 }
 
 export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
@@ -185,9 +188,24 @@ function pick(value: unknown, path: readonly string[]): string | undefined {
   return typeof current === 'string' && current !== '' ? current : undefined;
 }
 
+/** The first release serving `/api/` under `--static-prefix` (before it, only `/ajax-api/` is under the prefix). */
+const REST_API_UNDER_PREFIX_SINCE = '3.12.0';
+
+/**
+ * The path a look-up asks: MLflow before 3.12 serves `/api/` at its root even with `--static-prefix`,
+ * which flowgate writes before every path, so there the same handler is asked at its `/ajax-api/`
+ * twin, which every release serves under the prefix. Unknown versions get the newest form.
+ */
+export function lookupPathFor(mlflowVersion: string | undefined, staticPrefix = ''): (path: string) => string {
+  const apiUnderPrefix = mlflowVersion === undefined || compareVersions(mlflowVersion, REST_API_UNDER_PREFIX_SINCE) >= 0;
+  if (staticPrefix === '' || apiUnderPrefix) return (path) => path;
+  return (path) => path.replace(/^\/api\//, '/ajax-api/');
+}
+
 export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflowLookups {
   const client = options.client;
   const traceForms = createTraceInfoForms(options.readVersion, options.mlflowVersion);
+  const lookupPath = lookupPathFor(options.mlflowVersion, options.staticPrefix);
 
   async function getJson(what: string, path: string, query: Record<string, string> = {}): Promise<unknown> {
     return (await getAnswer(what, path, query)).json;
@@ -197,7 +215,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
   async function getAnswer(what: string, path: string, query: Record<string, string> = {}): Promise<UpstreamAnswer> {
     let answer: UpstreamAnswer;
     try {
-      answer = await client.call('GET', path, query);
+      answer = await client.call('GET', lookupPath(path), query);
     } catch (e) {
       if (e instanceof UnreadableAnswer && namesNoRoute(e.upstreamStatus, undefined)) throw noSuchRoute(what, path);
       const unreadable = e instanceof FlowgateError && e.code === 'BAD_GATEWAY';

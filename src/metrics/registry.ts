@@ -9,7 +9,8 @@ import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/crede
  * code, cache names, status classes. Never a raw path, user name, token or resource id.
  */
 
-export type DecisionLabel = 'allow' | 'deny';
+/** would_deny: shadow mode (FLOWGATE_ENFORCE=false) forwarded a request the decision refused. */
+export type DecisionLabel = 'allow' | 'deny' | 'would_deny';
 export type ResourceTypeLabel = 'experiment' | 'registered_model' | 'prompt' | 'none' | 'admin';
 export type AuthMethodLabel = 'basic' | 'bearer' | 'session' | 'none';
 export type AuthResultLabel = 'success' | 'failure' | 'anonymous';
@@ -42,6 +43,8 @@ export interface MetricsOptions {
   readonly registry?: Registry;
   /** Node process metrics (`process_*`, `nodejs_*`); on by default. */
   readonly defaultMetrics?: boolean;
+  /** False in shadow mode; shown by the flowgate_enforcing gauge. */
+  readonly enforcing?: boolean;
 }
 
 const RESOURCE_TYPES: ReadonlySet<string> = new Set<ResourceTypeLabel>(['experiment', 'registered_model', 'prompt', 'none', 'admin']);
@@ -107,6 +110,11 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     registers,
   });
   build.set({ version: opts.version, node: process.version }, 1);
+  new Gauge({
+    name: 'flowgate_enforcing',
+    help: "1 when refusals are enforced; 0 in shadow mode (FLOWGATE_ENFORCE=false), where they are forwarded and counted as decision='would_deny'.",
+    registers,
+  }).set(opts.enforcing === false ? 0 : 1);
   if (opts.defaultMetrics !== false) {
     collectDefaultMetrics({ register: registry });
     // Gauges named `_total` fail `promtool check metrics`; the per-type gauges (`nodejs_active_handles`, …) stay.

@@ -22,7 +22,8 @@ export interface RequestScope {
   readonly started: bigint;
   principal?: Principal;
   route?: string;
-  decision?: 'allow' | 'deny';
+  /** would_deny: shadow mode forwarded a request the decision refused. */
+  decision?: 'allow' | 'deny' | 'would_deny';
   reason?: string;
   /** experiment | registered_model | prompt | none | admin: what the decision was about. */
   resourceType?: string;
@@ -59,6 +60,8 @@ export interface AppDeps {
   readonly preflightRoute?: (req: IncomingMessage, path: string) => string | undefined;
   /** How long a JSON body flowgate reads itself (gate, admin API) may take to arrive. */
   readonly bodyReadTimeoutMs?: number;
+  /** False in shadow mode; `/readyz` says so (without becoming unready). */
+  readonly enforcing?: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -95,7 +98,14 @@ export function createRequestListener(deps: AppDeps) {
       if (method === 'GET' && path === '/readyz') {
         scope.route = '/readyz';
         const r = await deps.readiness();
-        return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream, ...(r.reason ? { reason: r.reason } : {}) });
+        return sendJson(res, r.ready ? 200 : 503, {
+          status: r.ready ? 'ready' : 'unready',
+          store: r.store,
+          upstream: r.upstream,
+          // Present only in shadow mode, so probes and dashboards that know the usual answer see the change.
+          ...(deps.enforcing === false ? { enforcing: false } : {}),
+          ...(r.reason ? { reason: r.reason } : {}),
+        });
       }
       if (method === 'GET' && path === '/flowgate/openapi.json') {
         scope.route = '/flowgate/openapi.json';
@@ -166,7 +176,7 @@ export function createRequestListener(deps: AppDeps) {
         scope.reason = notes.reason;
       }
       scope.route = pass.routeTemplate;
-      scope.decision = 'allow';
+      scope.decision = notes.wouldDeny ? 'would_deny' : 'allow';
       scope.reason = pass.reason;
       const onUpstream = upstreamRecorder(scope);
       continueAuthorized(req, res);

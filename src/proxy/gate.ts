@@ -26,6 +26,8 @@ export interface GateNotes {
   route?: string;
   resourceType?: 'experiment' | 'registered_model' | 'prompt' | 'none';
   reason?: string;
+  /** Shadow mode: the decision denied, and the request goes on anyway. */
+  wouldDeny?: boolean;
 }
 
 /** The gate's verdict when it allows: how to forward. A denial is a thrown FlowgateError. */

@@ -31,6 +31,8 @@ export interface MlflowGateDeps {
   readonly logger: Logger;
   /** Seals the page tokens of filtered searches. */
   readonly pageTokens: PageTokenSealer;
+  /** False in shadow mode (FLOWGATE_ENFORCE=false): refusals are noted as would-deny and the request goes on. */
+  readonly enforcing?: boolean;
 }
 
 /** Answers the caller with MLflow's answer to the look-up that decided the request (the same call). */
@@ -59,11 +61,17 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     logger: deps.logger,
   };
 
-  /** The verdict noted for logs and metrics; a refusal becomes the one 403 the caller sees. */
+  const enforcing = deps.enforcing ?? true;
+
+  /** The verdict noted for logs and metrics; a refusal becomes the one 403 the caller sees, unless shadowed. */
   function enforce(verdict: Verdict, notes: GateNotes): Verdict {
     notes.reason = verdict.reason;
-    if (!verdict.allow) throw forbidden(verdict.message ?? 'Permission denied', verdict.reason);
-    return verdict;
+    if (verdict.allow) return verdict;
+    if (!enforcing) {
+      notes.wouldDeny = true;
+      return verdict;
+    }
+    throw forbidden(verdict.message ?? 'Permission denied', verdict.reason);
   }
 
   function noteResources(refs: readonly ResourceRef[], notes: GateNotes): void {
@@ -95,8 +103,10 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     noteResources(refs, notes);
     const verdict = enforce(await deps.evaluator.evaluate({ principal, entry, request, refs }), notes);
     const pass: GatePass = { routeTemplate: entry.pattern, reason: verdict.reason, body: raw };
-    // A hook may replace the body it read (review stamping) or take over the answer.
-    if (caller.hook !== undefined) {
+    // A hook may replace the body it read (review stamping) or take over the answer. A shadowed
+    // refusal keeps the bookkeeping hooks (creator grants, forgotten mappings) but reaches MLflow's
+    // answer unfiltered, as it would without flowgate.
+    if (caller.hook !== undefined && (verdict.allow || HOOKS[caller.hook].for === 'everyone')) {
       const hook = caller.hook;
       return { ...pass, ...(await HOOKS[hook].run({ hook, entry, principal, request, refs, verdict, req: r.req }, hookContext)) };
     }
@@ -113,6 +123,10 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
         if (!r.principal) throw unauthenticated();
         if (r.principal.isAdmin) return { routeTemplate: 'unmatched', reason: 'admin' };
         notes.reason = 'route-not-found';
+        if (!enforcing) {
+          notes.wouldDeny = true;
+          return { routeTemplate: 'unmatched', reason: 'route-not-found' };
+        }
         throw forbidden(`Permission denied: ${r.method} ${r.path} is not an MLflow route flowgate knows`, 'route-not-found');
       }
       const { entry, params } = m;

@@ -174,4 +174,12 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    description: 'named access keys: a person may hold several, each with its own name (the unnamed token stays one per user)',
+    sql: `
+      ALTER TABLE access_tokens ADD COLUMN name TEXT;
+      CREATE UNIQUE INDEX access_tokens_live_name ON access_tokens (user_id, name) WHERE name IS NOT NULL AND revoked_at IS NULL;
+    `,
+  },
 ];

@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import { badRequest } from '../errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
@@ -11,9 +11,25 @@ export interface IssuedToken {
   readonly expiresAt: number;
 }
 
+/** A named access key as listed: never its token. */
+export interface AccessKey {
+  readonly name: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+interface TokenHolder {
+  readonly id: number;
+  readonly username: string;
+  readonly isServiceAccount?: boolean;
+}
+
 /**
- * Issuing a token replaces the user's previous ones at once: in the store and in every cache, so a
- * rotated service-account token stops working on the next request.
+ * Issuing a token replaces the previous one at once: in the store and in every cache, so a rotated
+ * service-account token stops working on the next request. A person may also hold named access keys
+ * beside their unnamed token (one per laptop, notebook, pipeline), each listed and revoked on its
+ * own; a service account never holds more than one token, so any new one, named or not, replaces
+ * all it had.
  *
  * The one exception is the bootstrap admin token: a break-glass credential the operator holds in
  * configuration (FLOWGATE_ADMIN_TOKEN / _FILE) and flowgate installs at every start. Like a static
@@ -38,14 +54,18 @@ export function createTokenService(deps: {
       ? deps.repo.revokeAllOfUserExcept(userId, at, bootstrap.tokenId)
       : deps.repo.revokeAllOfUser(userId, at);
 
+  /** What a new unnamed token replaces: a person's unnamed token, or everything a service account holds. */
+  const revokeReplaced = (user: TokenHolder, at: number): number =>
+    user.isServiceAccount ? revokeApiTokens(user.id, at) : deps.repo.revokeUnnamedOfUser(user.id, at, bootstrap?.userId === user.id ? bootstrap.tokenId : 0);
+
   return {
     /** Validates before writing: a bad expiration changes nothing. */
-    issue(actor: string, user: { id: number; username: string }, expiration: string | undefined): IssuedToken {
+    issue(actor: string, user: TokenHolder, expiration: string | undefined): IssuedToken {
       const t = now();
       const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
       const token = mintToken();
       deps.db.transaction(() => {
-        const revoked = revokeApiTokens(user.id, t);
+        const revoked = revokeReplaced(user, t);
         const id = deps.repo.insert(user.id, hashToken(token), t, expiresAt);
         deps.audit.record({
           actor,
@@ -75,6 +95,49 @@ export function createTokenService(deps: {
           bootstrap = { tokenId: deps.repo.insert(user.id, hash, now(), expiresAt), userId: user.id };
           deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
         }
+      })();
+      deps.verifier.forgetUser(user.id);
+    },
+    /**
+     * A named access key. A name held by a live key is refused (revoke it first); one held by an
+     * expired key is taken over. For a service account the key replaces every token it had.
+     */
+    issueNamed(actor: string, user: TokenHolder, name: string, expiration: string | undefined): IssuedToken {
+      const t = now();
+      const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
+      const token = mintToken();
+      deps.db.transaction(() => {
+        let revoked = 0;
+        if (user.isServiceAccount) revoked = revokeApiTokens(user.id, t);
+        else {
+          const holder = deps.repo.unrevokedNamed(user.id, name);
+          if (holder && holder.expiresAt > t)
+            throw conflict(`Access key '${name}' of '${user.username}' already exists; revoke it first or choose another name`);
+          if (holder) revoked = deps.repo.revokeNamed(user.id, name, t);
+        }
+        const id = deps.repo.insert(user.id, hashToken(token), t, expiresAt, name);
+        deps.audit.record({
+          actor,
+          action: 'token.issue',
+          target: `user:${user.username}`,
+          oldValue: revoked > 0 ? { revoked_tokens: revoked } : undefined,
+          newValue: { token_id: id, name, expires_at: new Date(expiresAt).toISOString() },
+        });
+      })();
+      deps.verifier.forgetUser(user.id);
+      return { token, expiresAt };
+    },
+    /** The user's named keys that still work, by name. */
+    listNamed(userId: number): AccessKey[] {
+      return deps.repo
+        .liveNamedOfUser(userId, now())
+        .map((r) => ({ name: r.name!, createdAt: r.createdAt, expiresAt: r.expiresAt }));
+    },
+    /** Revokes one named key; the user's other keys and unnamed token keep working. */
+    revokeNamed(actor: string, user: TokenHolder, name: string): void {
+      deps.db.transaction(() => {
+        if (deps.repo.revokeNamed(user.id, name, now()) === 0) throw notFound(`Access key '${name}' of '${user.username}' does not exist`);
+        deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { name } });
       })();
       deps.verifier.forgetUser(user.id);
     },
