@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Db } from '../store/database.js';
 import { parseWith } from './validation.js';
 
 /** The list screens' query: a name filter and offset pages (the token is the next offset). */
@@ -19,14 +18,4 @@ export function readQuery<T extends z.ZodType>(schema: T, query: URLSearchParams
 export function paged<T>(rows: T[], q: PageQuery): { rows: T[]; next_page_token?: string } {
   if (rows.length <= q.max_results) return { rows };
   return { rows: rows.slice(0, q.max_results), next_page_token: String(q.page_token + q.max_results) };
-}
-
-/** Prepared statements built once per database, for route handlers that get the deps on each call. */
-export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
-  const made = new WeakMap<Db, T>();
-  return (db) => {
-    let s = made.get(db);
-    if (!s) made.set(db, (s = build(db)));
-    return s;
-  };
 }

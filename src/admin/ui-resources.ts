@@ -4,7 +4,7 @@ import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest } from '../errors.js';
 import type { User } from '../principals/types.js';
 import type { AdminDeps, AdminRoute } from './types.js';
-import { paged, pageQuery, perDb, readQuery } from './ui-query.js';
+import { paged, pageQuery, readQuery } from './ui-query.js';
 import { experimentIdSchema, modelNameSchema, parseWith } from './validation.js';
 
 /** The Manage screens' view of one resource: its grants, and each concerned user's effective permission and why. */
@@ -13,28 +13,6 @@ const KINDS = [
   { kind: 'registered_model', segment: 'registered-models', param: 'name', idSchema: modelNameSchema },
   { kind: 'prompt', segment: 'prompts', param: 'name', idSchema: modelNameSchema },
 ] as const;
-
-type GranteeType = 'user' | 'service_account' | 'group';
-
-const statements = perDb((db) => ({
-  grants: db.prepare<[string, string, string, string, string, number, number], { grantee_type: GranteeType; name: string; permission: Permission }>(
-    `SELECT grantee_type, name, permission FROM (
-       SELECT CASE u.is_service_account WHEN 1 THEN 'service_account' ELSE 'user' END AS grantee_type, u.username AS name, g.permission
-         FROM grants g JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ?
-       UNION ALL
-       SELECT 'group', gr.name, g.permission
-         FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?)
-     WHERE instr(lower(name), lower(?)) > 0
-     ORDER BY grantee_type = 'group', name LIMIT ? OFFSET ?`,
-  ),
-  concerned: db.prepare<[string, string, string, string, string, number, number], { id: number }>(
-    `SELECT u.id FROM users u WHERE u.id IN (
-       SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
-       UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
-         WHERE g.resource_kind = ? AND g.resource_id = ?)
-     AND instr(lower(u.username), lower(?)) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
-  ),
-}));
 
 const REASON_SOURCE = { 'direct-grant': 'direct', 'group-grant': 'group', 'group-deny': 'group', 'default-permission': 'default' } as const;
 
@@ -75,7 +53,7 @@ function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
       handler: (req, deps) => {
         const id = idOf(req.params);
         const q = readQuery(pageQuery, req.query);
-        const rows = statements(deps.db).grants.all(k.kind, id, k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const rows = deps.grants.searchOnResource(k.kind, id, q.q, q.max_results + 1, q.page_token);
         const page = paged(rows, q);
         return { status: 200, body: { grants: page.rows, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
       },
@@ -93,9 +71,9 @@ function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
           const user = deps.directory.userByName(q.username);
           return { status: 200, body: { users: user ? [explain(deps, user, k.kind, id)] : [] } };
         }
-        const rows = statements(deps.db).concerned.all(k.kind, id, k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const rows = deps.grants.concernedUsers(k.kind, id, q.q, q.max_results + 1, q.page_token);
         const page = paged(rows, q);
-        const users = page.rows.map((r) => explain(deps, deps.directory.userById(r.id)!, k.kind, id));
+        const users = page.rows.map((userId) => explain(deps, deps.directory.userById(userId)!, k.kind, id));
         return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
       },
     },

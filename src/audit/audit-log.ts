@@ -27,22 +27,34 @@ export function createAuditLog(db: Db, now: () => number = Date.now) {
     'INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const page = db.prepare<[number, number], Row>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?');
+  const filtered = db.prepare<[number, string, string, string, string, string, string, number], Row>(
+    `SELECT * FROM audit_log WHERE id < ?
+       AND (? = '' OR actor = ?)
+       AND (? = '' OR substr(action, 1, length(?)) = ?)
+       AND instr(target, ?) > 0
+     ORDER BY id DESC LIMIT ?`,
+  );
   const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  const entry = (r: Row) => ({
+    id: r.id,
+    at: new Date(r.at).toISOString(),
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    old_value: r.old_value === null ? null : (JSON.parse(r.old_value) as unknown),
+    new_value: r.new_value === null ? null : (JSON.parse(r.new_value) as unknown),
+  });
   return {
     record(e: AuditEntry): void {
       insert.run(now(), e.actor, e.action, e.target, json(e.oldValue), json(e.newValue));
     },
     /** Newest first; `beforeId` pages backwards. */
     list(limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
-      return page.all(beforeId, limit).map((r) => ({
-        id: r.id,
-        at: new Date(r.at).toISOString(),
-        actor: r.actor,
-        action: r.action,
-        target: r.target,
-        old_value: r.old_value === null ? null : (JSON.parse(r.old_value) as unknown),
-        new_value: r.new_value === null ? null : (JSON.parse(r.new_value) as unknown),
-      }));
+      return page.all(beforeId, limit).map(entry);
+    },
+    /** Newest first, by exact actor, action prefix and target substring (empty = any). */
+    search(f: { actor: string; action: string; target: string }, limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
+      return filtered.all(beforeId, f.actor, f.actor, f.action, f.action, f.action, f.target, limit).map(entry);
     },
   };
 }

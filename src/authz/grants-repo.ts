@@ -61,6 +61,26 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
     moveResource: db.prepare(
       'UPDATE OR REPLACE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
     ),
+    searchOnResource: db.prepare<
+      [string, string, string, string, string, number, number],
+      { grantee_type: 'user' | 'service_account' | 'group'; name: string; permission: Permission }
+    >(
+      `SELECT grantee_type, name, permission FROM (
+         SELECT CASE u.is_service_account WHEN 1 THEN 'service_account' ELSE 'user' END AS grantee_type, u.username AS name, g.permission
+           FROM grants g JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ?
+         UNION ALL
+         SELECT 'group', gr.name, g.permission
+           FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?)
+       WHERE instr(lower(name), lower(?)) > 0
+       ORDER BY grantee_type = 'group', name LIMIT ? OFFSET ?`,
+    ),
+    concernedUsers: db.prepare<[string, string, string, string, string, number, number], { id: number }>(
+      `SELECT u.id FROM users u WHERE u.id IN (
+         SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
+         UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
+           WHERE g.resource_kind = ? AND g.resource_id = ?)
+       AND instr(lower(u.username), lower(?)) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
+    ),
     count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM grants'),
     resources: db.prepare<[], { resource_kind: ResourceKind; resource_id: string }>(
       'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
@@ -99,6 +119,12 @@ export function createGrantsRepo(db: Db, now: () => number = Date.now) {
     moveResource(kind: ResourceKind, from: string, to: string): number {
       return q.moveResource.run(to, now(), kind, from).changes;
     },
+    /** A resource's grants (users and service accounts first, then groups) whose grantee name contains `text`, a page at a time. */
+    searchOnResource: (kind: ResourceKind, id: string, text: string, limit: number, offset: number) =>
+      q.searchOnResource.all(kind, id, kind, id, text, limit, offset),
+    /** The ids of users a resource's grants concern (directly or through a group), by name, a page at a time. */
+    concernedUsers: (kind: ResourceKind, id: string, text: string, limit: number, offset: number): number[] =>
+      q.concernedUsers.all(kind, id, kind, id, text, limit, offset).map((r) => r.id),
     count: (): number => q.count.get()!.n,
     /** Every resource that has at least one grant. */
     resources: (): ResourceRef[] => q.resources.all().map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),

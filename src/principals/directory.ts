@@ -58,6 +58,15 @@ export function createDirectory(db: Db, now: () => number = Date.now) {
     addMember: db.prepare('INSERT OR IGNORE INTO group_members (group_id, user_id) VALUES (?, ?)'),
     removeMember: db.prepare('DELETE FROM group_members WHERE group_id = ? AND user_id = ?'),
     removeAllMemberships: db.prepare('DELETE FROM group_members WHERE user_id = ?'),
+    searchUsers: db.prepare<[number, number, string, string, number, number], UserRow>(
+      `SELECT * FROM users WHERE is_service_account IN (?, ?)
+         AND (instr(lower(username), lower(?)) > 0 OR instr(lower(display_name), lower(?)) > 0)
+       ORDER BY username LIMIT ? OFFSET ?`,
+    ),
+    searchGroups: db.prepare<[string, number, number], GroupRow & { members: number }>(
+      `SELECT g.*, (SELECT count(*) FROM group_members m WHERE m.group_id = g.id) AS members
+         FROM groups g WHERE instr(lower(g.name), lower(?)) > 0 ORDER BY g.name LIMIT ? OFFSET ?`,
+    ),
     counts: db.prepare<[], { users: number; groups: number; memberships: number }>(
       `SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM groups) AS groups,
               (SELECT count(*) FROM group_members) AS memberships`,
@@ -107,6 +116,14 @@ export function createDirectory(db: Db, now: () => number = Date.now) {
       q.removeAllMemberships.run(userId);
       for (const g of groupIds) q.addMember.run(g, userId);
     },
+    /** Users whose name or display name contains `text` (any case), a page at a time. */
+    searchUsers: (kind: 'user' | 'service_account' | 'all', text: string, limit: number, offset: number): User[] => {
+      const [a, b] = kind === 'user' ? [0, 0] : kind === 'service_account' ? [1, 1] : [0, 1];
+      return q.searchUsers.all(a, b, text, text, limit, offset).map(toUser);
+    },
+    /** Groups whose name contains `text` (any case), with their member counts, a page at a time. */
+    searchGroups: (text: string, limit: number, offset: number): Array<Group & { members: number }> =>
+      q.searchGroups.all(text, limit, offset).map((r) => ({ ...toGroup(r), members: r.members })),
     counts: () => q.counts.get()!,
   };
 }
