@@ -13,6 +13,12 @@ Usage:
   flowgate convert-envoyfilter <file>     print inference key config from an Istio EnvoyFilter
   flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc)
   flowgate routes --check [--url URL]     whether this flowgate classifies every route of the running MLflow's release
+  flowgate users|groups|grants|tokens|audit VERB …
+                                          the admin API of a running flowgate (\`flowgate users --help\`)
+  flowgate team-setup --team T --experiment E --service-account SA --expires DATE …
+                                          the spec's team setup, steps 1–4, printing the YAML of steps 5–6
+  flowgate policy export | apply FILE [--dry-run] [--prune]
+                                          users, groups, grants as a YAML file (never tokens)
   flowgate --version                      print the version
   flowgate --help                         this text
 
@@ -51,6 +57,24 @@ async function main(argv: string[]): Promise<number> {
     if (config === undefined) return 78;
     const { runGrantsPrune } = await import('./commands/grants-prune.js');
     return runGrantsPrune(argv.slice(argv.indexOf('prune') + 1), config, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
+  const adminIo = {
+    env: process.env,
+    out: (t: string) => void process.stdout.write(t),
+    err: (t: string) => void process.stderr.write(t),
+    readFile: (path: string) => (path === '-' ? text(process.stdin) : readFile(path, 'utf8')),
+  };
+  if (['users', 'groups', 'grants', 'tokens', 'audit'].includes(command)) {
+    const { runAdminCli } = await import('./commands/admin-cli/run.js');
+    return runAdminCli(command, argv.slice(argv.indexOf(command) + 1), adminIo);
+  }
+  if (command === 'team-setup') {
+    const { runTeamSetup } = await import('./commands/team-setup.js');
+    return runTeamSetup(argv.slice(argv.indexOf(command) + 1), adminIo);
+  }
+  if (command === 'policy') {
+    const { runPolicy } = await import('./commands/policy.js');
+    return runPolicy(argv.slice(argv.indexOf(command) + 1), adminIo);
   }
   if (command === 'routes') {
     const { runRoutesCheck } = await import('./commands/routes-check.js');

@@ -1,0 +1,63 @@
+/** An admin-API answer other than 2xx, carrying MLflow's error message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Connection {
+  /** The tracking URI (flowgate's URL, base path included), without a trailing slash. */
+  readonly url: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface AdminClient {
+  /** The flowgate this client talks to (its tracking URI, no trailing slash). */
+  readonly url: string;
+  /** `path` is relative to `/api/2.0/mlflow/`, e.g. `permissions/users`. */
+  call<T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>;
+}
+
+/** Talks to a running flowgate over HTTP with Basic credentials; never prints the password. */
+export function createAdminClient(conn: Connection, fetchImpl: typeof fetch = fetch): AdminClient {
+  const auth = `Basic ${Buffer.from(`${conn.username}:${conn.password}`).toString('base64')}`;
+  return {
+    url: conn.url,
+    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const headers: Record<string, string> = { Authorization: auth, Accept: 'application/json' };
+      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      let res: Response;
+      try {
+        res = await fetchImpl(`${conn.url}/api/2.0/mlflow/${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(30_000),
+        });
+      } catch (e) {
+        throw new ApiError(0, 'UNREACHABLE', `cannot reach ${conn.url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+      }
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text === '' ? {} : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      if (!res.ok) {
+        const err = (json ?? {}) as { error_code?: string; message?: string };
+        throw new ApiError(res.status, err.error_code ?? `HTTP_${res.status}`, err.message ?? (text.slice(0, 200) || res.statusText));
+      }
+      if (json === undefined) throw new ApiError(res.status, 'BAD_RESPONSE', `${method} ${path} did not answer JSON`);
+      return json as T;
+    },
+  };
+}
+
+/** `segment` escaped for a path (names may hold `/` or spaces). */
+export const seg = (segment: string) => encodeURIComponent(segment);

@@ -1,0 +1,89 @@
+import { ApiError, seg, type AdminClient } from './client.js';
+import { UsageError } from './connection.js';
+import type { Noun } from './action.js';
+import { printDone, printRows } from './output.js';
+import { KINDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
+
+type Row = Record<string, unknown>;
+const GRANTEE_OPTIONS = { user: { type: 'string' }, group: { type: 'string' } } as const;
+
+interface Grantee {
+  readonly segment: 'users' | 'groups';
+  readonly name: string;
+}
+
+function granteeOf(values: Record<string, unknown>): Grantee {
+  const user = values.user as string | undefined;
+  const group = values.group as string | undefined;
+  if ((user === undefined) === (group === undefined)) throw new UsageError('name exactly one of --user USERNAME or --group GROUP');
+  return user !== undefined ? { segment: 'users', name: user } : { segment: 'groups', name: group! };
+}
+
+const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${seg(resource)}`;
+
+/** Creates the grant, or changes it when one exists: the end state is what was asked. */
+export async function setGrant(client: AdminClient, g: Grantee, k: Kind, resource: string, permission: Permission): Promise<Row> {
+  try {
+    return await client.call('POST', grantPath(g, k, resource), { permission });
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 409) return client.call('PATCH', grantPath(g, k, resource), { permission });
+    throw e;
+  }
+}
+
+export async function deleteGrant(client: AdminClient, g: Grantee, k: Kind, resource: string): Promise<Row> {
+  return client.call('DELETE', grantPath(g, k, resource));
+}
+
+export const GRANTS: Noun = {
+  list: {
+    usage: 'flowgate grants list (--user USERNAME | --group GROUP) [--kind experiment|model|prompt]',
+    options: { ...GRANTEE_OPTIONS, kind: { type: 'string' } },
+    async run({ client, io, json, values }) {
+      const g = granteeOf(values);
+      const kinds = values.kind !== undefined ? [kindNamed(values.kind as string)] : KINDS;
+      const rows: Row[] = [];
+      for (const k of kinds) {
+        const raw = await client.call<{ permissions: Row[] }>('GET', `permissions/${g.segment}/${seg(g.name)}/${k.segment}`);
+        for (const p of raw.permissions) rows.push({ kind: k.kind, resource: p[k.idField], permission: p.permission });
+      }
+      printRows(io, json, { permissions: rows }, rows, ['kind', 'resource', 'permission']);
+    },
+  },
+  on: {
+    usage: 'flowgate grants on KIND RESOURCE   (who holds a grant on it; RESOURCE is an experiment id or a model/prompt name)',
+    args: ['KIND', 'RESOURCE'],
+    async run({ client, io, json, args }) {
+      const k = kindNamed(args[0]!);
+      const base = `permissions/${k.segment}/${seg(args[1]!)}`;
+      const users = await client.call<{ users: Row[] }>('GET', `${base}/users`);
+      const groups = await client.call<{ groups: Row[] }>('GET', `${base}/groups`);
+      const rows = [
+        ...users.users.map((r) => ({ grantee: 'user', name: r.username, permission: r.permission })),
+        ...groups.groups.map((r) => ({ grantee: 'group', name: r.group_name, permission: r.permission })),
+      ];
+      printRows(io, json, { users: users.users, groups: groups.groups }, rows, ['grantee', 'name', 'permission']);
+    },
+  },
+  set: {
+    usage: 'flowgate grants set (--user USERNAME | --group GROUP) KIND RESOURCE PERMISSION',
+    options: GRANTEE_OPTIONS,
+    args: ['KIND', 'RESOURCE', 'PERMISSION'],
+    async run({ client, io, json, values, args }) {
+      const g = granteeOf(values);
+      const permission = permissionNamed(args[2]!);
+      const raw = await setGrant(client, g, kindNamed(args[0]!), args[1]!, permission);
+      printDone(io, json, raw, `${g.segment === 'users' ? 'user' : 'group'} ${g.name}: ${permission} on ${args[0]} ${args[1]}`);
+    },
+  },
+  delete: {
+    usage: 'flowgate grants delete (--user USERNAME | --group GROUP) KIND RESOURCE',
+    options: GRANTEE_OPTIONS,
+    args: ['KIND', 'RESOURCE'],
+    async run({ client, io, json, values, args }) {
+      const g = granteeOf(values);
+      const raw = await deleteGrant(client, g, kindNamed(args[0]!), args[1]!);
+      printDone(io, json, raw, `removed ${g.name}'s grant on ${args[0]} ${args[1]}`);
+    },
+  },
+};

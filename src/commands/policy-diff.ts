@@ -1,0 +1,103 @@
+import { seg, type AdminClient } from './admin-cli/client.js';
+import { deleteGrant, setGrant } from './admin-cli/grants.js';
+import { kindNamed } from './admin-cli/resources.js';
+import type { PolicyDocument, PolicyGrant } from './policy-document.js';
+import { grantKey, type ExperimentNames } from './policy-state.js';
+
+/** One change, shown as a diff line (`+` add, `~` change, `-` remove) and applied through the admin API. */
+export interface Change {
+  readonly line: string;
+  apply(client: AdminClient): Promise<unknown>;
+}
+
+function grantTarget(g: PolicyGrant): { kind: string; name: string } {
+  if (g.experiment !== undefined) return { kind: 'experiment', name: g.experiment };
+  if (g.registered_model !== undefined) return { kind: 'registered_model', name: g.registered_model };
+  return { kind: 'prompt', name: g.prompt! };
+}
+
+function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames, remove: boolean): Change {
+  return {
+    line,
+    async apply(client) {
+      const { kind, name } = grantTarget(g);
+      const id = kind === 'experiment' ? await experiments.idOf(name) : name;
+      if (id === undefined) throw new Error(`MLflow has no experiment named '${name}'`);
+      const grantee = g.user !== undefined ? ({ segment: 'users', name: g.user } as const) : ({ segment: 'groups', name: g.group! } as const);
+      return remove ? deleteGrant(client, grantee, kindNamed(kind), id) : setGrant(client, grantee, kindNamed(kind), id, g.permission);
+    },
+  };
+}
+
+/**
+ * The changes that turn `current` into `wanted`, in an order the API accepts (principals before
+ * their grants, removals last). Without `prune`, nothing absent from `wanted` is removed. The
+ * caller (`self`) is never removed, so an apply cannot lock its own author out.
+ */
+export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, experiments: ExperimentNames, prune: boolean, self: string): Change[] {
+  const changes: Change[] = [];
+  const removals: Change[] = [];
+  const currentUsers = new Map([...current.users, ...current.service_accounts.map((s) => ({ ...s, is_admin: false, sa: true }))].map((u) => [u.username, u]));
+  // A grant names its grantee: pruning never removes a user or group the file still grants to.
+  const wantedNames = new Set([...wanted.users, ...wanted.service_accounts].map((u) => u.username));
+  for (const g of wanted.grants) if (g.user !== undefined) wantedNames.add(g.user);
+
+  for (const u of wanted.users) {
+    const now = currentUsers.get(u.username);
+    if (!now) {
+      changes.push({
+        line: `+ user ${u.username}${u.is_admin ? ' (admin)' : ''}`,
+        apply: (c) => c.call('POST', 'users/create', { username: u.username, display_name: u.display_name, is_admin: u.is_admin ?? false }),
+      });
+      continue;
+    }
+    const patch: Record<string, unknown> = {};
+    if (u.display_name !== undefined && u.display_name !== now.display_name) patch.display_name = u.display_name;
+    if (u.is_admin !== undefined && u.is_admin !== now.is_admin) patch.is_admin = u.is_admin;
+    if (Object.keys(patch).length > 0)
+      changes.push({ line: `~ user ${u.username} ${JSON.stringify(patch)}`, apply: (c) => c.call('PATCH', `permissions/users/${seg(u.username)}`, patch) });
+  }
+  for (const s of wanted.service_accounts) {
+    if (currentUsers.has(s.username)) continue;
+    changes.push({
+      line: `+ service account ${s.username}`,
+      apply: (c) => c.call('POST', 'users/create', { username: s.username, display_name: s.display_name, is_service_account: true }),
+    });
+  }
+
+  const currentGroups = new Map(current.groups.map((g) => [g.name, new Set(g.members ?? [])]));
+  for (const g of wanted.groups) {
+    const now = currentGroups.get(g.name);
+    if (!now) changes.push({ line: `+ group ${g.name}`, apply: (c) => c.call('POST', 'permissions/groups', { group_name: g.name }) });
+    for (const m of g.members ?? [])
+      if (!now?.has(m)) changes.push({ line: `+ member ${m} of ${g.name}`, apply: (c) => c.call('POST', `permissions/groups/${seg(g.name)}/users`, { username: m }) });
+  }
+  if (prune)
+    for (const g of current.groups) {
+      const keep = new Set(wanted.groups.find((w) => w.name === g.name)?.members ?? []);
+      for (const m of g.members ?? [])
+        if (!keep.has(m))
+          removals.push({ line: `- member ${m} of ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}/users/${seg(m)}`) });
+    }
+
+  const currentGrants = new Map(current.grants.map((g) => [grantKey(g), g]));
+  const wantedKeys = new Set<string>();
+  for (const g of wanted.grants) {
+    const key = grantKey(g);
+    wantedKeys.add(key);
+    const now = currentGrants.get(key);
+    if (!now) changes.push(grantChange(`+ grant ${key} ${g.permission}`, g, experiments, false));
+    else if (now.permission !== g.permission) changes.push(grantChange(`~ grant ${key} ${now.permission} → ${g.permission}`, g, experiments, false));
+  }
+
+  if (prune) {
+    for (const g of current.grants) if (!wantedKeys.has(grantKey(g))) removals.push(grantChange(`- grant ${grantKey(g)} ${g.permission}`, g, experiments, true));
+    const wantedGroups = new Set([...wanted.groups.map((g) => g.name), ...wanted.grants.flatMap((g) => (g.group !== undefined ? [g.group] : []))]);
+    for (const g of current.groups)
+      if (!wantedGroups.has(g.name)) removals.push({ line: `- group ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}`) });
+    for (const name of currentUsers.keys())
+      if (!wantedNames.has(name) && name !== self)
+        removals.push({ line: `- user ${name}`, apply: (c) => c.call('DELETE', `permissions/users/${seg(name)}`) });
+  }
+  return [...changes, ...removals];
+}

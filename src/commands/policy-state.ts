@@ -1,0 +1,98 @@
+import type { AdminClient } from './admin-cli/client.js';
+import { seg } from './admin-cli/client.js';
+import { findExperiment } from './admin-cli/mlflow-lookups.js';
+import { KINDS } from './admin-cli/resources.js';
+import type { PolicyDocument, PolicyGrant } from './policy-document.js';
+
+interface ApiUser {
+  username: string;
+  display_name: string;
+  is_admin: boolean;
+  is_service_account: boolean;
+}
+
+export interface PolicyState {
+  readonly document: PolicyDocument;
+  /** Grants on experiments MLflow no longer has, left out of the document. */
+  readonly skipped: string[];
+}
+
+/** Experiment ids and names, both ways, cached for one run. */
+export class ExperimentNames {
+  private readonly byId = new Map<string, string | undefined>();
+  private readonly byName = new Map<string, string | undefined>();
+  constructor(private readonly client: AdminClient) {}
+
+  async nameOf(id: string): Promise<string | undefined> {
+    if (!this.byId.has(id)) this.remember(id, (await findExperiment(this.client, id))?.name);
+    return this.byId.get(id);
+  }
+
+  async idOf(name: string): Promise<string | undefined> {
+    if (!this.byName.has(name)) {
+      const found = await findExperiment(this.client, name);
+      // A name made of digits would be read as an id by findExperiment.
+      if (found && found.name === name) this.remember(found.id, name);
+      else this.byName.set(name, undefined);
+    }
+    return this.byName.get(name);
+  }
+
+  private remember(id: string, name: string | undefined): void {
+    this.byId.set(id, name);
+    if (name !== undefined) this.byName.set(name, id);
+  }
+}
+
+const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => key(a).localeCompare(key(b));
+export const grantKey = (g: PolicyGrant) =>
+  `${g.experiment !== undefined ? `experiment:${g.experiment}` : g.registered_model !== undefined ? `registered_model:${g.registered_model}` : `prompt:${g.prompt}`}` +
+  ` ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
+
+/** What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly). */
+export async function readPolicyState(client: AdminClient, experiments: ExperimentNames): Promise<PolicyState> {
+  const { users } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
+  const { groups } = await client.call<{ groups: { name: string }[] }>('GET', 'permissions/groups');
+  const skipped: string[] = [];
+  const grants: PolicyGrant[] = [];
+  const grantees = [
+    ...users.map((u) => ({ segment: 'users', name: u.username, field: 'user' as const })),
+    ...groups.map((g) => ({ segment: 'groups', name: g.name, field: 'group' as const })),
+  ];
+  for (const who of grantees) {
+    for (const k of KINDS) {
+      const { permissions } = await client.call<{ permissions: Record<string, string>[] }>('GET', `permissions/${who.segment}/${seg(who.name)}/${k.segment}`);
+      for (const p of permissions) {
+        let resource = p[k.idField]!;
+        if (k.kind === 'experiment') {
+          const name = await experiments.nameOf(resource);
+          if (name === undefined) {
+            skipped.push(`experiment ${resource} (${who.field} ${who.name})`);
+            continue;
+          }
+          resource = name;
+        }
+        grants.push({ [k.kind]: resource, [who.field]: who.name, permission: p.permission } as PolicyGrant);
+      }
+    }
+  }
+  const members: Record<string, string[]> = {};
+  for (const g of groups) {
+    const { users: m } = await client.call<{ users: ApiUser[] }>('GET', `permissions/groups/${seg(g.name)}/users`);
+    members[g.name] = m.map((u) => u.username).sort();
+  }
+  const document: PolicyDocument = {
+    version: 1,
+    users: users
+      .filter((u) => !u.is_service_account)
+      .map((u) => ({ username: u.username, display_name: u.display_name, is_admin: u.is_admin }))
+      .sort(byKey((u) => u.username)),
+    service_accounts: users
+      .filter((u) => u.is_service_account)
+      .map((u) => ({ username: u.username, display_name: u.display_name }))
+      .sort(byKey((u) => u.username)),
+    groups: groups.map((g) => ({ name: g.name, members: members[g.name]! })).sort(byKey((g) => g.name)),
+    grants: grants.sort(byKey(grantKey)),
+  };
+  return { document, skipped };
+}

@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { parse, stringify } from 'yaml';
+import type { Action } from './admin-cli/action.js';
+import { UsageError } from './admin-cli/connection.js';
+import type { Io } from './admin-cli/output.js';
+import { runAction } from './admin-cli/run.js';
+import { policyDiff } from './policy-diff.js';
+import { policyDocument, type PolicyDocument } from './policy-document.js';
+import { ExperimentNames, readPolicyState } from './policy-state.js';
+
+const EXPORT: Action = {
+  usage: 'flowgate policy export [--output FILE]',
+  options: { output: { type: 'string', short: 'o' } },
+  async run({ client, io, values }) {
+    const { document, skipped } = await readPolicyState(client, new ExperimentNames(client));
+    for (const s of skipped) io.err(`flowgate: left out a grant on ${s}: MLflow no longer has it (flowgate grants prune removes such grants)\n`);
+    const yaml = `# flowgate policy: apply with \`flowgate policy apply FILE\`. Holds no tokens.\n${stringify(document)}`;
+    if (typeof values.output === 'string') {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(values.output, yaml, { mode: 0o600 });
+    } else io.out(yaml);
+  },
+};
+
+function parseDocument(text: string, file: string): PolicyDocument {
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (e) {
+    throw new UsageError(`${file} is not YAML: ${(e as Error).message}`);
+  }
+  const parsed = policyDocument.safeParse(raw);
+  if (!parsed.success)
+    throw new UsageError(`${file} is not a flowgate policy:\n${parsed.error.issues.map((i) => `  ${i.path.join('.') || '(top)'}: ${i.message}`).join('\n')}`);
+  return parsed.data;
+}
+
+const APPLY: Action = {
+  usage: 'flowgate policy apply FILE [--dry-run] [--prune]   (FILE - reads stdin)',
+  args: ['FILE'],
+  options: { 'dry-run': { type: 'boolean' }, prune: { type: 'boolean' } },
+  async run({ client, io, json, values, args }) {
+    const wanted = parseDocument(await io.readFile(args[0]!), args[0]!);
+    const experiments = new ExperimentNames(client);
+    for (const g of wanted.grants)
+      if (g.experiment !== undefined && (await experiments.idOf(g.experiment)) === undefined)
+        throw new UsageError(`MLflow has no experiment named '${g.experiment}' (named by a grant in ${args[0]})`);
+    const { document: current } = await readPolicyState(client, experiments);
+    const username = io.env.MLFLOW_TRACKING_USERNAME;
+    const changes = policyDiff(current, wanted, experiments, values.prune === true, (values.username as string | undefined) ?? username ?? '');
+    const dryRun = values['dry-run'] === true;
+    if (json) io.out(`${JSON.stringify({ dry_run: dryRun, changes: changes.map((c) => c.line) })}\n`);
+    else for (const c of changes) io.out(`${c.line}\n`);
+    if (!dryRun) for (const c of changes) await c.apply(client);
+    if (!json) io.err(`${changes.length === 0 ? 'no changes' : `${changes.length} ${dryRun ? 'changes (dry run: none applied)' : 'changes applied'}`}\n`);
+  },
+};
+
+const ACTIONS: Record<string, Action> = { export: EXPORT, apply: APPLY };
+
+/** `flowgate policy export|apply`. */
+export async function runPolicy(argv: string[], io: Io): Promise<number> {
+  const { positionals } = parseArgs({ args: argv, strict: false, allowPositionals: true });
+  const verb = positionals[0];
+  const action = verb === undefined ? undefined : ACTIONS[verb];
+  if (!action) {
+    io.err(`usage:\n  ${EXPORT.usage}\n  ${APPLY.usage}\n`);
+    return argv.includes('--help') || argv.includes('-h') ? 0 : 2;
+  }
+  return runAction(action, argv.filter((a, i) => i !== argv.indexOf(verb!)), io);
+}

@@ -1,0 +1,146 @@
+import { stringify } from 'yaml';
+import type { Action } from './admin-cli/action.js';
+import { ApiError, type AdminClient } from './admin-cli/client.js';
+import { UsageError } from './admin-cli/connection.js';
+import { setGrant } from './admin-cli/grants.js';
+import { createExperiment, findExperiment, registeredModelExists } from './admin-cli/mlflow-lookups.js';
+import type { Io } from './admin-cli/output.js';
+import { KINDS, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
+import { runAction } from './admin-cli/run.js';
+
+const [EXPERIMENT, MODEL, PROMPT] = KINDS as [Kind, Kind, Kind];
+
+interface Resource {
+  readonly kind: Kind;
+  readonly id: string;
+}
+
+async function experimentFor(client: AdminClient, idOrName: string, io: Io): Promise<Resource> {
+  const found = await findExperiment(client, idOrName);
+  if (found) return { kind: EXPERIMENT, id: found.id };
+  if (/^\d+$/.test(idOrName)) throw new UsageError(`MLflow has no experiment with id ${idOrName}`);
+  const id = await createExperiment(client, idOrName);
+  io.err(`1. created experiment '${idOrName}' (id ${id})\n`);
+  return { kind: EXPERIMENT, id };
+}
+
+async function modelFor(client: AdminClient, name: string, io: Io): Promise<Resource> {
+  if (!(await registeredModelExists(client, name))) {
+    await client.call('POST', 'registered-models/create', { name });
+    io.err(`1. created registered model '${name}'\n`);
+  }
+  return { kind: MODEL, id: name };
+}
+
+async function promptFor(client: AdminClient, name: string): Promise<Resource> {
+  // A prompt needs its first template, which only its author can give: it must exist already.
+  if (!(await registeredModelExists(client, name))) throw new UsageError(`MLflow has no prompt named '${name}': register it first`);
+  return { kind: PROMPT, id: name };
+}
+
+async function ensureServiceAccount(client: AdminClient, username: string, team: string, io: Io): Promise<void> {
+  try {
+    await client.call('POST', 'users/create', { username, display_name: `${team} service account`, is_admin: false, is_service_account: true });
+    io.err(`3. created service account ${username}\n`);
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 409)) throw e;
+    const { user } = await client.call<{ user: { is_service_account: boolean } }>('GET', `permissions/users/${encodeURIComponent(username)}`);
+    if (!user.is_service_account) throw new UsageError(`'${username}' exists and is a person, not a service account`);
+    io.err(`3. service account ${username} exists\n`);
+  }
+}
+
+interface Manifest {
+  readonly team: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly label: string;
+  readonly trackingUri: string;
+  readonly username: string;
+  readonly token: string;
+}
+
+/** Steps 5 and 6: the token as a Secret, exposed to notebooks by a Kubeflow PodDefault. */
+export function teamAccessYaml(m: Manifest): string {
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: m.name, namespace: m.namespace },
+    type: 'Opaque',
+    stringData: { MLFLOW_TRACKING_URI: m.trackingUri, MLFLOW_TRACKING_USERNAME: m.username, MLFLOW_TRACKING_PASSWORD: m.token },
+  };
+  const podDefault = {
+    apiVersion: 'kubeflow.org/v1alpha1',
+    kind: 'PodDefault',
+    metadata: { name: m.name, namespace: m.namespace },
+    spec: {
+      desc: `MLflow access as ${m.username}`,
+      selector: { matchLabels: { [m.label]: 'true' } },
+      envFrom: [{ secretRef: { name: m.name } }],
+    },
+  };
+  return `${stringify(secret)}---\n${stringify(podDefault)}`;
+}
+
+const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : v === undefined ? [] : [v as string]);
+
+export const TEAM_SETUP: Action = {
+  usage:
+    'flowgate team-setup --team TEAM --service-account NAME --expires ISO-8601 (--experiment NAME|ID | --model NAME | --prompt NAME)… ' +
+    '[--permission EDIT] [--namespace NS] [--label KEY] [--tracking-uri URL]',
+  options: {
+    team: { type: 'string' },
+    experiment: { type: 'string', multiple: true },
+    model: { type: 'string', multiple: true },
+    prompt: { type: 'string', multiple: true },
+    'service-account': { type: 'string' },
+    permission: { type: 'string' },
+    expires: { type: 'string' },
+    namespace: { type: 'string' },
+    label: { type: 'string' },
+    'tracking-uri': { type: 'string' },
+  },
+  async run({ client, io, values }) {
+    const team = values.team as string | undefined;
+    const sa = values['service-account'] as string | undefined;
+    if (!team) throw new UsageError('--team is required');
+    if (!sa) throw new UsageError('--service-account is required');
+    const v = values as Record<string, unknown>;
+    const wanted = [...list(v.experiment), ...list(v.model), ...list(v.prompt)];
+    if (wanted.length === 0) throw new UsageError('name at least one --experiment, --model or --prompt');
+    const permission: Permission = permissionNamed((values.permission as string | undefined) ?? 'EDIT');
+
+    const resources: Resource[] = [];
+    for (const e of list(v.experiment)) resources.push(await experimentFor(client, e, io));
+    for (const m of list(v.model)) resources.push(await modelFor(client, m, io));
+    for (const p of list(v.prompt)) resources.push(await promptFor(client, p));
+
+    for (const r of resources) {
+      await setGrant(client, { segment: 'groups', name: team }, r.kind, r.id, permission);
+      io.err(`2. group ${team}: ${permission} on ${r.kind.kind} ${r.id}\n`);
+    }
+    await ensureServiceAccount(client, sa, team, io);
+    // Service accounts cannot join groups: without a direct grant the account could read nothing.
+    for (const r of resources) await setGrant(client, { segment: 'users', name: sa }, r.kind, r.id, permission);
+    io.err(`   ${sa}: ${permission} on the same ${resources.length === 1 ? 'resource' : 'resources'}\n`);
+    const issued = await client.call<{ token: string; expiration: string }>('PATCH', 'permissions/users/access-token', {
+      username: sa,
+      ...(values.expires !== undefined ? { expiration: values.expires } : {}),
+    });
+    io.err(`4. token for ${sa}, expires ${issued.expiration} (shown once, below; any earlier token is revoked)\n`);
+    const name = `mlflow-${team}`;
+    io.out(
+      teamAccessYaml({
+        team,
+        namespace: (values.namespace as string | undefined) ?? team,
+        name,
+        label: (values.label as string | undefined) ?? name,
+        trackingUri: (values['tracking-uri'] as string | undefined) ?? `${client.url}/`,
+        username: sa,
+        token: issued.token,
+      }),
+    );
+  },
+};
+
+export const runTeamSetup = (argv: string[], io: Io) => runAction(TEAM_SETUP, argv, io);

@@ -1,0 +1,171 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parse, parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN } from '../helpers/flowgate.js';
+import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { runOps } from '../helpers/python-ops.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+let mlflow: MlflowServer;
+let fg: FlowgateProcess;
+const suffix = Date.now().toString(36);
+const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI as a script runs it, with the admin's credentials in MLFLOW_TRACKING_* (or none). */
+function cli(args: string[], env: Record<string, string> = { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token }): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+async function ok(args: string[]): Promise<string> {
+  const r = await cli(args);
+  if (r.code !== 0) throw new Error(`flowgate ${args.join(' ')} → ${r.code}\n${r.stderr}`);
+  return r.stdout;
+}
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  fg = await startFlowgateProcess({ env: { FLOWGATE_UPSTREAM_URL: mlflow.url } });
+}, 600_000);
+
+afterAll(async () => {
+  await fg?.stop();
+  await mlflow?.stop();
+});
+
+describe('flowgate users|groups|grants|tokens|audit', () => {
+  it('manages users, groups, memberships and grants through the admin API, as tables or JSON', async () => {
+    await ok(['users', 'create', 'alice', '--display-name', 'Alice A']);
+    await ok(['users', 'create', 'robot', '--service-account']);
+    const table = await ok(['users', 'list']);
+    expect(table.split('\n')[0]).toMatch(/^USERNAME\s+DISPLAY_NAME\s+IS_ADMIN/);
+    expect(table).toMatch(/alice\s+Alice A\s+false\s+false/);
+    const sas = JSON.parse(await ok(['users', 'list', '--service-accounts', '--json'])) as { service_accounts: { username: string }[] };
+    expect(sas.service_accounts.map((u) => u.username)).toEqual(['robot']);
+
+    await ok(['groups', 'create', 'team-x']);
+    await ok(['groups', 'add-member', 'team-x', 'alice']);
+    expect(await ok(['groups', 'members', 'team-x'])).toMatch(/alice/);
+
+    await ok(['grants', 'set', '--group', 'team-x', 'experiment', '0', 'READ']);
+    await ok(['grants', 'set', '--group', 'team-x', 'experiment', '0', 'EDIT']); // exists: changed, not refused
+    await ok(['grants', 'set', '--user', 'alice', 'model', 'some-model', 'MANAGE']);
+    const grants = JSON.parse(await ok(['grants', 'list', '--group', 'team-x', '--json'])) as { permissions: unknown[] };
+    expect(grants.permissions).toEqual([{ kind: 'experiment', resource: '0', permission: 'EDIT' }]);
+    expect(await ok(['grants', 'on', 'experiment', '0'])).toMatch(/group\s+team-x\s+EDIT/);
+    await ok(['grants', 'delete', '--user', 'alice', 'model', 'some-model']);
+    expect(await ok(['grants', 'list', '--user', 'alice'])).not.toMatch(/some-model/);
+
+    const audit = await ok(['audit', 'list', '--max', '50']);
+    expect(audit).toMatch(/admin\s+\S*grant/);
+  }, 120_000);
+
+  it('mints a token the holder can use, and revokes it', async () => {
+    await ok(['users', 'create', 'bob']);
+    const minted = await cli(['tokens', 'create', 'bob', '--expires', inDays(2)]);
+    expect(minted.code).toBe(0);
+    const token = minted.stdout.trim();
+    expect(token).toMatch(/^fgt_/);
+    expect(minted.stderr).not.toContain(token);
+    const asBob = { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: 'bob', MLFLOW_TRACKING_PASSWORD: token };
+    const me = await cli(['users', 'get', 'bob', '--json'], asBob);
+    expect(me.code).toBe(0);
+    expect((JSON.parse(me.stdout) as { user: { username: string } }).user.username).toBe('bob');
+    await ok(['tokens', 'revoke', 'bob']);
+    expect((await cli(['users', 'get', 'bob'], asBob)).code).toBe(1);
+  }, 60_000);
+
+  it('exits 1 with MLflow\'s error message on an API error, 2 on a usage error', async () => {
+    const missing = await cli(['users', 'delete', `nobody-${suffix}`]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404 RESOURCE_DOES_NOT_EXIST: .*nobody-/);
+    const dup = await cli(['groups', 'create', 'team-x']);
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/409 RESOURCE_ALREADY_EXISTS/);
+    const denied = await cli(['users', 'list'], { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: 'admin', MLFLOW_TRACKING_PASSWORD: 'wrong' });
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/401/);
+    expect(denied.stderr).not.toContain('wrong');
+
+    expect((await cli(['users', 'frob'])).code).toBe(2);
+    expect((await cli(['grants', 'set', 'experiment', '0', 'READ'])).stderr).toMatch(/--user USERNAME or --group GROUP/);
+    expect((await cli(['grants', 'set', '--user', 'alice', 'experiment', '0', 'ALL'])).code).toBe(2);
+    expect((await cli(['users', 'list', '--bogus'])).code).toBe(2);
+    const noUrl = await cli(['users', 'list'], {});
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toMatch(/MLFLOW_TRACKING_URI/);
+  }, 60_000);
+});
+
+describe('flowgate team-setup', () => {
+  it('does steps 1–4, and the service account logs a run with the printed Secret', async () => {
+    const name = `team-a-shared-${suffix}`;
+    const r = await cli([
+      'team-setup', '--team', 'team-a', '--experiment', name, '--service-account', 'team-a-pipelines',
+      '--permission', 'EDIT', '--expires', inDays(30), '--namespace', 'ns-a', '--label', 'mlflow-team-a-access',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const [secret, podDefault] = parseAllDocuments(r.stdout).map((d) => d.toJSON() as Record<string, any>);
+    expect(secret).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mlflow-team-a', namespace: 'ns-a' } });
+    expect(secret!.stringData.MLFLOW_TRACKING_URI).toBe(`${fg.url}/`);
+    expect(secret!.stringData.MLFLOW_TRACKING_USERNAME).toBe('team-a-pipelines');
+    const token = secret!.stringData.MLFLOW_TRACKING_PASSWORD as string;
+    expect(token).toMatch(/^fgt_/);
+    expect(r.stderr).not.toContain(token);
+    expect(podDefault).toEqual({
+      apiVersion: 'kubeflow.org/v1alpha1',
+      kind: 'PodDefault',
+      metadata: { name: 'mlflow-team-a', namespace: 'ns-a' },
+      spec: {
+        desc: 'MLflow access as team-a-pipelines',
+        selector: { matchLabels: { 'mlflow-team-a-access': 'true' } },
+        envFrom: [{ secretRef: { name: 'mlflow-team-a' } }],
+      },
+    });
+
+    // The group was created by its grant and holds EDIT; so does the service account, directly.
+    const id = (JSON.parse(await ok(['grants', 'list', '--group', 'team-a', '--json'])) as { permissions: { resource: string; permission: string }[] }).permissions;
+    expect(id).toHaveLength(1);
+    expect(id[0]!.permission).toBe('EDIT');
+    expect(await ok(['grants', 'on', 'experiment', id[0]!.resource])).toMatch(/user\s+team-a-pipelines\s+EDIT/);
+
+    const other = await runOps(mlflow.venv, fg.url, ADMIN.username, ADMIN.token, [['other', 'create_experiment', `other-${suffix}`]]);
+    const env = secret!.stringData as Record<string, string>;
+    const created = await runOps(mlflow.venv, env.MLFLOW_TRACKING_URI!, env.MLFLOW_TRACKING_USERNAME!, token, [
+      ['run', 'create_run', id[0]!.resource],
+      ['other', 'get_experiment', (other.other as { value: string }).value],
+    ]);
+    expect(created.run?.ok, JSON.stringify(created)).toBe(true);
+    expect(created.other).toEqual({ ok: false, error: 'PERMISSION_DENIED' });
+    const logged = await runOps(mlflow.venv, env.MLFLOW_TRACKING_URI!, env.MLFLOW_TRACKING_USERNAME!, token, [
+      ['metric', 'log_metric', (created.run as { value: string }).value],
+    ]);
+    expect(logged.metric).toEqual({ ok: true, value: true });
+
+    // Run again for the same experiment: nothing is duplicated, and a fresh token replaces the old one.
+    const again = await cli(['team-setup', '--team', 'team-a', '--experiment', name, '--service-account', 'team-a-pipelines', '--expires', inDays(30)]);
+    expect(again.code, again.stderr).toBe(0);
+    const second = parse(again.stdout.split('---\n')[0]!) as { stringData: Record<string, string> };
+    expect(second.stringData.MLFLOW_TRACKING_PASSWORD).not.toBe(token);
+    const stale = await runOps(mlflow.venv, fg.url, 'team-a-pipelines', token, [['get', 'get_experiment', id[0]!.resource]]);
+    expect(stale.get).toEqual({ ok: false, error: 'UNAUTHENTICATED' });
+  }, 300_000);
+
+  it('refuses to make a person into the team\'s service account', async () => {
+    await ok(['users', 'create', 'carol']);
+    const r = await cli(['team-setup', '--team', 'team-c', '--experiment', '0', '--service-account', 'carol', '--expires', inDays(1)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/carol.*not a service account/);
+    expect((await cli(['team-setup', '--team', 'team-c', '--service-account', 'x'])).code).toBe(2);
+  }, 60_000);
+});
