@@ -15,6 +15,8 @@ Usage:
   flowgate routes --check [--url URL]     whether this flowgate classifies every route of the running MLflow's release
   flowgate users|groups|grants|tokens|audit VERB …
                                           the admin API of a running flowgate (\`flowgate users --help\`)
+  flowgate explain METHOD PATH [--user NAME] [--body JSON]
+                                          the decision on that request and why (every grant and check)
   flowgate team-setup --team T --experiment E --service-account SA --expires DATE …
                                           the spec's team setup, steps 1–4, printing the YAML of steps 5–6
   flowgate policy export | apply FILE [--dry-run] [--prune]
@@ -67,6 +69,10 @@ async function main(argv: string[]): Promise<number> {
   if (['users', 'groups', 'grants', 'tokens', 'audit'].includes(command)) {
     const { runAdminCli } = await import('./commands/admin-cli/run.js');
     return runAdminCli(command, argv.slice(argv.indexOf(command) + 1), adminIo);
+  }
+  if (command === 'explain') {
+    const [{ runAction }, { EXPLAIN }] = await Promise.all([import('./commands/admin-cli/run.js'), import('./commands/admin-cli/explain.js')]);
+    return runAction(EXPLAIN, argv.slice(argv.indexOf(command) + 1), adminIo);
   }
   if (command === 'team-setup') {
     const { runTeamSetup } = await import('./commands/team-setup.js');

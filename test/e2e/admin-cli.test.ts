@@ -107,6 +107,31 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
   }, 60_000);
 });
 
+describe('flowgate explain', () => {
+  it('names the deciding grant for an allowed and a denied call against the real MLflow', async () => {
+    await ok(['users', 'create', `erin-${suffix}`]);
+    const created = await fetch(`${fg.url}/api/2.0/mlflow/experiments/create`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.token}`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `explained-${suffix}` }),
+    });
+    const { experiment_id: id } = (await created.json()) as { experiment_id: string };
+    const path = `/api/2.0/mlflow/experiments/get?experiment_id=${id}`;
+    const denied = await cli(['explain', 'GET', path, '--user', `erin-${suffix}`]);
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toContain(`DENY erin-${suffix} GET`);
+    expect(denied.stdout).toContain(`experiment ${id}: direct none; groups none; effective NO_PERMISSIONS (default-permission)`);
+    await ok(['grants', 'set', '--user', `erin-${suffix}`, 'experiment', id, 'READ']);
+    const allowed = JSON.parse(await ok(['explain', 'GET', path, '--user', `erin-${suffix}`, '--json'])) as {
+      verdict: { allow: boolean; reason: string };
+      resources: Array<{ direct: string }>;
+    };
+    expect(allowed.verdict).toMatchObject({ allow: true, reason: 'direct-grant' });
+    expect(allowed.resources[0]!.direct).toBe('READ');
+    expect((await cli(['explain', 'GET', 'no-slash'])).code).toBe(2);
+  }, 60_000);
+});
+
 describe('flowgate team-setup', () => {
   it('does steps 1–4, and the service account logs a run with the printed Secret', async () => {
     const name = `team-a-shared-${suffix}`;
