@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
-import { forbidden, sendJson } from '../errors.js';
+import { badRequest, FlowgateError, forbidden, sendJson } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from './routes.js';
-import type { AdminDeps, AdminRoute } from './types.js';
+import type { BatchCall } from './batch.js';
+import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
 
 export interface AdminMatch {
@@ -44,6 +45,39 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
   for (const route of routes)
     for (const prefix of ADMIN_API_PREFIXES) router.on(route.method, prefix + route.path, () => undefined, route);
 
+  /**
+   * The calls of a batch, each matched, authorized and validated like a request of its own, inside one
+   * transaction: the first refusal undoes them all. The policy index and caches are rebuilt from the
+   * store afterwards, whether it committed or not, so nothing written and undone stays in memory.
+   */
+  function runBatch(principal: Principal, calls: readonly BatchCall[]): AdminResult[] {
+    try {
+      return deps.db.transaction(() =>
+        calls.map((call, index) => {
+          const at = call.path.indexOf('?');
+          const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
+          const m = router.find(call.method, path);
+          const route = m?.store as AdminRoute | undefined;
+          if (!m || !route || route.path === '/mlflow/permissions/batch')
+            throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
+          const params = { ...(m.params as Record<string, string>) };
+          const verdict = access(route, principal, params, deps);
+          if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
+          const body = route.body ? parseWith(route.body, call.body) : undefined;
+          const result = route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps);
+          if (result instanceof Promise) throw badRequest(`Call ${index}: ${call.method} ${call.path} cannot be batched`);
+          return result;
+        }),
+      )();
+    } catch (e) {
+      if (e instanceof FlowgateError && !e.message.startsWith('Call ')) throw new FlowgateError(e.code, `In the batch: ${e.message}`, e.headers, e.reason);
+      throw e;
+    } finally {
+      deps.policyChanged();
+    }
+  }
+  const handlerDeps: AdminDeps = { ...deps, runBatch };
+
   return {
     routes,
     /** `encodedPath` is the normalized path with each segment percent-encoded. */
@@ -63,7 +97,7 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       let body: unknown;
       if (m.route.body) body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
       else req.resume();
-      const result = await m.route.handler({ principal, params: m.params, query, body }, deps);
+      const result = await m.route.handler({ principal, params: m.params, query, body }, handlerDeps);
       sendJson(res, result.status, result.body);
     },
   };

@@ -1,5 +1,6 @@
 import { ACCESS_KEY_ROUTES } from './access-keys.js';
 import { AUDIT_ROUTES } from './audit.js';
+import { BATCH_ROUTES } from './batch.js';
 import { CURRENT_USER_ROUTES } from './current-user.js';
 import { EXPLAIN_ROUTES } from './explain.js';
 import { GRANT_ROUTES } from './grants.js';
@@ -23,6 +24,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...GRANT_ROUTES,
   ...AUDIT_ROUTES,
   ...EXPLAIN_ROUTES,
+  ...BATCH_ROUTES,
   ...UI_RESOURCE_ROUTES,
   ...UI_DIRECTORY_ROUTES,
   ...UI_AUDIT_ROUTES,

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Explainer } from '../authz/explain.js';
+import type { BatchCall } from './batch.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
@@ -50,6 +51,8 @@ export interface AdminDeps {
   readonly endSessionsOf?: (userId: number) => number;
   /** The gate's decision on a request for a principal, with its reasons (the explain route). */
   readonly explain?: Explainer;
+  /** Runs admin calls in one transaction (provided by the admin API itself to the batch route). */
+  readonly runBatch?: (principal: Principal, calls: readonly BatchCall[]) => AdminResult[];
   /** A user as the gate sees them (admin flag, groups), for explanations. */
   readonly principalOf?: (userId: number) => Principal | undefined;
   /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */

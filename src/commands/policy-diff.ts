@@ -1,5 +1,5 @@
 import { seg, type AdminClient } from './admin-cli/client.js';
-import { deleteGrant, setGrant } from './admin-cli/grants.js';
+import { deleteGrant, grantPath } from './admin-cli/grants.js';
 import { kindNamed } from './admin-cli/resources.js';
 import type { PolicyDocument, PolicyGrant } from './policy-document.js';
 import { grantKey, type ExperimentNames } from './policy-state.js';
@@ -16,7 +16,8 @@ function grantTarget(g: PolicyGrant): { kind: string; name: string } {
   return { kind: 'prompt', name: g.prompt! };
 }
 
-function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames, remove: boolean): Change {
+/** `create` (no grant yet), `update` (one with another permission) or `remove`. */
+function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames, how: 'create' | 'update' | 'remove'): Change {
   return {
     line,
     async apply(client) {
@@ -24,7 +25,8 @@ function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames,
       const id = kind === 'experiment' ? await experiments.idOf(name) : name;
       if (id === undefined) throw new Error(`MLflow has no experiment named '${name}'`);
       const grantee = g.user !== undefined ? ({ segment: 'users', name: g.user } as const) : ({ segment: 'groups', name: g.group! } as const);
-      return remove ? deleteGrant(client, grantee, kindNamed(kind), id) : setGrant(client, grantee, kindNamed(kind), id, g.permission);
+      if (how === 'remove') return deleteGrant(client, grantee, kindNamed(kind), id);
+      return client.call(how === 'create' ? 'POST' : 'PATCH', grantPath(grantee, kindNamed(kind), id), { permission: g.permission });
     },
   };
 }
@@ -86,12 +88,12 @@ export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, expe
     const key = grantKey(g);
     wantedKeys.add(key);
     const now = currentGrants.get(key);
-    if (!now) changes.push(grantChange(`+ grant ${key} ${g.permission}`, g, experiments, false));
-    else if (now.permission !== g.permission) changes.push(grantChange(`~ grant ${key} ${now.permission} → ${g.permission}`, g, experiments, false));
+    if (!now) changes.push(grantChange(`+ grant ${key} ${g.permission}`, g, experiments, 'create'));
+    else if (now.permission !== g.permission) changes.push(grantChange(`~ grant ${key} ${now.permission} → ${g.permission}`, g, experiments, 'update'));
   }
 
   if (prune) {
-    for (const g of current.grants) if (!wantedKeys.has(grantKey(g))) removals.push(grantChange(`- grant ${grantKey(g)} ${g.permission}`, g, experiments, true));
+    for (const g of current.grants) if (!wantedKeys.has(grantKey(g))) removals.push(grantChange(`- grant ${grantKey(g)} ${g.permission}`, g, experiments, 'remove'));
     const wantedGroups = new Set([...wanted.groups.map((g) => g.name), ...wanted.grants.flatMap((g) => (g.group !== undefined ? [g.group] : []))]);
     for (const g of current.groups)
       if (!wantedGroups.has(g.name)) removals.push({ line: `- group ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}`) });

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
 import type { Action } from './admin-cli/action.js';
+import type { AdminClient } from './admin-cli/client.js';
 import { UsageError } from './admin-cli/connection.js';
 import type { Io } from './admin-cli/output.js';
 import { runAction } from './admin-cli/run.js';
@@ -35,6 +36,20 @@ function parseDocument(text: string, file: string): PolicyDocument {
   return parsed.data;
 }
 
+/** A client that passes reads through and collects the admin changes, for one batch call. */
+function batchingClient(client: AdminClient): AdminClient & { calls: Array<{ method: string; path: string; body?: unknown }> } {
+  const calls: Array<{ method: string; path: string; body?: unknown }> = [];
+  return {
+    url: client.url,
+    calls,
+    call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+      if (method === 'GET') return client.call<T>(method, path, body);
+      calls.push(body === undefined ? { method, path } : { method, path, body });
+      return Promise.resolve({} as T);
+    },
+  };
+}
+
 const APPLY: Action = {
   usage: 'flowgate policy apply FILE [--dry-run] [--prune]   (FILE - reads stdin)',
   args: ['FILE'],
@@ -51,7 +66,12 @@ const APPLY: Action = {
     const dryRun = values['dry-run'] === true;
     if (json) io.out(`${JSON.stringify({ dry_run: dryRun, changes: changes.map((c) => c.line) })}\n`);
     else for (const c of changes) io.out(`${c.line}\n`);
-    if (!dryRun) for (const c of changes) await c.apply(client);
+    if (!dryRun && changes.length > 0) {
+      // The diff's changes go to flowgate as one batch: applied in one transaction, all or none.
+      const batch = batchingClient(client);
+      for (const c of changes) await c.apply(batch);
+      await client.call('POST', 'permissions/batch', { calls: batch.calls });
+    }
     if (!json) io.err(`${changes.length === 0 ? 'no changes' : `${changes.length} ${dryRun ? 'changes (dry run: none applied)' : 'changes applied'}`}\n`);
   },
 };

@@ -19,7 +19,7 @@ function granteeOf(values: Record<string, unknown>): Grantee {
   return user !== undefined ? { segment: 'users', name: user } : { segment: 'groups', name: group! };
 }
 
-const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${seg(resource)}`;
+export const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${seg(resource)}`;
 
 /** Creates the grant, or changes it when one exists: the end state is what was asked. */
 export async function setGrant(client: AdminClient, g: Grantee, k: Kind, resource: string, permission: Permission): Promise<Row> {
