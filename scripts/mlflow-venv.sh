@@ -13,13 +13,14 @@ if [ -x "$VENV/bin/mlflow" ] && [ -f "$VENV/.complete" ]; then
 fi
 
 # Per-release install quirks, each found by installing that release here:
-# - 3.0.x: its `mlflow server` breaks on SQLAlchemy 2.1 (released after it), so the pin it lacks is added.
+# - 3.0.x: its `mlflow server` breaks on SQLAlchemy 2.1 (released after it), and its span processor on
+#   OpenTelemetry 1.35+ (traces are never sent), so the pins it lacks are added.
 # - 3.18.x: the mlflow-skinny and mlflow-tracing it requires are not on the package index, so its
 #   wheel goes without dependencies over the previous release's full install (which it runs on).
 extra_pins=()
 deps_from=""
 case "$MLFLOW_VERSION" in
-  3.0.*) extra_pins=("sqlalchemy<2.1") ;;
+  3.0.*) extra_pins=("sqlalchemy<2.1" "opentelemetry-sdk<1.35" "opentelemetry-api<1.35") ;;
   3.18.*) deps_from="3.17.2" ;;
 esac
 

@@ -124,10 +124,9 @@ with mlflow.start_span("probe") as span:
     trace_id = span.trace_id
 mlflow.flush_trace_async_logging() if hasattr(mlflow, "flush_trace_async_logging") else None
 client.create_registered_model("plain-model")
-try:
-    mlflow.genai.register_prompt(name="my-prompt", template="Hello {{name}}")
-except Exception:
-    client.create_registered_model("my-prompt", tags={"mlflow.prompt.is_prompt": "true"})
+# MLflow 3.0 has the prompt registry only at the top level; 3.1 added \`mlflow.genai\`'s.
+prompts = mlflow.genai if hasattr(mlflow.genai, "register_prompt") else mlflow
+prompts.register_prompt(name="my-prompt", template="Hello {{name}}")
 import requests
 api = ${JSON.stringify(apiUrl())} + "/api/3.0/mlflow"
 issue = schema = dataset = None
@@ -146,8 +145,15 @@ print(json.dumps({"experiment": exp, "run": run.info.run_id, "loggedModel": lm.m
     ids = JSON.parse(created.stdout.trim().split('\n').pop() ?? '{}');
   });
 
+  // As flowgate runs in front of it: MLflow's static prefix configured, the look-up path chosen by its version.
   const lookupsFor = () =>
-    createMlflowLookups({ client: upstreamJsonFor(`http://127.0.0.1:${server.port}`, apiPrefix, 10_000), cacheSize: 100, ttlMs: 1_000, mlflowVersion: version });
+    createMlflowLookups({
+      client: upstreamJsonFor(`http://127.0.0.1:${server.port}`, '/mlflow', 10_000),
+      cacheSize: 100,
+      ttlMs: 1_000,
+      mlflowVersion: version,
+      staticPrefix: '/mlflow',
+    });
 
   it('maps run, logged model and trace to their experiment', async () => {
     const lookups = lookupsFor();

@@ -159,12 +159,18 @@ def search_registered_models():
     return sorted(m.name for m in client.search_registered_models())
 
 
+def _prompts():
+    # MLflow 3.0 has the prompt registry only at the top level; 3.1 added `mlflow.genai`'s.
+    return mlflow.genai if hasattr(mlflow.genai, "register_prompt") else mlflow
+
+
 def register_prompt(name, template):
-    return mlflow.genai.register_prompt(name=name, template=template).version
+    # MLflow 3.0 answers the version as a string.
+    return int(_prompts().register_prompt(name=name, template=template).version)
 
 
 def load_prompt(name, version):
-    return mlflow.genai.load_prompt(f"prompts:/{name}/{version}").template
+    return _prompts().load_prompt(f"prompts:/{name}/{version}").template
 
 
 def log_trace(exp_id, label):
@@ -176,7 +182,11 @@ def log_trace(exp_id, label):
 
 
 def search_traces(exp_id):
-    traces = mlflow.search_traces(locations=[exp_id], return_type="list")
+    import inspect
+
+    # `locations` replaced `experiment_ids` in MLflow 3.9; older clients know only the latter.
+    where = "locations" if "locations" in inspect.signature(mlflow.search_traces).parameters else "experiment_ids"
+    traces = mlflow.search_traces(**{where: [exp_id]}, return_type="list")
     return sorted(t.info.trace_id for t in traces)
 
 
