@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../dist/config.js';
 import { createLogger } from '../dist/logging.js';
 import { startFlowgate } from '../dist/main.js';
+import { seedScale } from './seed-scale.mjs';
 
 const ROUNDS = Number(process.env.BENCH_UI_ROUNDS ?? 30);
 const TARGET_MS = 300;
@@ -35,26 +36,7 @@ const config = loadConfig({
 const fg = await startFlowgate(config, { logger: createLogger('error') });
 
 const seeded = performance.now();
-const t = Date.now();
-fg.db.transaction(() => {
-  const user = fg.db.prepare('INSERT INTO users (username, display_name, is_admin, is_service_account, created_at) VALUES (?, ?, 0, ?, ?)');
-  const group = fg.db.prepare('INSERT INTO groups (name, created_at) VALUES (?, ?)');
-  const member = fg.db.prepare('INSERT INTO group_members (group_id, user_id) SELECT g.id, u.id FROM groups g, users u WHERE g.name = ? AND u.username = ?');
-  const grant = fg.db.prepare(
-    `INSERT INTO grants (resource_kind, resource_id, user_id, group_id, permission, created_at, updated_at)
-     SELECT 'experiment', ?, (SELECT id FROM users WHERE username = ?), NULL, 'READ', ?, ?`,
-  );
-  const groupGrant = fg.db.prepare(
-    `INSERT INTO grants (resource_kind, resource_id, user_id, group_id, permission, created_at, updated_at)
-     SELECT 'experiment', ?, NULL, (SELECT id FROM groups WHERE name = ?), 'EDIT', ?, ?`,
-  );
-  for (let i = 0; i < 10_000; i++) user.run(`scale-user-${i}`, `Scale user ${i}`, i % 20 === 0 ? 1 : 0, t);
-  for (let g = 0; g < 1_000; g++) group.run(`scale-group-${g}`, t);
-  for (let i = 0; i < 10_000; i++) member.run(`scale-group-${i % 1_000}`, `scale-user-${i}`);
-  // 90k user grants and 10k group grants over 1k experiments: 90 users and 10 groups on each.
-  for (let i = 0; i < 90_000; i++) grant.run(String(1000 + Math.floor(i / 90)), `scale-user-${i % 10_000}`, t, t);
-  for (let i = 0; i < 10_000; i++) groupGrant.run(String(1000 + Math.floor(i / 10)), `scale-group-${i % 1_000}`, t, t);
-})();
+seedScale(fg.db);
 console.log(`seeded 10k users, 1k groups, 100k grants in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
 
 const SCREENS = [

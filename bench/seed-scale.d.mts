@@ -1,0 +1,2 @@
+import type { Database } from 'better-sqlite3';
+export function seedScale(db: Database): void;
