@@ -192,6 +192,54 @@ describe('cached mappings follow MLflow', () => {
   });
 });
 
+describe('every mapping change reaches the store log other flowgates follow', () => {
+  const logged = () => fg.db.prepare('SELECT cache, key FROM mapping_changes ORDER BY seq').all() as Array<{ cache: string; key: string }>;
+  const after = async (send: () => Promise<unknown>) => {
+    const before = logged().length;
+    await send();
+    return eventually(() => {
+      const rows = logged().slice(before);
+      if (rows.length === 0) throw new Error('no mapping change logged');
+      return rows;
+    });
+  };
+
+  it.each([
+    ['delete', '/api/2.0/mlflow/experiments/delete'],
+    ['restore', '/api/2.0/mlflow/experiments/restore'],
+    ['rename', '/api/2.0/mlflow/experiments/update'],
+  ])('an experiment %s forgets the experiment names', async (_, path) => {
+    const rows = await after(() => asAdmin(api().post(path)).send({ experiment_id: '5', new_name: 'renamed-5' }));
+    expect(rows).toContainEqual({ cache: 'experiment_names', key: '' });
+  });
+
+  it('a tag set or removed on a model forgets its prompt flag', async () => {
+    expect(await after(() => asAdmin(api().post('/api/2.0/mlflow/registered-models/set-tag')).send({ name: 'flagged', key: 'k', value: 'v' }))).toContainEqual({
+      cache: 'model',
+      key: 'flagged',
+    });
+    expect(await after(() => asAdmin(api().delete('/api/2.0/mlflow/registered-models/delete-tag')).send({ name: 'flagged', key: 'k' }))).toContainEqual({
+      cache: 'model',
+      key: 'flagged',
+    });
+  });
+
+  it('a trace written with a client-chosen id (start v3, OTLP) forgets that trace', async () => {
+    const id = `tr-${'5'.repeat(32)}`;
+    const rows = await after(() =>
+      asMallory(api().post('/api/3.0/mlflow/traces')).send({ trace: { trace_info: { trace_id: id, trace_location: { mlflow_experiment: { experiment_id: '1' } } } } }),
+    );
+    expect(rows).toContainEqual({ cache: 'trace', key: id });
+    const otlp = await after(() =>
+      asMallory(api().post('/v1/traces'))
+        .set('X-Mlflow-Experiment-Id', '1')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '6'.repeat(32), spanId: '0102030405060708', name: 's' }] }] }] })),
+    );
+    expect(otlp).toContainEqual({ cache: 'trace', key: `tr-${'6'.repeat(32)}` });
+  });
+});
+
 describe('grant lifecycle', () => {
   it('prunes grants left on an experiment id MLflow hands out again', async () => {
     const reused = String(state.nextExperiment);
