@@ -71,7 +71,7 @@ export function createUi(d: UiDeps): UiModule {
     return true;
   };
 
-  const ownRoute: OwnRoute = async (req, res, ctx) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, ctx: Parameters<OwnRoute>[2]): Promise<boolean> => {
     const method = req.method ?? 'GET';
     const readOnly = method === 'GET' || method === 'HEAD';
     if (ctx.path.startsWith(UI_PATHS.assets) && readOnly) {
@@ -99,6 +99,10 @@ export function createUi(d: UiDeps): UiModule {
     }
     return signIn ? signIn(req, res, ctx) : false;
   };
+
+  // Asked for every request before authentication: anything outside the UI shell and flowgate's own
+  // pages is declined synchronously, so MLflow's calls pay no promise for it.
+  const ownRoute: OwnRoute = (req, res, ctx) => (ctx.path === '/' || ctx.path.startsWith('/flowgate/') ? serve(req, res, ctx) : false);
 
   return {
     ownRoute,
