@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './mlflow-server.js';
+import { superviseGroup } from './process-group.js';
 
 /** A Keycloak 26 release Maven Central serves (keycloak-quarkus-dist, the server distribution). */
 export const KEYCLOAK_VERSION = process.env.FLOWGATE_KEYCLOAK_VERSION ?? '26.5.6';
@@ -55,17 +56,6 @@ export interface Keycloak {
   stop(): Promise<void>;
 }
 
-const liveGroups = new Set<number>();
-process.on('exit', () => {
-  for (const pgid of liveGroups) {
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
-
 /**
  * `kc.sh start-dev` on a free 127.0.0.1 port with an in-memory database, then the realm in
  * `realmFile` (a test fixture, `${placeholders}` replaced from `values`) imported through the
@@ -83,31 +73,7 @@ export async function startKeycloak(home: string, realmFile: string, values: Rec
       detached: true,
     },
   );
-  const pgid = child.pid!;
-  liveGroups.add(pgid);
-  const output: string[] = [];
-  const keep = (c: Buffer) => {
-    output.push(c.toString());
-    if (output.length > 300) output.splice(0, output.length - 300);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const logs = () => output.join('');
-  let stopped: Promise<void> | undefined;
-  const stop = () =>
-    (stopped ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise<void>((r) => child.once('exit', () => r()));
-        process.kill(-pgid, 'SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      }
-      try {
-        process.kill(-pgid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-      liveGroups.delete(pgid);
-    })());
+  const { logs, stop } = superviseGroup(child, 300, 10_000);
 
   try {
     const deadline = Date.now() + startTimeoutMs;

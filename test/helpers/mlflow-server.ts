@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { superviseGroup } from './process-group.js';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
@@ -16,26 +17,6 @@ export interface MlflowServer {
   /** Log lines MLflow wrote so far (stdout and stderr), for failure messages. */
   logs(): string;
   stop(): Promise<void>;
-}
-
-/** Process groups still running, killed if the test process exits without stopping them. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
-  });
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // Already gone.
-  }
 }
 
 /** The venv holding the pinned MLflow (or FLOWGATE_MLFLOW_VERSION's); installs it on first use (minutes), reuses it after. */
@@ -167,7 +148,6 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     '--workers', '1',
     ...(prefix ? ['--static-prefix', prefix] : []),
   ];
-  installExitHook();
   const child = spawn(join(venv, 'bin/mlflow'), args, {
     cwd: dir,
     env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', ...options.env }),
@@ -175,33 +155,12 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     // Own process group: `mlflow server` forks uvicorn, which forks its worker; stop() kills them all.
     detached: true,
   });
-  const pgid = child.pid;
-  if (pgid === undefined) throw new Error('could not spawn mlflow server');
-  liveGroups.add(pgid);
-
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 400) output.splice(0, output.length - 400);
+  const group = superviseGroup(child, 400, 5_000);
+  const logs = group.logs;
+  const stop = async () => {
+    await group.stop();
+    await rm(dir, { recursive: true, force: true });
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const logs = () => output.join('');
-
-  let stopped: Promise<void> | undefined;
-  const stop = () =>
-    (stopped ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise<void>((r) => child.once('exit', () => r()));
-        killGroup(pgid, 'SIGTERM');
-        const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 5_000))]);
-        if (timedOut) killGroup(pgid, 'SIGKILL');
-      }
-      // Stragglers in the group (e.g. a uvicorn worker) go too.
-      killGroup(pgid, 'SIGKILL');
-      liveGroups.delete(pgid);
-      await rm(dir, { recursive: true, force: true });
-    })());
 
   const url = `http://127.0.0.1:${port}${prefix}`;
   try {
