@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { decide } from '../dist/authz/decide.js';
 import { createGrantsRepo } from '../dist/authz/grants-repo.js';
 import { createPolicyReader } from '../dist/authz/policy.js';
-import { openDatabase } from '../dist/store/database.js';
+import { openDatabase, openSqliteStore } from '../dist/store/database.js';
 import { hashToken } from '../dist/tokens/token.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -391,14 +391,15 @@ function seedLargeStore(dbPath) {
 }
 
 /** p50/p99 of decide() + the policy reader, cold (each pair's first look-up: SQL) and warm (cache hits). */
-function decisionMicrobench(dbPath) {
-  const db = openDatabase(dbPath);
+async function decisionMicrobench(dbPath) {
+  const sql = openSqliteStore(dbPath);
   const loadStarted = process.hrtime.bigint();
-  const policy = createPolicyReader(createGrantsRepo(db));
+  const policy = createPolicyReader(createGrantsRepo(sql));
+  await policy.reloadAll();
   const indexLoadMs = Number(process.hrtime.bigint() - loadStarted) / 1e6;
   // The groups of each user come from the principal cache in flowgate; here straight from the store.
   const groupsOf = new Map();
-  for (const r of db.prepare('SELECT user_id, group_id FROM group_members').iterate()) {
+  for (const r of await sql.all('SELECT user_id, group_id FROM group_members')) {
     if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
     groupsOf.get(r.user_id).push(r.group_id);
   }
@@ -423,7 +424,7 @@ function decisionMicrobench(dbPath) {
   };
   const cold = measure();
   const warm = measure();
-  db.close();
+  await sql.close();
   return { cold, warm, pairs: pairs.length, indexLoadMs };
 }
 
@@ -780,7 +781,7 @@ await stop(bare.child);
 await stop(upstream.child);
 
 log('decision micro-benchmark at 100k grants');
-results.micro = decisionMicrobench(join(dirD, 'flowgate.db'));
+results.micro = await decisionMicrobench(join(dirD, 'flowgate.db'));
 
 if (process.env.BENCH_SKIP_MLFLOW === '1') results.notes.push('(e) and (f) skipped: BENCH_SKIP_MLFLOW=1');
 else {

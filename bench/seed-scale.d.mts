@@ -1,2 +1,2 @@
-import type { Database } from 'better-sqlite3';
-export function seedScale(db: Database): void;
+import type { Sql } from '../src/store/sql.js';
+export function seedScale(sql: Sql): Promise<void>;

@@ -36,7 +36,7 @@ const config = loadConfig({
 const fg = await startFlowgate(config, { logger: createLogger('error') });
 
 const seeded = performance.now();
-seedScale(fg.db);
+await seedScale(fg.store.sql);
 console.log(`seeded 10k users, 1k groups, 100k grants in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
 
 const SCREENS = [

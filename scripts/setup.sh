@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What flowgate's tests need and npm does not install: Debian's chromium and prometheus (promtool and
-# the server), python3-venv, the npm dependencies and the pinned MLflow venv (outside the clone,
+# the server), postgresql (server binaries), python3-venv, the npm dependencies and the pinned MLflow venv (outside the clone,
 # reused). Run by `npm test` (its pretest step); idempotent, and a second of checks when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,8 @@ need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || need_apt+=(prometheus)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The shared-store tests start throwaway PostgreSQL clusters from Debian's server binaries.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   as_root=()
   if [ "$(id -u)" != 0 ]; then

@@ -21,6 +21,8 @@ Usage:
                                           the spec's team setup, steps 1–4, printing the YAML of steps 5–6
   flowgate policy export | apply FILE [--dry-run] [--prune]
                                           users, groups, grants as a YAML file (never tokens)
+  flowgate store copy --from sqlite:PATH --to postgres://…
+                                          move a store into a new PostgreSQL database, verified by counts
   flowgate --version                      print the version
   flowgate --help                         this text
 
@@ -81,6 +83,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'policy') {
     const { runPolicy } = await import('./commands/policy.js');
     return runPolicy(argv.slice(argv.indexOf(command) + 1), adminIo);
+  }
+  if (command === 'store' && positionals[1] === 'copy') {
+    const { runStoreCopy } = await import('./commands/store-copy.js');
+    return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
   }
   if (command === 'routes') {
     const { runRoutesCheck } = await import('./commands/routes-check.js');

@@ -32,6 +32,14 @@ const envSchema = z.object({
   FLOWGATE_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   FLOWGATE_UPSTREAM_STATIC_PREFIX: basePath.default(''),
   FLOWGATE_DB_PATH: z.string().min(1).default('./data/flowgate.db'),
+  FLOWGATE_DATABASE_URL: z
+    .string()
+    .refine((v) => /^postgres(ql)?:\/\/[^/]/.test(v), { message: 'expected postgres://user:password@host:port/database' })
+    .optional(),
+  FLOWGATE_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  FLOWGATE_DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  FLOWGATE_DATABASE_CA_FILE: z.string().min(1).optional(),
   FLOWGATE_BASE_PATH: basePath.default(''),
   FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
   FLOWGATE_CREATE_REQUIRES_ADMIN: bool.default(false),
@@ -84,6 +92,8 @@ const TOOLING_VARIABLES = new Set([
   'FLOWGATE_MLFLOW_OIDC_AUTH_VENV',
   'FLOWGATE_CHROMIUM',
   'FLOWGATE_BIG_ARTIFACT_MB',
+  'FLOWGATE_TEST_STORE',
+  'FLOWGATE_TEST_POSTGRES_URL',
 ]);
 
 /** A mistyped setting would otherwise be ignored silently: every unknown name is a problem, with the likely one. */
@@ -117,6 +127,15 @@ export interface Config {
   /** MLflow's own `--static-prefix`, when it runs with one. */
   readonly upstreamStaticPrefix: string;
   readonly dbPath: string;
+  /** The shared PostgreSQL store (replicas); unset: the embedded SQLite file at `dbPath`. */
+  readonly databaseUrl: string | undefined;
+  readonly postgres: {
+    readonly poolSize: number;
+    readonly statementTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+    /** PEM read from FLOWGATE_DATABASE_CA_FILE: verified TLS to PostgreSQL. */
+    readonly caCertificate: string | undefined;
+  };
   readonly basePath: string;
   readonly defaultPermission: (typeof PERMISSIONS)[number];
   readonly createRequiresAdmin: boolean;
@@ -233,6 +252,15 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
   const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
+  let caCertificate: string | undefined;
+  if (e.FLOWGATE_DATABASE_CA_FILE) {
+    if (!e.FLOWGATE_DATABASE_URL) problems.push('FLOWGATE_DATABASE_CA_FILE: set only with FLOWGATE_DATABASE_URL');
+    try {
+      caCertificate = readFile(e.FLOWGATE_DATABASE_CA_FILE);
+    } catch {
+      problems.push('FLOWGATE_DATABASE_CA_FILE: cannot read the file');
+    }
+  }
   if (problems.length) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -242,6 +270,13 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     upstreamTimeoutMs: e.FLOWGATE_UPSTREAM_TIMEOUT_MS,
     upstreamStaticPrefix: e.FLOWGATE_UPSTREAM_STATIC_PREFIX,
     dbPath: e.FLOWGATE_DB_PATH,
+    databaseUrl: e.FLOWGATE_DATABASE_URL,
+    postgres: {
+      poolSize: e.FLOWGATE_DATABASE_POOL_SIZE,
+      statementTimeoutMs: e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS,
+      connectTimeoutMs: e.FLOWGATE_DATABASE_CONNECT_TIMEOUT_MS,
+      caCertificate,
+    },
     basePath: e.FLOWGATE_BASE_PATH,
     defaultPermission: e.FLOWGATE_DEFAULT_PERMISSION,
     createRequiresAdmin: e.FLOWGATE_CREATE_REQUIRES_ADMIN,

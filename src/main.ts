@@ -18,9 +18,9 @@ import { startMetricsServer } from './metrics/server.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
 import { createPrincipalCache } from './principals/principal-cache.js';
-import { watchExternalChanges } from './store/external-changes.js';
 import { createMappingChanges } from './store/mapping-changes.js';
-import { createMappingForgetter } from './authz/mapping-forgetter.js';
+import { createMappingForgetter, type MappingForgetter } from './authz/mapping-forgetter.js';
+import { followStore } from './follow-store.js';
 import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
 import { createEvaluator } from './authz/evaluate.js';
@@ -43,7 +43,7 @@ import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
 import { recordedStatus } from './proxy/response-status.js';
-import { openDatabase, type Db } from './store/database.js';
+import { openStore, type Store } from './store/store.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
 import { createTokenVerifier } from './tokens/verifier.js';
@@ -55,7 +55,7 @@ const DAY_MS = 86_400_000;
 export interface Flowgate {
   readonly server: Server;
   readonly url: string;
-  readonly db: Db;
+  readonly store: Store;
   readonly registry: Registry;
   /** The separate metrics listener's `/metrics` URL (never on the public port). */
   readonly metricsUrl: string;
@@ -78,30 +78,42 @@ const microsecondsAsMs = (seconds: number) => Math.round(seconds * 1e6) / 1e3;
 export async function startFlowgate(config: Config, options: StartOptions = {}): Promise<Flowgate> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const requestLog = requestLineLogger(logger);
-  const db = openDatabase(config.dbPath);
+  const store = await openStore({
+    dbPath: config.dbPath,
+    databaseUrl: config.databaseUrl,
+    watchMs: config.storeWatchMs,
+    postgres: config.postgres,
+    onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
+  });
+  const sql = store.sql;
   const metrics = createMetrics({ version: VERSION, enforcing: config.enforce });
   const registry = metrics.registry;
-  registerStoreGauges(registry, db);
+  registerStoreGauges(registry, sql);
 
-  const directory = createDirectory(db);
-  const grants = createGrantsRepo(db);
-  const audit = createAuditLog(db);
-  const tokenRepo = createTokenRepo(db);
+  const directory = createDirectory(sql);
+  const grants = createGrantsRepo(sql);
+  const audit = createAuditLog(sql);
+  const tokenRepo = createTokenRepo(sql);
   const principals = createPrincipalCache(directory, config.tokenCacheSize, metrics.cache('principal'));
   const verifier = createTokenVerifier({
     repo: tokenRepo,
-    usernameOf: (id) => directory.userById(id)?.username,
+    usernameOf: async (id) => (await directory.userById(id))?.username,
     cacheSize: config.tokenCacheSize,
     onCache: metrics.cache('token'),
   });
-  const tokens = createTokenService({ db, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
+  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
   const policy = createPolicyReader(grants);
-  const sessions = createSessionStore(db, {
+  const sessions = createSessionStore(sql, {
     idleMs: config.session.idleMinutes * 60_000,
     absoluteMs: config.session.absoluteHours * 3_600_000,
     cacheSize: config.tokenCacheSize,
     ...(options.now ? { now: options.now } : {}),
+    onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
   });
+  let mappings: MappingForgetter | undefined;
+  // Following starts as the index is read, so no change committed in between is missed.
+  await policy.reloadAll();
+  const following = followStore(store, { policy, verifier, principals, sessions, mappings: () => mappings, logger });
 
   const canManage = (principal: Principal, ref: ResourceRef) =>
     decide({
@@ -113,10 +125,10 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     }).allow;
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
-  const grantWriter = createGrantWriter({ db, grants, audit, grantsChanged });
-  const principalWriter = createPrincipalWriter({ db, directory, audit });
+  const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
+  const principalWriter = createPrincipalWriter({ sql, directory, audit });
   const adminDeps: AdminDeps = {
-    db,
+    sql,
     directory,
     principalWriter,
     grants,
@@ -125,7 +137,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     tokens,
     policyChanged: () => {
       principals.invalidate();
-      policy.reloadAll();
+      return policy.reloadAll();
     },
     grantsChanged,
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
@@ -137,24 +149,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     principalOf: (userId) => principals.principal(userId, 'basic'),
   };
 
-  if (config.admin) bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
-
-  // Another process committed to the store (a second flowgate on the same file, an operator's
-  // sqlite3): nothing cached from it can be trusted, revocations above all.
-  const storeWatch =
-    config.storeWatchMs > 0
-      ? watchExternalChanges(db, config.storeWatchMs, (grants) => {
-          verifier.forgetAll();
-          principals.invalidate();
-          sessions.clearCache();
-          if (grants === 'all') policy.reloadAll();
-          else policy.changed(...grants);
-          logger.info(
-            { resources: policy.resources, reread: grants === 'all' ? 'all' : grants.length },
-            'policy store changed by another process: caches dropped, grants reloaded',
-          );
-        })
-      : undefined;
+  if (config.admin) await bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
 
   const oidc =
     config.oidc?.redirectUrl !== undefined
@@ -163,7 +158,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           basePath: config.basePath,
           cookieSecure: config.session.cookieSecure,
           absoluteMs: config.session.absoluteHours * 3_600_000,
-          db,
+          sql,
           directory,
           principalWriter,
           principals,
@@ -208,9 +203,9 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     readVersion: () => readMlflowVersion(mlflow),
     staticPrefix: config.upstreamStaticPrefix,
   });
-  const mappingChanges = createMappingChanges(db);
-  const mappings = createMappingForgetter(lookups, mappingChanges);
-  const mappingWatch = config.storeWatchMs > 0 ? mappingChanges.watch(config.storeWatchMs, (changes) => mappings.applyExternal(changes)) : undefined;
+  mappings = createMappingForgetter(lookups, createMappingChanges(sql), (err) =>
+    logger.warn({ err: { message: err.message } }, 'mapping change not recorded for other flowgates'),
+  );
   const matcher = createRouteMatcher(ROUTE_CATALOG);
   const resolve = createResourceResolver(lookups);
   const evaluator = createEvaluator({
@@ -228,7 +223,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     policy,
     grants,
     defaultPermission: config.defaultPermission,
-    groupNamesOf: (userId) => directory.groupsOfUser(userId).map((g) => g.name),
+    groupNamesOf: async (userId) => (await directory.groupsOfUser(userId)).map((g) => g.name),
   });
   const gate = createMlflowGate({
     matcher,
@@ -243,7 +238,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     logger,
     enforcing: config.enforce,
     pageTokens: createPageTokenSealer({
-      current: config.pageTokenKeys.current ?? storedPageTokenKey(db),
+      current: config.pageTokenKeys.current ?? (await storedPageTokenKey(sql)),
       previous: config.pageTokenKeys.previous,
     }),
   });
@@ -271,7 +266,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
-    readiness: createReadiness(db, mlflow, logger),
+    readiness: createReadiness(store.ready, mlflow, logger),
     openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
     inFlight: metrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
@@ -319,9 +314,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     oidc?.close();
     server.close();
     void mlflow.close();
-    storeWatch?.stop();
-    mappingWatch?.stop();
-    db.close();
+    void following.stop().then(() => store.close());
     throw err;
   });
   logger.info({ url: metricsServer.url }, 'metrics listening');
@@ -335,7 +328,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   return {
     server,
     url,
-    db,
+    store,
     registry,
     metricsUrl: metricsServer.url,
     async close() {
@@ -349,19 +342,18 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       oidc?.close();
       await inference?.close();
       await mlflow.close();
-      storeWatch?.stop();
-      mappingWatch?.stop();
-      db.close();
+      await following.stop();
+      await store.close();
       logger.flush();
     },
   };
 }
 
 /** The configured admin exists, is an admin, and holds the configured token: at every start. */
-function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, deps: AdminDeps, logger: Logger) {
-  let user = deps.directory.userByName(admin.username);
+async function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, deps: AdminDeps, logger: Logger): Promise<void> {
+  let user = await deps.directory.userByName(admin.username);
   if (!user) {
-    user = deps.principalWriter.createUser(
+    user = await deps.principalWriter.createUser(
       'flowgate',
       { username: admin.username, displayName: admin.username, isAdmin: true, isServiceAccount: false },
       { is_admin: true },
@@ -369,6 +361,6 @@ function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, de
   } else if (!user.isAdmin || user.isServiceAccount) {
     throw new Error(`FLOWGATE_ADMIN_USERNAME: '${admin.username}' exists and is not an administrator; choose another name`);
   }
-  deps.tokens.install('flowgate', user, admin.token, Date.now() + maxDays * DAY_MS);
+  await deps.tokens.install('flowgate', user, admin.token, Date.now() + maxDays * DAY_MS);
   logger.info({ user: admin.username }, 'bootstrap admin ready');
 }

@@ -28,10 +28,10 @@ export const ACCESS_KEY_ROUTES: readonly AdminRoute[] = [
     access: 'self',
     body: createBody,
     successStatus: 201,
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const body = req.body as z.infer<typeof createBody>;
-      const user = requireUser(deps, req.params.username!);
-      const issued = deps.tokens.issueNamed(req.principal.username, user, body.name, body.expiration);
+      const user = await requireUser(deps, req.params.username!);
+      const issued = await deps.tokens.issueNamed(req.principal.username, user, body.name, body.expiration);
       return {
         status: 201,
         body: {
@@ -51,9 +51,9 @@ export const ACCESS_KEY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username/access-keys',
     summary: "List a user's named access keys that still work (names and dates, never the token)",
     access: 'self',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
-      const keys = deps.tokens.listNamed(user.id).map((k) => ({ name: k.name, created_at: iso(k.createdAt), expires_at: iso(k.expiresAt) }));
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
+      const keys = (await deps.tokens.listNamed(user.id)).map((k) => ({ name: k.name, created_at: iso(k.createdAt), expires_at: iso(k.expiresAt) }));
       return { status: 200, body: { access_keys: keys } };
     },
   },
@@ -62,11 +62,11 @@ export const ACCESS_KEY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username/access-keys/:name',
     summary: "Revoke one of a user's named access keys; the others keep working",
     access: 'self',
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const name = req.params.name!;
       if (!NAME.test(name)) throw badRequest(`access key name ${NAME_RULE}`);
-      const user = requireUser(deps, req.params.username!);
-      deps.tokens.revokeNamed(req.principal.username, user, name);
+      const user = await requireUser(deps, req.params.username!);
+      await deps.tokens.revokeNamed(req.principal.username, user, name);
       return { status: 200, body: { revoked: name } };
     },
   },

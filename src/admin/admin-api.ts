@@ -50,10 +50,11 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
    * transaction: the first refusal undoes them all. The policy index and caches are rebuilt from the
    * store afterwards, whether it committed or not, so nothing written and undone stays in memory.
    */
-  function runBatch(principal: Principal, calls: readonly BatchCall[]): AdminResult[] {
+  async function runBatch(principal: Principal, calls: readonly BatchCall[]): Promise<AdminResult[]> {
     try {
-      return deps.db.transaction(() =>
-        calls.map((call, index) => {
+      return await deps.sql.transaction(async () => {
+        const results: AdminResult[] = [];
+        for (const [index, call] of calls.entries()) {
           const at = call.path.indexOf('?');
           const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
           const m = router.find(call.method, path);
@@ -64,16 +65,15 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
           const verdict = access(route, principal, params, deps);
           if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
           const body = route.body ? parseWith(route.body, call.body) : undefined;
-          const result = route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps);
-          if (result instanceof Promise) throw badRequest(`Call ${index}: ${call.method} ${call.path} cannot be batched`);
-          return result;
-        }),
-      )();
+          results.push(await route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps));
+        }
+        return results;
+      });
     } catch (e) {
       if (e instanceof FlowgateError && !e.message.startsWith('Call ')) throw new FlowgateError(e.code, `In the batch: ${e.message}`, e.headers, e.reason);
       throw e;
     } finally {
-      deps.policyChanged();
+      await deps.policyChanged();
     }
   }
   const handlerDeps: AdminDeps = { ...deps, runBatch };

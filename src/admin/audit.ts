@@ -13,9 +13,9 @@ export const AUDIT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/audit',
     summary: 'Read the audit log of changes to principals, tokens and grants, newest first',
     access: 'admin',
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const q = parseWith(auditQuery, Object.fromEntries(req.query), 'query string');
-      const entries = deps.audit.list(q.max_results, q.page_token);
+      const entries = await deps.audit.list(q.max_results, q.page_token);
       const last = entries.at(-1);
       return {
         status: 200,

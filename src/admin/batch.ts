@@ -30,9 +30,9 @@ export const BATCH_ROUTES: readonly AdminRoute[] = [
     summary: 'Apply several admin changes (users, groups, memberships, grants) in one transaction: all or none',
     access: 'admin',
     body: batchBody,
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       if (!deps.runBatch) throw new Error('the admin API did not provide runBatch');
-      const results = deps.runBatch(req.principal, (req.body as z.infer<typeof batchBody>).calls);
+      const results = await deps.runBatch(req.principal, (req.body as z.infer<typeof batchBody>).calls);
       return { status: 200, body: { results } };
     },
   },

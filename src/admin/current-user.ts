@@ -12,8 +12,8 @@ export const CURRENT_USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/users/current',
     summary: 'The signed-in user, as MLflow basic-auth answers it',
     access: 'authenticated',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.principal.username);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.principal.username);
       return {
         status: 200,
         body: { user: { id: user.id, username: user.username, is_admin: user.isAdmin }, is_basic_auth: false },

@@ -35,8 +35,8 @@ export const EXPLAIN_ROUTES: readonly AdminRoute[] = [
       const username = q.username ?? req.principal.username;
       if (username !== req.principal.username && !req.principal.isAdmin)
         throw forbidden(`Permission denied: ${req.principal.username} may only ask about their own access`, 'not-self');
-      const user = requireUser(deps, username);
-      const principal = deps.principalOf?.(user.id);
+      const user = await requireUser(deps, username);
+      const principal = await deps.principalOf?.(user.id);
       if (!principal) throw badRequest(`User '${username}' cannot be explained`);
       let body: unknown;
       if (q.body !== undefined) {

@@ -37,19 +37,19 @@ function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, perm
   return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
 }
 
-function grantee(deps: AdminDeps, g: GranteeShape, name: string): Grantee {
-  return g.type === 'user' ? { type: 'user', id: requireUser(deps, name).id } : { type: 'group', id: requireGroup(deps, name).id };
+async function grantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee> {
+  return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
 }
 
 /**
  * Groups mirror identity-provider roles and appear when someone holding the role first signs in;
  * a team's grants come first (the spec's step 2), so granting to a group not seen yet creates it.
  */
-function groupCreatedOnFirstGrant(deps: AdminDeps, actor: string, name: string): Grantee {
-  const known = deps.directory.groupByName(name);
+async function groupCreatedOnFirstGrant(deps: AdminDeps, actor: string, name: string): Promise<Grantee> {
+  const known = await deps.directory.groupByName(name);
   if (known) return { type: 'group', id: known.id };
   const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
-  return { type: 'group', id: deps.principalWriter.createGroup(actor, groupName).id };
+  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
 }
 
 function resourceId(k: KindShape, req: AdminRequest): string {
@@ -68,9 +68,9 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       path: base,
       summary: `List a ${g.type}'s permissions on ${k.label}s`,
       access: g.type === 'user' ? 'self' : 'admin',
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const name = who(req);
-        const rows = deps.grants.listOf(grantee(deps, g, name), k.kind);
+        const rows = await deps.grants.listOf(await grantee(deps, g, name), k.kind);
         return { status: 200, body: { permissions: rows.map((r) => grantJson(k, r.resource_id, g, name, r.permission)) } };
       },
     },
@@ -82,14 +82,14 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       resource,
       body: permissionBody,
       successStatus: 201,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = g.type === 'group' ? groupCreatedOnFirstGrant(deps, req.principal.username, name) : grantee(deps, g, name);
+        const ge = g.type === 'group' ? await groupCreatedOnFirstGrant(deps, req.principal.username, name) : await grantee(deps, g, name);
         const { permission } = req.body as z.infer<typeof permissionBody>;
-        if (deps.grants.get(ge, k.kind, id) !== undefined)
+        if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
-        deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
+        await deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
         return { status: 201, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -99,10 +99,10 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       summary: `Get a ${g.type}'s permission on a ${k.label}`,
       access: 'manage',
       resource,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const permission = deps.grants.get(grantee(deps, g, name), k.kind, id);
+        const permission = await deps.grants.get(await grantee(deps, g, name), k.kind, id);
         if (permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
@@ -114,14 +114,14 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       access: 'manage',
       resource,
       body: permissionBody,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = grantee(deps, g, name);
+        const ge = await grantee(deps, g, name);
         const { permission } = req.body as z.infer<typeof permissionBody>;
-        const old = deps.grants.get(ge, k.kind, id);
+        const old = await deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
-        deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
+        await deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
     },
@@ -131,13 +131,13 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       summary: `Remove a ${g.type}'s permission on a ${k.label}`,
       access: 'manage',
       resource,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = grantee(deps, g, name);
-        const old = deps.grants.get(ge, k.kind, id);
+        const ge = await grantee(deps, g, name);
+        const old = await deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
-        deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
+        await deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
         return { status: 200, body: {} };
       },
     },
@@ -151,9 +151,9 @@ function resourceSideRoutes(k: KindShape): AdminRoute[] {
     summary: `List the ${g.segment} holding a permission on a ${k.label}`,
     access: 'manage' as const,
     resource: { kind: k.kind, param: k.param },
-    handler: (req: AdminRequest, deps: AdminDeps) => {
+    handler: async (req: AdminRequest, deps: AdminDeps) => {
       const id = resourceId(k, req);
-      const side = deps.grants.onResource(k.kind, id)[g.segment as 'users' | 'groups'];
+      const side = (await deps.grants.onResource(k.kind, id))[g.segment as 'users' | 'groups'];
       return { status: 200, body: { [g.segment]: side.map((r) => grantJson(k, id, g, r.name, r.permission)) } };
     },
   }));

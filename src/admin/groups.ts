@@ -14,9 +14,9 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/groups',
     summary: 'List groups',
     access: 'admin',
-    handler: (_req, deps) => ({
+    handler: async (_req, deps) => ({
       status: 200,
-      body: { groups: deps.directory.listGroups().map((g) => ({ name: g.name, created_at: new Date(g.createdAt).toISOString() })) },
+      body: { groups: (await deps.directory.listGroups()).map((g) => ({ name: g.name, created_at: new Date(g.createdAt).toISOString() })) },
     }),
   },
   {
@@ -26,10 +26,10 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     body: createGroupBody,
     successStatus: 201,
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const { group_name } = req.body as z.infer<typeof createGroupBody>;
-      if (deps.directory.groupByName(group_name)) throw conflict(`Group '${group_name}' already exists`);
-      const group = deps.principalWriter.createGroup(req.principal.username, group_name);
+      if (await deps.directory.groupByName(group_name)) throw conflict(`Group '${group_name}' already exists`);
+      const group = await deps.principalWriter.createGroup(req.principal.username, group_name);
       return { status: 201, body: { group: { name: group.name, created_at: new Date(group.createdAt).toISOString() } } };
     },
   },
@@ -38,10 +38,10 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/groups/:group_name',
     summary: 'Delete a group with its memberships and grants',
     access: 'admin',
-    handler: (req, deps) => {
-      const group = requireGroup(deps, req.params.group_name!);
-      deps.principalWriter.deleteGroup(req.principal.username, group);
-      deps.policyChanged();
+    handler: async (req, deps) => {
+      const group = await requireGroup(deps, req.params.group_name!);
+      await deps.principalWriter.deleteGroup(req.principal.username, group);
+      await deps.policyChanged();
       return { status: 200, body: {} };
     },
   },
@@ -50,9 +50,9 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/groups/:group_name/users',
     summary: 'List the members of a group',
     access: 'admin',
-    handler: (req, deps) => {
-      const group = requireGroup(deps, req.params.group_name!);
-      return { status: 200, body: { users: deps.directory.membersOfGroup(group.id).map(userJson) } };
+    handler: async (req, deps) => {
+      const group = await requireGroup(deps, req.params.group_name!);
+      return { status: 200, body: { users: (await deps.directory.membersOfGroup(group.id)).map(userJson) } };
     },
   },
   {
@@ -62,14 +62,14 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     body: memberBody,
     successStatus: 201,
-    handler: (req, deps) => {
-      const group = requireGroup(deps, req.params.group_name!);
-      const user = requireUser(deps, (req.body as z.infer<typeof memberBody>).username);
+    handler: async (req, deps) => {
+      const group = await requireGroup(deps, req.params.group_name!);
+      const user = await requireUser(deps, (req.body as z.infer<typeof memberBody>).username);
       if (user.isServiceAccount)
         throw badRequest(`'${user.username}' is a service account; service accounts cannot be added to groups, grant them permissions directly`);
-      const added = deps.principalWriter.addMember(req.principal.username, group, user);
+      const added = await deps.principalWriter.addMember(req.principal.username, group, user);
       if (!added) throw conflict(`'${user.username}' is already a member of '${group.name}'`);
-      deps.policyChanged();
+      await deps.policyChanged();
       return { status: 201, body: { group_name: group.name, username: user.username } };
     },
   },
@@ -78,12 +78,12 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/groups/:group_name/users/:username',
     summary: 'Remove a user from a group',
     access: 'admin',
-    handler: (req, deps) => {
-      const group = requireGroup(deps, req.params.group_name!);
-      const user = requireUser(deps, req.params.username!);
-      const removed = deps.principalWriter.removeMember(req.principal.username, group, user);
+    handler: async (req, deps) => {
+      const group = await requireGroup(deps, req.params.group_name!);
+      const user = await requireUser(deps, req.params.username!);
+      const removed = await deps.principalWriter.removeMember(req.principal.username, group, user);
       if (!removed) throw notFound(`'${user.username}' is not a member of '${group.name}'`);
-      deps.policyChanged();
+      await deps.policyChanged();
       return { status: 200, body: {} };
     },
   },
@@ -92,9 +92,9 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username/groups',
     summary: "List a user's groups",
     access: 'self',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
-      return { status: 200, body: { groups: deps.directory.groupsOfUser(user.id).map((g) => g.name) } };
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
+      return { status: 200, body: { groups: (await deps.directory.groupsOfUser(user.id)).map((g) => g.name) } };
     },
   },
 ];

@@ -7,10 +7,10 @@ export const SESSION_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username/sessions',
     summary: "End all of a user's browser sessions (they must sign in again)",
     access: 'self',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
-      const ended = deps.endSessionsOf?.(user.id) ?? 0;
-      deps.audit.record({
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
+      const ended = (await deps.endSessionsOf?.(user.id)) ?? 0;
+      await deps.audit.record({
         actor: req.principal.username,
         action: 'session.end_all',
         target: `user:${user.username}`,

@@ -17,13 +17,13 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
       'Generate an access token (shown once) for yourself, or as an admin for any user; the previous token stops working',
     access: 'authenticated',
     body: accessTokenBody,
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const body = req.body as z.infer<typeof accessTokenBody>;
       const username = body.username ?? req.principal.username;
       if (username !== req.principal.username && !req.principal.isAdmin)
         throw forbidden('Only administrators can create tokens for other users');
-      const user = requireUser(deps, username);
-      const issued = deps.tokens.issue(req.principal.username, user, body.expiration);
+      const user = await requireUser(deps, username);
+      const issued = await deps.tokens.issue(req.principal.username, user, body.expiration);
       const expires = new Date(issued.expiresAt).toISOString();
       return {
         status: 200,
@@ -44,9 +44,9 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username/access-token',
     summary: "Revoke all of a user's access tokens",
     access: 'self',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
-      const revoked = deps.tokens.revokeAll(req.principal.username, user);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
+      const revoked = await deps.tokens.revokeAll(req.principal.username, user);
       return { status: 200, body: { revoked } };
     },
   },

@@ -8,7 +8,7 @@ import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Principal } from '../principals/types.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import type { TokenService } from '../tokens/token-service.js';
 
 /**
@@ -33,7 +33,7 @@ export interface AdminResult {
 }
 
 export interface AdminDeps {
-  readonly db: Db;
+  readonly sql: Sql;
   /** Reads principals; every change goes through `principalWriter`. */
   readonly directory: Directory;
   readonly principalWriter: PrincipalWriter;
@@ -43,18 +43,18 @@ export interface AdminDeps {
   readonly audit: AuditLog;
   readonly tokens: TokenService;
   /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
-  readonly policyChanged: () => void;
+  readonly policyChanged: () => Promise<void>;
   /** Called after grants on these resources changed (cheaper than policyChanged). */
-  readonly grantsChanged: (...refs: ResourceRef[]) => void;
+  readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
   readonly forgetUserCredentials: (userId: number) => void;
   readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
-  readonly endSessionsOf?: (userId: number) => number;
+  readonly endSessionsOf?: (userId: number) => Promise<number>;
   /** The gate's decision on a request for a principal, with its reasons (the explain route). */
   readonly explain?: Explainer;
   /** Runs admin calls in one transaction (provided by the admin API itself to the batch route). */
-  readonly runBatch?: (principal: Principal, calls: readonly BatchCall[]) => AdminResult[];
+  readonly runBatch?: (principal: Principal, calls: readonly BatchCall[]) => Promise<AdminResult[]>;
   /** A user as the gate sees them (admin flag, groups), for explanations. */
-  readonly principalOf?: (userId: number) => Principal | undefined;
+  readonly principalOf?: (userId: number) => Principal | undefined | Promise<Principal | undefined>;
   /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */
   readonly defaultPermission?: Permission;
 }

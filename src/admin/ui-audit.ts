@@ -17,9 +17,9 @@ export const UI_AUDIT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/audit',
     summary: 'Read the audit log filtered by actor, action prefix and target, newest first',
     access: 'admin',
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const q = readQuery(auditQuery, req.query);
-      const entries = deps.audit.search(q, q.max_results, q.page_token);
+      const entries = await deps.audit.search(q, q.max_results, q.page_token);
       const last = entries.at(-1);
       return { status: 200, body: { entries, ...(entries.length === q.max_results && last ? { next_page_token: String(last.id) } : {}) } };
     },

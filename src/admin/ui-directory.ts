@@ -12,9 +12,9 @@ export const UI_DIRECTORY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/users',
     summary: 'Search users and service accounts by name, one page at a time',
     access: 'admin',
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const q = readQuery(usersQuery, req.query);
-      const page = paged(deps.directory.searchUsers(q.type, q.q, q.max_results + 1, q.page_token), q);
+      const page = paged(await deps.directory.searchUsers(q.type, q.q, q.max_results + 1, q.page_token), q);
       const users = page.rows.map(userJson);
       return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
     },
@@ -24,9 +24,9 @@ export const UI_DIRECTORY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/groups',
     summary: 'Search groups by name, one page at a time, with their member counts',
     access: 'admin',
-    handler: (req, deps) => {
+    handler: async (req, deps) => {
       const q = readQuery(pageQuery, req.query);
-      const page = paged(deps.directory.searchGroups(q.q, q.max_results + 1, q.page_token), q);
+      const page = paged(await deps.directory.searchGroups(q.q, q.max_results + 1, q.page_token), q);
       const groups = page.rows.map((g) => ({ name: g.name, members: g.members, created_at: new Date(g.createdAt).toISOString() }));
       return { status: 200, body: { groups, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
     },

@@ -17,16 +17,15 @@ const KINDS = [
 const REASON_SOURCE = { 'direct-grant': 'direct', 'group-grant': 'group', 'group-deny': 'group', 'default-permission': 'default' } as const;
 
 /** A user's effective permission on a resource and where it comes from, by the decision rule itself. */
-export function explain(deps: AdminDeps, user: User, kind: ResourceKind, id: string) {
+export async function explain(deps: AdminDeps, user: User, kind: ResourceKind, id: string) {
   const who = { username: user.username, is_admin: user.isAdmin, is_service_account: user.isServiceAccount };
   if (user.isAdmin) return { ...who, permission: 'MANAGE' as Permission, source: 'admin' as const, groups: [] as string[] };
-  const direct = deps.grants.get({ type: 'user', id: user.id }, kind, id);
-  const groupGrants = deps.directory
-    .groupsOfUser(user.id)
-    .flatMap((g) => {
-      const p = deps.grants.get({ type: 'group', id: g.id }, kind, id);
-      return p === undefined ? [] : [{ group: g.name, permission: p }];
-    });
+  const direct = await deps.grants.get({ type: 'user', id: user.id }, kind, id);
+  const groupGrants: Array<{ group: string; permission: Permission }> = [];
+  for (const g of await deps.directory.groupsOfUser(user.id)) {
+    const p = await deps.grants.get({ type: 'group', id: g.id }, kind, id);
+    if (p !== undefined) groupGrants.push({ group: g.name, permission: p });
+  }
   const { permission, reason } = effectivePermission(
     { direct, groups: groupGrants.map((g) => g.permission) },
     deps.defaultPermission ?? 'NO_PERMISSIONS',
@@ -50,10 +49,10 @@ function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
       summary: `Every grant on a ${k.kind.replace('_', ' ')} (users, service accounts, groups), searchable and paged`,
       access: 'manage',
       resource,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = idOf(req.params);
         const q = readQuery(pageQuery, req.query);
-        const rows = deps.grants.searchOnResource(k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const rows = await deps.grants.searchOnResource(k.kind, id, q.q, q.max_results + 1, q.page_token);
         const page = paged(rows, q);
         return { status: 200, body: { grants: page.rows, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
       },
@@ -64,16 +63,16 @@ function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
       summary: `Each user a grant on a ${k.kind.replace('_', ' ')} concerns (directly or through a group), or one named user: the effective permission and why`,
       access: 'manage',
       resource,
-      handler: (req, deps) => {
+      handler: async (req, deps) => {
         const id = idOf(req.params);
         const q = readQuery(effectiveQuery, req.query);
         if (q.username !== undefined) {
-          const user = deps.directory.userByName(q.username);
-          return { status: 200, body: { users: user ? [explain(deps, user, k.kind, id)] : [] } };
+          const user = await deps.directory.userByName(q.username);
+          return { status: 200, body: { users: user ? [await explain(deps, user, k.kind, id)] : [] } };
         }
-        const rows = deps.grants.concernedUsers(k.kind, id, q.q, q.max_results + 1, q.page_token);
+        const rows = await deps.grants.concernedUsers(k.kind, id, q.q, q.max_results + 1, q.page_token);
         const page = paged(rows, q);
-        const users = page.rows.map((userId) => explain(deps, deps.directory.userById(userId)!, k.kind, id));
+        const users = await Promise.all(page.rows.map(async (userId) => explain(deps, (await deps.directory.userById(userId))!, k.kind, id)));
         return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
       },
     },
@@ -86,16 +85,16 @@ const MINE: AdminRoute = {
   path: '/mlflow/permissions/ui/my-permissions/:kind',
   summary: "The caller's effective permission on each listed resource (query: id, repeated)",
   access: 'authenticated',
-  handler: (req, deps) => {
+  handler: async (req, deps) => {
     const k = KINDS.find((x) => x.segment === req.params.kind);
     if (!k) throw badRequest(`Unknown resource kind '${req.params.kind}'; use experiments, registered-models or prompts`);
     const { id: ids } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
-    const me = deps.directory.userByName(req.principal.username);
+    const me = await deps.directory.userByName(req.principal.username);
     if (!me) return { status: 200, body: { permissions: {} } };
     const permissions: Record<string, { permission: Permission; source: string; groups: string[] }> = {};
     for (const raw of ids) {
       const id = parseWith(k.idSchema, raw, 'id');
-      const e = explain(deps, me, k.kind, id);
+      const e = await explain(deps, me, k.kind, id);
       permissions[id] = { permission: e.permission, source: e.source, groups: e.groups };
     }
     return { status: 200, body: { permissions } };

@@ -22,8 +22,8 @@ const updateUserBody = z.strictObject({
   is_admin: z.boolean({ message: 'must be a boolean' }).optional(),
 });
 
-function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): User {
-  if (deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
+async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): Promise<User> {
+  if (await deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
   return deps.principalWriter.createUser(actor, {
     username: body.username,
     displayName: body.display_name ?? body.username,
@@ -32,9 +32,9 @@ function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createU
   });
 }
 
-const create: AdminRoute['handler'] = (req, deps) => ({
+const create: AdminRoute['handler'] = async (req, deps) => ({
   status: 201,
-  body: { user: userJson(createUser(deps, req.principal.username, req.body as z.infer<typeof createUserBody>)) },
+  body: { user: userJson(await createUser(deps, req.principal.username, req.body as z.infer<typeof createUserBody>)) },
 });
 
 export const USER_ROUTES: readonly AdminRoute[] = [
@@ -43,14 +43,14 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users',
     summary: 'List all users and service accounts',
     access: 'admin',
-    handler: (_req, deps) => ({ status: 200, body: { users: deps.directory.listUsers().map(userJson) } }),
+    handler: async (_req, deps) => ({ status: 200, body: { users: (await deps.directory.listUsers()).map(userJson) } }),
   },
   {
     method: 'GET',
     path: '/mlflow/permissions/service-accounts',
     summary: 'List service accounts',
     access: 'admin',
-    handler: (_req, deps) => ({ status: 200, body: { service_accounts: deps.directory.listUsers(true).map(userJson) } }),
+    handler: async (_req, deps) => ({ status: 200, body: { service_accounts: (await deps.directory.listUsers(true)).map(userJson) } }),
   },
   {
     method: 'POST',
@@ -73,9 +73,9 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/current',
     summary: 'The calling user, with their groups',
     access: 'authenticated',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.principal.username);
-      const groups = deps.directory.groupsOfUser(user.id).map((g) => g.name);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.principal.username);
+      const groups = (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
       return { status: 200, body: { user: { ...userJson(user), groups } } };
     },
   },
@@ -84,9 +84,9 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username',
     summary: 'Get a user, with their groups',
     access: 'self',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
-      const groups = deps.directory.groupsOfUser(user.id).map((g) => g.name);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
+      const groups = (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
       return { status: 200, body: { user: { ...userJson(user), groups } } };
     },
   },
@@ -96,14 +96,14 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     summary: "Update a user's display name or admin flag",
     access: 'admin',
     body: updateUserBody,
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
       const body = req.body as z.infer<typeof updateUserBody>;
       if (body.is_admin && user.isServiceAccount) throw badRequest('a service account cannot be an admin');
       if (body.is_admin === false && user.username === req.principal.username)
         throw badRequest('you cannot remove your own admin rights');
-      const updated = deps.principalWriter.updateUser(req.principal.username, user, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
-      deps.policyChanged();
+      const updated = await deps.principalWriter.updateUser(req.principal.username, user, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
+      await deps.policyChanged();
       return { status: 200, body: { user: userJson(updated) } };
     },
   },
@@ -112,13 +112,13 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users/:username',
     summary: 'Delete a user with their tokens, memberships and grants',
     access: 'admin',
-    handler: (req, deps) => {
-      const user = requireUser(deps, req.params.username!);
+    handler: async (req, deps) => {
+      const user = await requireUser(deps, req.params.username!);
       if (user.username === req.principal.username) throw badRequest('you cannot delete yourself');
-      deps.principalWriter.deleteUser(req.principal.username, user);
-      deps.endSessionsOf?.(user.id);
+      await deps.principalWriter.deleteUser(req.principal.username, user);
+      await deps.endSessionsOf?.(user.id);
       deps.forgetUserCredentials(user.id);
-      deps.policyChanged();
+      await deps.policyChanged();
       return { status: 200, body: {} };
     },
   },

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 
 export interface AuditEntry {
   readonly actor: string;
@@ -22,18 +22,15 @@ interface Row {
  * Every change to principals, tokens and grants. Callers record inside the same transaction as the
  * change, and pass only values that are safe to keep: never a token.
  */
-export function createAuditLog(db: Db, now: () => number = Date.now) {
-  const insert = db.prepare(
-    'INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const page = db.prepare<[number, number], Row>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?');
-  const filtered = db.prepare<[number, string, string, string, string, string, string, number], Row>(
-    `SELECT * FROM audit_log WHERE id < ?
-       AND (? = '' OR actor = ?)
-       AND (? = '' OR substr(action, 1, length(?)) = ?)
-       AND instr(target, ?) > 0
-     ORDER BY id DESC LIMIT ?`,
-  );
+const INSERT = 'INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (?, ?, ?, ?, ?, ?)';
+const PAGE = 'SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?';
+const FILTERED = `SELECT * FROM audit_log WHERE id < ?
+       AND (CAST(? AS TEXT) = '' OR actor = ?)
+       AND (CAST(? AS TEXT) = '' OR substr(action, 1, length(CAST(? AS TEXT))) = ?)
+       AND instr(target, CAST(? AS TEXT)) > 0
+     ORDER BY id DESC LIMIT ?`;
+
+export function createAuditLog(sql: Sql, now: () => number = Date.now) {
   const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
   const entry = (r: Row) => ({
     id: r.id,
@@ -45,16 +42,16 @@ export function createAuditLog(db: Db, now: () => number = Date.now) {
     new_value: r.new_value === null ? null : (JSON.parse(r.new_value) as unknown),
   });
   return {
-    record(e: AuditEntry): void {
-      insert.run(now(), e.actor, e.action, e.target, json(e.oldValue), json(e.newValue));
+    async record(e: AuditEntry): Promise<void> {
+      await sql.run(INSERT, [now(), e.actor, e.action, e.target, json(e.oldValue), json(e.newValue)]);
     },
     /** Newest first; `beforeId` pages backwards. */
-    list(limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
-      return page.all(beforeId, limit).map(entry);
+    async list(limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
+      return (await sql.all<Row>(PAGE, [beforeId, limit])).map(entry);
     },
     /** Newest first, by exact actor, action prefix and target substring (empty = any). */
-    search(f: { actor: string; action: string; target: string }, limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
-      return filtered.all(beforeId, f.actor, f.actor, f.action, f.action, f.action, f.target, limit).map(entry);
+    async search(f: { actor: string; action: string; target: string }, limit: number, beforeId = Number.MAX_SAFE_INTEGER) {
+      return (await sql.all<Row>(FILTERED, [beforeId, f.actor, f.actor, f.action, f.action, f.action, f.target, limit])).map(entry);
     },
   };
 }

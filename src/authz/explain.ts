@@ -42,7 +42,7 @@ export function createExplainer(d: {
   readonly grants: GrantsRepo;
   readonly defaultPermission: Permission;
   /** The names of the groups a user belongs to. */
-  readonly groupNamesOf: (userId: number) => readonly string[];
+  readonly groupNamesOf: (userId: number) => Promise<readonly string[]>;
 }) {
   return async function explain(principal: Principal, r: ExplainRequest): Promise<Explanation> {
     const m = d.matcher.match(r.method, r.path);
@@ -60,15 +60,16 @@ export function createExplainer(d: {
     const decidesOnResources = entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage';
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
-    const memberOf = new Set(d.groupNamesOf(principal.userId));
-    const resources = refs.map((ref) => {
-      const on = d.grants.onResource(ref.kind, ref.id);
+    const memberOf = new Set(await d.groupNamesOf(principal.userId));
+    const resources: Array<Explanation['resources'][number]> = [];
+    for (const ref of refs) {
+      const on = await d.grants.onResource(ref.kind, ref.id);
       const direct = on.users.find((g) => g.name === principal.username)?.permission ?? null;
       const facts = d.policy.factsFor(principal, ref);
       const groups = on.groups.filter((g) => memberOf.has(g.name)).map((g) => ({ group: g.name, permission: g.permission }));
       const effective = effectivePermission(facts, d.defaultPermission);
-      return { kind: ref.kind, id: ref.id, direct, groups, effective: effective.permission, rule: effective.reason };
-    });
+      resources.push({ kind: ref.kind, id: ref.id, direct, groups, effective: effective.permission, rule: effective.reason });
+    }
     return {
       route,
       resources,

@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import type { Grantee, GrantsRepo } from './grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
@@ -17,36 +17,36 @@ const target = (ref: ResourceRef, who: NamedGrantee) => `${ref.kind}:${ref.id}/$
  * index told which resources changed. Callers check existence and conflicts before writing.
  */
 export function createGrantWriter(deps: {
-  readonly db: Db;
+  readonly sql: Sql;
   readonly grants: GrantsRepo;
   readonly audit: AuditLog;
-  readonly grantsChanged: (...refs: ResourceRef[]) => void;
+  readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
 }) {
-  const { db, grants, audit } = deps;
+  const { sql, grants, audit } = deps;
 
   return {
-    create(actor: string, who: NamedGrantee, ref: ResourceRef, permission: Permission): void {
-      db.transaction(() => {
-        grants.insert(who.grantee, ref.kind, ref.id, permission);
-        audit.record({ actor, action: 'grant.create', target: target(ref, who), newValue: permission });
-      })();
-      deps.grantsChanged(ref);
+    async create(actor: string, who: NamedGrantee, ref: ResourceRef, permission: Permission): Promise<void> {
+      await sql.transaction(async () => {
+        await grants.insert(who.grantee, ref.kind, ref.id, permission);
+        await audit.record({ actor, action: 'grant.create', target: target(ref, who), newValue: permission });
+      });
+      await deps.grantsChanged(ref);
     },
 
-    update(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission, permission: Permission): void {
-      db.transaction(() => {
-        grants.update(who.grantee, ref.kind, ref.id, permission);
-        audit.record({ actor, action: 'grant.update', target: target(ref, who), oldValue: old, newValue: permission });
-      })();
-      deps.grantsChanged(ref);
+    async update(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission, permission: Permission): Promise<void> {
+      await sql.transaction(async () => {
+        await grants.update(who.grantee, ref.kind, ref.id, permission);
+        await audit.record({ actor, action: 'grant.update', target: target(ref, who), oldValue: old, newValue: permission });
+      });
+      await deps.grantsChanged(ref);
     },
 
-    remove(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission): void {
-      db.transaction(() => {
-        grants.delete(who.grantee, ref.kind, ref.id);
-        audit.record({ actor, action: 'grant.delete', target: target(ref, who), oldValue: old });
-      })();
-      deps.grantsChanged(ref);
+    async remove(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission): Promise<void> {
+      await sql.transaction(async () => {
+        await grants.delete(who.grantee, ref.kind, ref.id);
+        await audit.record({ actor, action: 'grant.delete', target: target(ref, who), oldValue: old });
+      });
+      await deps.grantsChanged(ref);
     },
 
     /**
@@ -54,49 +54,49 @@ export function createGrantWriter(deps: {
      * to an older resource removed outside flowgate (`mlflow gc` frees experiment ids for reuse; a
      * model deleted directly frees its name): those are pruned, never inherited.
      */
-    creator(creator: NamedGrantee & { readonly grantee: { readonly type: 'user' } }, ref: ResourceRef, staleKinds: readonly ResourceKind[] = [ref.kind]): void {
+    async creator(creator: NamedGrantee & { readonly grantee: { readonly type: 'user' } }, ref: ResourceRef, staleKinds: readonly ResourceKind[] = [ref.kind]): Promise<void> {
       const pruned: ResourceRef[] = [];
-      db.transaction(() => {
+      await sql.transaction(async () => {
         for (const kind of staleKinds) {
-          const stale = grants.deleteResource(kind, ref.id);
+          const stale = await grants.deleteResource(kind, ref.id);
           if (stale === 0) continue;
           pruned.push({ kind, id: ref.id });
-          audit.record({ actor: creator.name, action: 'grant.prune-stale', target: `${kind}:${ref.id}`, oldValue: { grants: stale } });
+          await audit.record({ actor: creator.name, action: 'grant.prune-stale', target: `${kind}:${ref.id}`, oldValue: { grants: stale } });
         }
-        grants.insert(creator.grantee, ref.kind, ref.id, 'MANAGE');
-        audit.record({ actor: creator.name, action: 'grant.creator', target: target(ref, creator), newValue: 'MANAGE' });
-      })();
-      deps.grantsChanged(ref, ...pruned);
+        await grants.insert(creator.grantee, ref.kind, ref.id, 'MANAGE');
+        await audit.record({ actor: creator.name, action: 'grant.creator', target: target(ref, creator), newValue: 'MANAGE' });
+      });
+      await deps.grantsChanged(ref, ...pruned);
     },
 
     /** MLflow no longer has the resource (removed outside flowgate, e.g. by `mlflow gc`): its grants go. */
-    pruneOrphan(actor: string, ref: ResourceRef): number {
+    async pruneOrphan(actor: string, ref: ResourceRef): Promise<number> {
       let removed = 0;
-      db.transaction(() => {
-        removed = grants.deleteResource(ref.kind, ref.id);
-        if (removed > 0) audit.record({ actor, action: 'grant.prune-orphan', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
-      })();
-      if (removed > 0) deps.grantsChanged(ref);
+      await sql.transaction(async () => {
+        removed = await grants.deleteResource(ref.kind, ref.id);
+        if (removed > 0) await audit.record({ actor, action: 'grant.prune-orphan', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
+      });
+      if (removed > 0) await deps.grantsChanged(ref);
       return removed;
     },
 
     /** A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow it. */
-    followModel(actor: string, name: string, newName: string | undefined): void {
+    async followModel(actor: string, name: string, newName: string | undefined): Promise<void> {
       let changed = 0;
-      db.transaction(() => {
+      await sql.transaction(async () => {
         for (const kind of ['registered_model', 'prompt'] as const)
-          changed += newName === undefined ? grants.deleteResource(kind, name) : grants.moveResource(kind, name, newName);
+          changed += newName === undefined ? await grants.deleteResource(kind, name) : await grants.moveResource(kind, name, newName);
         if (changed > 0)
-          audit.record({
+          await audit.record({
             actor,
             action: newName === undefined ? 'grant.drop-with-model' : 'grant.move-with-model',
             target: `registered_model:${name}`,
             newValue: newName,
             oldValue: { grants: changed },
           });
-      })();
+      });
       const names = newName === undefined ? [name] : [name, newName];
-      deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
+      await deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
     },
   };
 }

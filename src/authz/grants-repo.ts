@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
@@ -18,119 +18,109 @@ export interface GrantRow {
   readonly name: string;
 }
 
-/** The grants table. Queries are per grantee side, each a single indexed look-up. */
-export function createGrantsRepo(db: Db, now: () => number = Date.now) {
-  const q = {
-    userGrant: db.prepare<[number, string, string], { permission: Permission }>(
-      'SELECT permission FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
-    ),
-    groupGrant: db.prepare<[number, string, string], { permission: Permission }>(
-      'SELECT permission FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
-    ),
-    insertUser: db.prepare(
-      'INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ),
-    insertGroup: db.prepare(
-      'INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ),
-    updateUser: db.prepare(
-      'UPDATE grants SET permission = ?, updated_at = ? WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
-    ),
-    updateGroup: db.prepare(
-      'UPDATE grants SET permission = ?, updated_at = ? WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
-    ),
-    deleteUser: db.prepare('DELETE FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?'),
-    deleteGroup: db.prepare('DELETE FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?'),
-    ofUser: db.prepare<[number, string], GrantRow>(
-      `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
+export interface GrantSearchRow {
+  readonly grantee_type: 'user' | 'service_account' | 'group';
+  readonly name: string;
+  readonly permission: Permission;
+}
+
+/** The grantee column of a grant row: queries are per grantee side, each a single indexed look-up. */
+const column = (grantee: Grantee) => (grantee.type === 'user' ? 'user_id' : 'group_id');
+
+const SQL = {
+  get: {
+    user_id: 'SELECT permission FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
+    group_id: 'SELECT permission FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
+  },
+  insert: {
+    user_id: 'INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    group_id: 'INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+  },
+  update: {
+    user_id: 'UPDATE grants SET permission = ?, updated_at = ? WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
+    group_id: 'UPDATE grants SET permission = ?, updated_at = ? WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
+  },
+  delete: {
+    user_id: 'DELETE FROM grants WHERE user_id = ? AND resource_kind = ? AND resource_id = ?',
+    group_id: 'DELETE FROM grants WHERE group_id = ? AND resource_kind = ? AND resource_id = ?',
+  },
+  listOf: {
+    user_id: `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
        WHERE user_id = ? AND resource_kind = ? ORDER BY resource_id`,
-    ),
-    ofGroup: db.prepare<[number, string], GrantRow>(
-      `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
+    group_id: `SELECT resource_kind, resource_id, permission, '' AS name FROM grants
        WHERE group_id = ? AND resource_kind = ? ORDER BY resource_id`,
-    ),
-    usersOnResource: db.prepare<[string, string], GrantRow>(
-      `SELECT g.resource_kind, g.resource_id, g.permission, u.username AS name FROM grants g
+  },
+  usersOnResource: `SELECT g.resource_kind, g.resource_id, g.permission, u.username AS name FROM grants g
        JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ? ORDER BY u.username`,
-    ),
-    groupsOnResource: db.prepare<[string, string], GrantRow>(
-      `SELECT g.resource_kind, g.resource_id, g.permission, gr.name AS name FROM grants g
+  groupsOnResource: `SELECT g.resource_kind, g.resource_id, g.permission, gr.name AS name FROM grants g
        JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ? ORDER BY gr.name`,
-    ),
-    deleteResource: db.prepare('DELETE FROM grants WHERE resource_kind = ? AND resource_id = ?'),
-    moveResource: db.prepare(
-      'UPDATE OR REPLACE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
-    ),
-    searchOnResource: db.prepare<
-      [string, string, string, string, string, number, number],
-      { grantee_type: 'user' | 'service_account' | 'group'; name: string; permission: Permission }
-    >(
-      `SELECT grantee_type, name, permission FROM (
+  deleteResource: 'DELETE FROM grants WHERE resource_kind = ? AND resource_id = ?',
+  // A grantee holding grants on both names keeps the one of the resource that moved, as
+  // `UPDATE OR REPLACE` did: the target's colliding rows go first.
+  dropCollisions: `DELETE FROM grants WHERE resource_kind = ? AND resource_id = ? AND (
+       user_id IN (SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL)
+       OR group_id IN (SELECT group_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND group_id IS NOT NULL))`,
+  moveResource: 'UPDATE grants SET resource_id = ?, updated_at = ? WHERE resource_kind = ? AND resource_id = ?',
+  searchOnResource: `SELECT grantee_type, name, permission FROM (
          SELECT CASE u.is_service_account WHEN 1 THEN 'service_account' ELSE 'user' END AS grantee_type, u.username AS name, g.permission
            FROM grants g JOIN users u ON u.id = g.user_id WHERE g.resource_kind = ? AND g.resource_id = ?
          UNION ALL
          SELECT 'group', gr.name, g.permission
-           FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?)
-       WHERE instr(lower(name), lower(?)) > 0
+           FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?) AS on_resource
+       WHERE instr(lower(name), lower(CAST(? AS TEXT))) > 0
        ORDER BY grantee_type = 'group', name LIMIT ? OFFSET ?`,
-    ),
-    concernedUsers: db.prepare<[string, string, string, string, string, number, number], { id: number }>(
-      `SELECT u.id FROM users u WHERE u.id IN (
+  concernedUsers: `SELECT u.id FROM users u WHERE u.id IN (
          SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
          UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
            WHERE g.resource_kind = ? AND g.resource_id = ?)
-       AND instr(lower(u.username), lower(?)) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
-    ),
-    count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM grants'),
-    resources: db.prepare<[], { resource_kind: ResourceKind; resource_id: string }>(
-      'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
-    ),
-    all: db.prepare<[], RawGrant>('SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants'),
-    onResourceRaw: db.prepare<[string, string], RawGrant>(
-      'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
-    ),
-  };
+       AND instr(lower(u.username), lower(CAST(? AS TEXT))) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
+  count: 'SELECT count(*) AS n FROM grants',
+  resources: 'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
+  all: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants',
+  onResourceRaw: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
+} as const;
 
+/** The grants table. */
+export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
   return {
-    get(grantee: Grantee, kind: ResourceKind, id: string): Permission | undefined {
-      const stmt = grantee.type === 'user' ? q.userGrant : q.groupGrant;
-      return stmt.get(grantee.id, kind, id)?.permission;
+    async get(grantee: Grantee, kind: ResourceKind, id: string): Promise<Permission | undefined> {
+      return (await sql.get<{ permission: Permission }>(SQL.get[column(grantee)], [grantee.id, kind, id]))?.permission;
     },
-    insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): void {
+    async insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): Promise<void> {
       const t = now();
-      (grantee.type === 'user' ? q.insertUser : q.insertGroup).run(kind, id, grantee.id, permission, t, t);
+      await sql.run(SQL.insert[column(grantee)], [kind, id, grantee.id, permission, t, t]);
     },
-    update(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): boolean {
-      const stmt = grantee.type === 'user' ? q.updateUser : q.updateGroup;
-      return stmt.run(permission, now(), grantee.id, kind, id).changes > 0;
+    async update(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): Promise<boolean> {
+      return (await sql.run(SQL.update[column(grantee)], [permission, now(), grantee.id, kind, id])) > 0;
     },
-    delete(grantee: Grantee, kind: ResourceKind, id: string): boolean {
-      return (grantee.type === 'user' ? q.deleteUser : q.deleteGroup).run(grantee.id, kind, id).changes > 0;
+    async delete(grantee: Grantee, kind: ResourceKind, id: string): Promise<boolean> {
+      return (await sql.run(SQL.delete[column(grantee)], [grantee.id, kind, id])) > 0;
     },
-    listOf(grantee: Grantee, kind: ResourceKind): GrantRow[] {
-      return (grantee.type === 'user' ? q.ofUser : q.ofGroup).all(grantee.id, kind);
+    listOf: (grantee: Grantee, kind: ResourceKind): Promise<GrantRow[]> => sql.all<GrantRow>(SQL.listOf[column(grantee)], [grantee.id, kind]),
+    async onResource(kind: ResourceKind, id: string): Promise<{ users: GrantRow[]; groups: GrantRow[] }> {
+      const users = await sql.all<GrantRow>(SQL.usersOnResource, [kind, id]);
+      const groups = await sql.all<GrantRow>(SQL.groupsOnResource, [kind, id]);
+      return { users, groups };
     },
-    onResource(kind: ResourceKind, id: string) {
-      return { users: q.usersOnResource.all(kind, id), groups: q.groupsOnResource.all(kind, id) };
-    },
-    deleteResource(kind: ResourceKind, id: string): number {
-      return q.deleteResource.run(kind, id).changes;
-    },
-    moveResource(kind: ResourceKind, from: string, to: string): number {
-      return q.moveResource.run(to, now(), kind, from).changes;
+    deleteResource: (kind: ResourceKind, id: string): Promise<number> => sql.run(SQL.deleteResource, [kind, id]),
+    /** Call inside a transaction: the collisions dropped and the move are one change. */
+    async moveResource(kind: ResourceKind, from: string, to: string): Promise<number> {
+      await sql.run(SQL.dropCollisions, [kind, to, kind, from, kind, from]);
+      return sql.run(SQL.moveResource, [to, now(), kind, from]);
     },
     /** A resource's grants (users and service accounts first, then groups) whose grantee name contains `text`, a page at a time. */
-    searchOnResource: (kind: ResourceKind, id: string, text: string, limit: number, offset: number) =>
-      q.searchOnResource.all(kind, id, kind, id, text, limit, offset),
+    searchOnResource: (kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<GrantSearchRow[]> =>
+      sql.all<GrantSearchRow>(SQL.searchOnResource, [kind, id, kind, id, text, limit, offset]),
     /** The ids of users a resource's grants concern (directly or through a group), by name, a page at a time. */
-    concernedUsers: (kind: ResourceKind, id: string, text: string, limit: number, offset: number): number[] =>
-      q.concernedUsers.all(kind, id, kind, id, text, limit, offset).map((r) => r.id),
-    count: (): number => q.count.get()!.n,
+    concernedUsers: async (kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<number[]> =>
+      (await sql.all<{ id: number }>(SQL.concernedUsers, [kind, id, kind, id, text, limit, offset])).map((r) => r.id),
+    count: async (): Promise<number> => (await sql.get<{ n: number }>(SQL.count))!.n,
     /** Every resource that has at least one grant. */
-    resources: (): ResourceRef[] => q.resources.all().map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),
+    resources: async (): Promise<ResourceRef[]> =>
+      (await sql.all<{ resource_kind: ResourceKind; resource_id: string }>(SQL.resources)).map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),
     /** Every grant, for the in-memory policy index. */
-    all: (): IterableIterator<RawGrant> => q.all.iterate(),
-    onResourceRaw: (kind: ResourceKind, id: string): RawGrant[] => q.onResourceRaw.all(kind, id),
+    all: (): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.all),
+    onResourceRaw: (kind: ResourceKind, id: string): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.onResourceRaw, [kind, id]),
   };
 }
 

@@ -5,7 +5,7 @@ import type { CachedMlflowLookups } from './mlflow-lookups.js';
  * Forgets a cached MLflow mapping here and, through the store's change log, in every other flowgate
  * on the same store. The one place that knows which look-up cache each change clears.
  */
-export function createMappingForgetter(lookups: CachedMlflowLookups, log?: MappingChanges) {
+export function createMappingForgetter(lookups: CachedMlflowLookups, log?: MappingChanges, onLogError?: (err: Error) => void) {
   function apply(change: MappingChange): void {
     switch (change.cache) {
       case 'experiment_names':
@@ -25,10 +25,13 @@ export function createMappingForgetter(lookups: CachedMlflowLookups, log?: Mappi
     forgetHere(changes: readonly MappingChange[]): void {
       changes.forEach(apply);
     },
-    /** After MLflow made the change: here and in every flowgate on the store. */
+    /**
+     * After MLflow made the change: here at once, and in every flowgate on the store once the log
+     * entry is written (the response does not wait for it).
+     */
     forget(change: MappingChange): void {
       apply(change);
-      log?.record(change);
+      log?.record(change).catch((err: Error) => onLogError?.(err));
     },
     /** What another flowgate recorded (or `all` when the log no longer reaches back far enough). */
     applyExternal(changes: readonly MappingChange[] | 'all'): void {

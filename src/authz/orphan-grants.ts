@@ -42,7 +42,7 @@ export async function pruneOrphanGrants(deps: {
   readonly dryRun: boolean;
   readonly concurrency?: number;
 }): Promise<PruneReport> {
-  const resources = deps.grants.resources();
+  const resources = await deps.grants.resources();
   const orphans: ResourceRef[] = [];
   const unknown: ResourceRef[] = [];
   let next = 0;
@@ -58,7 +58,7 @@ export async function pruneOrphanGrants(deps: {
       if (found === undefined) unknown.push(ref);
       else if (!found) {
         orphans.push(ref);
-        if (!deps.dryRun) deps.writer.pruneOrphan(deps.actor, ref);
+        if (!deps.dryRun) await deps.writer.pruneOrphan(deps.actor, ref);
       }
     }
   };

@@ -20,7 +20,8 @@ const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
  * (grantee, permission) pairs, the grantee a user id (> 0) or a negated group id (< 0).
  *
  * Changes reach it through `changed(ref)` (that resource is re-read) or `reloadAll()` (after
- * deleting users or groups, whose ids SQLite may hand out again).
+ * deleting users or groups, whose ids SQLite may hand out again). The index is empty until the first
+ * `reloadAll()` resolves.
  */
 export function createPolicyReader(grants: GrantsRepo) {
   let index = new Map<string, number[]>();
@@ -36,11 +37,23 @@ export function createPolicyReader(grants: GrantsRepo) {
     return next;
   }
 
-  function reloadAll(): void {
-    index = load(grants.all());
-  }
+  /** Resources re-read while a full reload was in flight: its older snapshot must not undo them. */
+  let changedDuringReload: Map<string, number[] | undefined> | undefined;
 
-  reloadAll();
+  async function reloadAll(): Promise<void> {
+    const mine = new Map<string, number[] | undefined>();
+    changedDuringReload = mine;
+    try {
+      const next = load(await grants.all());
+      for (const [key, fresh] of mine) {
+        if (fresh) next.set(key, fresh);
+        else next.delete(key);
+      }
+      index = next;
+    } finally {
+      if (changedDuringReload === mine) changedDuringReload = undefined;
+    }
+  }
 
   return {
     factsFor(who: Grantee, ref: ResourceRef): GrantFacts {
@@ -56,12 +69,15 @@ export function createPolicyReader(grants: GrantsRepo) {
       return { direct, groups: groups ?? NO_FACTS.groups };
     },
     /** The grants of these resources changed: re-read just them. */
-    changed(...refs: readonly ResourceRef[]): void {
-      for (const ref of refs) {
-        const fresh = load(grants.onResourceRaw(ref.kind, ref.id)).get(keyOf(ref.kind, ref.id));
-        if (fresh) index.set(keyOf(ref.kind, ref.id), fresh);
-        else index.delete(keyOf(ref.kind, ref.id));
-      }
+    async changed(...refs: readonly ResourceRef[]): Promise<void> {
+      const rows = await Promise.all(refs.map((ref) => grants.onResourceRaw(ref.kind, ref.id)));
+      refs.forEach((ref, i) => {
+        const key = keyOf(ref.kind, ref.id);
+        const fresh = load(rows[i]!).get(key);
+        changedDuringReload?.set(key, fresh);
+        if (fresh) index.set(key, fresh);
+        else index.delete(key);
+      });
     },
     reloadAll,
     get resources(): number {

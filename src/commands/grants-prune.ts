@@ -4,7 +4,7 @@ import { createGrantWriter } from '../authz/grant-writer.js';
 import { createGrantsRepo } from '../authz/grants-repo.js';
 import { mlflowExistence, pruneOrphanGrants } from '../authz/orphan-grants.js';
 import type { Config } from '../config.js';
-import { openDatabase } from '../store/database.js';
+import { openStore } from '../store/store.js';
 import { createUpstreamJson } from '../upstream/json-client.js';
 import { connectMlflow } from '../upstream/mlflow-connection.js';
 
@@ -24,11 +24,12 @@ export async function runGrantsPrune(args: string[], config: Config, out: (text:
     err(`flowgate: ${(e as Error).message}\n${USAGE}`);
     return 2;
   }
-  const db = openDatabase(config.dbPath);
+  const store = await openStore({ dbPath: config.dbPath, databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
+  const sql = store.sql;
   const mlflow = connectMlflow({ upstreamUrl: config.upstreamUrl, staticPrefix: config.upstreamStaticPrefix, timeoutMs: config.upstreamTimeoutMs });
   try {
-    const grants = createGrantsRepo(db);
-    const writer = createGrantWriter({ db, grants, audit: createAuditLog(db), grantsChanged: () => undefined });
+    const grants = createGrantsRepo(sql);
+    const writer = createGrantWriter({ sql, grants, audit: createAuditLog(sql), grantsChanged: async () => undefined });
     const report = await pruneOrphanGrants({
       grants,
       writer,
@@ -47,6 +48,6 @@ export async function runGrantsPrune(args: string[], config: Config, out: (text:
     return report.unknown.length > 0 ? 1 : 0;
   } finally {
     await mlflow.close();
-    db.close();
+    await store.close();
   }
 }

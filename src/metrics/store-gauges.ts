@@ -1,12 +1,12 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 
 /**
  * Policy store sizes, counted when Prometheus scrapes (each a COUNT over an indexed table, well
  * under a millisecond at 100k grants). A store that cannot answer (closed at shutdown) leaves the
  * gauge at its last value instead of failing the scrape.
  */
-export function registerStoreGauges(registry: Registry, db: Db, now: () => number = Date.now): void {
+export function registerStoreGauges(registry: Registry, sql: Sql, now: () => number = Date.now): void {
   const gauges: Array<{ name: string; help: string; sql: string; param?: () => number }> = [
     { name: 'flowgate_store_users', help: 'Users (people and service accounts) in the policy store.', sql: 'SELECT count(*) AS n FROM users' },
     { name: 'flowgate_store_groups', help: 'Groups in the policy store.', sql: 'SELECT count(*) AS n FROM groups' },
@@ -19,15 +19,13 @@ export function registerStoreGauges(registry: Registry, db: Db, now: () => numbe
     },
   ];
   for (const g of gauges) {
-    const stmt = db.prepare<unknown[], { n: number }>(g.sql);
     new Gauge({
       name: g.name,
       help: g.help,
       registers: [registry],
-      collect() {
-        if (!db.open) return;
+      async collect() {
         try {
-          const row = g.param ? stmt.get(g.param()) : stmt.get();
+          const row = await sql.get<{ n: number }>(g.sql, g.param ? [g.param()] : []);
           if (row) this.set(row.n);
         } catch {
           // keep the last value

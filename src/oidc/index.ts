@@ -5,7 +5,7 @@ import type { Directory } from '../principals/directory.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { OwnRoute } from '../http/own-route.js';
 import type { CredentialLoader } from '../http/credentials.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import { createIdentityProvider, type IdentityProvider } from './client.js';
 import { cookiePolicy } from './cookies.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
@@ -22,14 +22,14 @@ export interface OidcDeps {
   readonly basePath: string;
   readonly cookieSecure: boolean;
   readonly absoluteMs: number;
-  readonly db: Db;
+  readonly sql: Sql;
   readonly directory: Directory;
   /** Where a login's user, groups and memberships are written (each change audited). */
   readonly principalWriter: PrincipalWriter;
   readonly principals: PrincipalCache;
   readonly sessions: SessionStore;
   /** Memberships or admin flag changed at a login: drop the principal and policy caches. */
-  readonly policyChanged: () => void;
+  readonly policyChanged: () => void | Promise<void>;
   readonly logger: Logger;
   /** The bootstrap admin, never demoted by the admin-role sync. */
   readonly protectedAdmin: string | undefined;
@@ -63,7 +63,7 @@ export function createOidc(d: OidcDeps): OidcModule {
       scopes: d.config.scopes,
     });
   provider.warmUp?.();
-  const pending = createPendingLogins(d.db, LOGIN_TTL_MS, d.now);
+  const pending = createPendingLogins(d.sql, LOGIN_TTL_MS, d.now);
   const provisionOptions = {
     usernameClaim: d.config.usernameClaim,
     displayNameClaim: d.config.displayNameClaim,
@@ -84,13 +84,13 @@ export function createOidc(d: OidcDeps): OidcModule {
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
     neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim],
     groupsClaim: d.config.groupsClaim,
-    provision: (claims) => {
-      const result = provisionLogin(d.db, d.directory, d.principalWriter, provisionOptions, claims);
-      if (result.ok && result.changed) d.policyChanged();
+    provision: async (claims) => {
+      const result = await provisionLogin(d.sql, d.directory, d.principalWriter, provisionOptions, claims);
+      if (result.ok && result.changed) await d.policyChanged();
       return result;
     },
     logger: d.logger,
-    usernameOf: (id) => d.principals.get(id)?.username,
+    usernameOf: async (id) => (await d.principals.get(id))?.username,
   });
 
   /** A top-level browser page load without any credential (never an API call or a form post). */
@@ -121,19 +121,23 @@ export function createOidc(d: OidcDeps): OidcModule {
    * so a browser opening it without a session is sent to login here, before the gate.
    */
   const ownRoute: OwnRoute = (req, res, ctx) => {
-    if (ctx.path === '/' && browserNavigation(req) && !sessionOf(req, d.sessions, cookies)) return toLogin(req, res);
+    if (ctx.path === '/' && browserNavigation(req)) {
+      const session = sessionOf(req, d.sessions, cookies);
+      if (session instanceof Promise) return session.then((s) => (s ? pages(req, res, ctx) : toLogin(req, res)));
+      if (!session) return toLogin(req, res);
+    }
     return pages(req, res, ctx);
   };
 
-  const purge = () => {
+  const purge = async () => {
     try {
-      d.sessions.purgeExpired();
-      pending.purgeExpired();
+      await d.sessions.purgeExpired();
+      await pending.purgeExpired();
     } catch (e) {
       d.logger.warn({ err: { message: (e as Error).message } }, 'session purge failed');
     }
   };
-  purge();
+  void purge();
   const timer = setInterval(purge, d.purgeEveryMs ?? 10 * 60_000);
   timer.unref();
 

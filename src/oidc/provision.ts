@@ -1,7 +1,7 @@
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Group, User } from '../principals/types.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import { readClaimPath, rolesFrom, stringClaim, type Claims } from './claims.js';
 
 export interface ProvisionOptions {
@@ -27,7 +27,7 @@ const ACTOR = 'oidc';
  * first sight; and the user's memberships become exactly the roles in this token. Refusals
  * (service account, no allowed role) change nothing.
  */
-export function provisionLogin(db: Db, directory: Directory, writer: PrincipalWriter, o: ProvisionOptions, claims: Claims): ProvisionResult {
+export async function provisionLogin(sql: Sql, directory: Directory, writer: PrincipalWriter, o: ProvisionOptions, claims: Claims): Promise<ProvisionResult> {
   const username = stringClaim(claims, o.usernameClaim);
   if (!username) return { ok: false, reason: 'no_username' };
   if (!USERNAME.test(username)) return { ok: false, reason: 'bad_username', username };
@@ -38,23 +38,24 @@ export function provisionLogin(db: Db, directory: Directory, writer: PrincipalWr
   if (o.allowedRoles && o.allowedRoles.length > 0 && !hasAdminRole && !roles.some((r) => o.allowedRoles!.includes(r)))
     return { ok: false, reason: 'role_not_allowed', username };
 
-  return db.transaction((): ProvisionResult => {
+  return sql.transaction(async (): Promise<ProvisionResult> => {
     let changed = false;
-    let user = directory.userByName(username);
+    let user = await directory.userByName(username);
     if (user?.isServiceAccount) return { ok: false, reason: 'service_account', username };
     if (!user) {
-      user = writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false });
+      user = await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false });
       changed = true;
     } else {
       let isAdmin = user.isAdmin;
       if (o.adminRole !== undefined) isAdmin = hasAdminRole || (user.isAdmin && username === o.protectedAdmin);
       if (isAdmin !== user.isAdmin || displayName !== user.displayName) {
-        user = writer.updateUser(ACTOR, user, displayName, isAdmin);
+        user = await writer.updateUser(ACTOR, user, displayName, isAdmin);
         changed = true;
       }
     }
-    const groups: Group[] = roles.map((role) => directory.groupByName(role) ?? writer.createGroup(ACTOR, role));
-    if (writer.setMemberships(ACTOR, user, groups)) changed = true;
+    const groups: Group[] = [];
+    for (const role of roles) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role)));
+    if (await writer.setMemberships(ACTOR, user, groups)) changed = true;
     return { ok: true, user, roles, changed };
-  })();
+  });
 }

@@ -36,9 +36,9 @@ export interface OidcRouteDeps {
   readonly neededClaims: readonly string[];
   /** Where roles are read from; a login that yields none is logged as a warning naming it. */
   readonly groupsClaim?: string;
-  readonly provision: (claims: Claims) => ProvisionResult;
+  readonly provision: (claims: Claims) => Promise<ProvisionResult>;
   readonly logger: Logger;
-  readonly usernameOf: (userId: number) => string | undefined;
+  readonly usernameOf: (userId: number) => string | undefined | Promise<string | undefined>;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, ctx: { search: string; requestId: string }) => Promise<void> | void;
@@ -80,14 +80,14 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     } catch (e) {
       return providerDown(res, e, ctx.requestId);
     }
-    d.pending.put(checks.state, { nonce: checks.nonce, codeVerifier: checks.codeVerifier, returnTo, bindingHash: sha256(binding) });
+    await d.pending.put(checks.state, { nonce: checks.nonce, codeVerifier: checks.codeVerifier, returnTo, bindingHash: sha256(binding) });
     redirect(res, target.href, { 'Set-Cookie': setCookie(d.cookies, d.cookies.binding, binding, LOGIN_TTL_MS / 1000) });
   };
 
   const callback: Handler = async (req, res, ctx) => {
     const params = new URLSearchParams(ctx.search);
     const state = params.get('state');
-    const pending = state ? d.pending.take(state) : undefined;
+    const pending = state ? await d.pending.take(state) : undefined;
     if (!state || !pending)
       return sendPage(res, 400, messagePage('Sign-in link expired', 'This sign-in response was already used, has expired, or was never started here. Please sign in again.', again));
     const binding = readCookie(req, d.cookies.binding);
@@ -108,15 +108,15 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
       return providerDown(res, e, ctx.requestId, 502);
     }
 
-    const result = d.provision(claims);
+    const result = await d.provision(claims);
     if (!result.ok) {
       d.logger.warn({ requestId: ctx.requestId, reason: result.reason, user: result.username }, 'oidc login refused');
       const r = REFUSALS[result.reason];
       return sendPage(res, 403, messagePage(r.title, r.message), { 'Set-Cookie': clearCookie(d.cookies, d.cookies.binding) });
     }
     const previous = readCookie(req, d.cookies.session);
-    if (previous !== undefined) d.sessions.destroy(previous);
-    const { id } = d.sessions.create(result.user.id, idToken);
+    if (previous !== undefined) await d.sessions.destroy(previous);
+    const { id } = await d.sessions.create(result.user.id, idToken);
     d.logger.info({ requestId: ctx.requestId, user: result.user.username, groups: result.roles.length }, 'oidc login');
     // Most often the provider does not put roles where flowgate reads them (Keycloak's realm roles
     // are in neither the ID token nor userinfo until a mapper adds them): say so, naming no values.
@@ -130,14 +130,14 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     });
   };
 
-  const logout: Handler = (req, res) => {
+  const logout: Handler = async (req, res) => {
     const id = readCookie(req, d.cookies.session);
     if (req.method === 'POST' && id !== undefined) {
-      const s = d.sessions.validate(id);
+      const s = await d.sessions.validate(id);
       if (s && !csrfAllows(req, d.externalOrigin, s.csrfSecret))
         return sendPage(res, 403, messagePage('Sign-out refused', 'This sign-out request came from another site.'));
     }
-    const idToken = id !== undefined ? d.sessions.destroy(id) : undefined;
+    const idToken = id !== undefined ? await d.sessions.destroy(id) : undefined;
     const after = d.externalOrigin + at(OIDC_PATHS.loggedOut);
     const target = d.provider.endSessionUrl(after, idToken)?.href ?? at(OIDC_PATHS.loggedOut);
     redirect(res, target, { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) });
@@ -146,9 +146,9 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
   const loggedOut: Handler = (_req, res) =>
     sendPage(res, 200, messagePage('You are signed out', 'Your session has ended.', { href: home, text: 'Sign in again' }));
 
-  const accessKey: Handler = (req, res) => {
-    const s = sessionOf(req, d.sessions, d.cookies);
-    const username = s && d.usernameOf(s.userId);
+  const accessKey: Handler = async (req, res) => {
+    const s = await sessionOf(req, d.sessions, d.cookies);
+    const username = s && (await d.usernameOf(s.userId));
     if (!s || !username) return redirect(res, loginHref(at(OIDC_PATHS.accessKey)));
     const endpoint = at('/ajax-api/2.0/mlflow/permissions/users/access-token');
     const trackingUri = d.externalOrigin + d.basePath;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 
 /** A validated browser session, as the request pipeline needs it. */
 export interface LiveSession {
@@ -25,6 +25,8 @@ export interface SessionOptions {
   /** How long a validated session is trusted from memory before the store is asked again. */
   readonly cacheTtlMs?: number;
   readonly now?: () => number;
+  /** A write made without holding up the request (the last-seen time, an expired session's row) failed. */
+  readonly onError?: (message: string, err: Error) => void;
 }
 
 interface Row {
@@ -45,9 +47,10 @@ export const sha256 = (v: string): string => createHash('sha256').update(v).dige
  * Server-side sessions: the cookie carries 256 random bits, the store keeps only their SHA-256. A
  * session ends at the earlier of its absolute expiry and `idleMs` after it was last seen. Validation
  * is answered from a small LRU (short TTL), and the last-seen time is written at most once per
- * minute (or a tenth of the idle lifetime), so a browsing user costs no SQL on most requests.
+ * minute (or a tenth of the idle lifetime), so a browsing user costs no SQL on most requests: a
+ * cached session is validated synchronously, only a miss returns a Promise.
  */
-export function createSessionStore(db: Db, options: SessionOptions) {
+export function createSessionStore(sql: Sql, options: SessionOptions) {
   const now = options.now ?? Date.now;
   const touchEveryMs = Math.min(60_000, Math.floor(options.idleMs / 10));
   const cache = new LRUCache<string, LiveSession>({
@@ -56,30 +59,57 @@ export function createSessionStore(db: Db, options: SessionOptions) {
     // The clock for TTLs must be the injected one, so tests that move time see the same world.
     perf: { now },
   });
-  const q = {
-    insert: db.prepare(
-      'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ),
-    byHash: db.prepare<[string], Row>(
-      'SELECT id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at FROM sessions WHERE id_hash = ?',
-    ),
-    idToken: db.prepare<[string], { id_token: string | null }>('SELECT id_token FROM sessions WHERE id_hash = ?'),
-    touch: db.prepare('UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?'),
-    delete: db.prepare('DELETE FROM sessions WHERE id_hash = ?'),
-    deleteOfUser: db.prepare('DELETE FROM sessions WHERE user_id = ?'),
-    purge: db.prepare('DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?'),
+  const SQL = {
+    insert: 'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    byHash: 'SELECT id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at FROM sessions WHERE id_hash = ?',
+    idToken: 'SELECT id_token FROM sessions WHERE id_hash = ?',
+    touch: 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?',
+    delete: 'DELETE FROM sessions WHERE id_hash = ?',
+    deleteOfUser: 'DELETE FROM sessions WHERE user_id = ?',
+    purge: 'DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?',
+  } as const;
+  const inBackground = (write: Promise<unknown>, what: string) => {
+    write.catch((err: Error) => options.onError?.(what, err));
   };
 
   const expired = (s: LiveSession, t: number) => t >= s.expiresAt || t - s.lastSeenAt >= options.idleMs;
 
-  function forget(idHash: string): void {
+  async function forget(idHash: string): Promise<void> {
     cache.delete(idHash);
-    q.delete.run(idHash);
+    await sql.run(SQL.delete, [idHash]);
+  }
+
+  /** Expiry and the last-seen time, for a session found in the cache or the store. */
+  function check(s: LiveSession, t: number): LiveSession | undefined {
+    if (expired(s, t)) {
+      inBackground(forget(s.idHash), 'expired session not deleted');
+      return undefined;
+    }
+    if (t - s.lastSeenAt >= touchEveryMs) {
+      s.lastSeenAt = t;
+      inBackground(sql.run(SQL.touch, [t, s.idHash]), 'session last-seen time not written');
+    }
+    return s;
+  }
+
+  async function load(idHash: string, t: number): Promise<LiveSession | undefined> {
+    const r = await sql.get<Row>(SQL.byHash, [idHash]);
+    if (!r) return undefined;
+    const s: LiveSession = {
+      idHash,
+      userId: r.user_id,
+      csrfSecret: r.csrf_secret,
+      createdAt: r.created_at,
+      lastSeenAt: r.last_seen_at,
+      expiresAt: r.expires_at,
+    };
+    cache.set(idHash, s);
+    return check(s, t);
   }
 
   return {
     /** `idToken`: the provider's ID token for this login, kept only to be handed back at logout. */
-    create(userId: number, idToken?: string): NewSession {
+    async create(userId: number, idToken?: string): Promise<NewSession> {
       const t = now();
       const id = randomId();
       const session: LiveSession = {
@@ -90,63 +120,48 @@ export function createSessionStore(db: Db, options: SessionOptions) {
         lastSeenAt: t,
         expiresAt: t + options.absoluteMs,
       };
-      q.insert.run(session.idHash, userId, session.csrfSecret, t, t, session.expiresAt, idToken ?? null);
+      await sql.run(SQL.insert, [session.idHash, userId, session.csrfSecret, t, t, session.expiresAt, idToken ?? null]);
       cache.set(session.idHash, session);
       return { id, session };
     },
 
     /** The live session for a cookie value, or undefined (unknown, malformed, expired: all alike). */
-    validate(id: string): LiveSession | undefined {
+    validate(id: string): LiveSession | undefined | Promise<LiveSession | undefined> {
       if (!ID_SHAPE.test(id)) return undefined;
       const idHash = sha256(id);
       const t = now();
-      let s = cache.get(idHash);
-      if (!s) {
-        const r = q.byHash.get(idHash);
-        if (!r) return undefined;
-        s = {
-          idHash,
-          userId: r.user_id,
-          csrfSecret: r.csrf_secret,
-          createdAt: r.created_at,
-          lastSeenAt: r.last_seen_at,
-          expiresAt: r.expires_at,
-        };
-        cache.set(idHash, s);
-      }
-      if (expired(s, t)) {
-        forget(idHash);
-        return undefined;
-      }
-      if (t - s.lastSeenAt >= touchEveryMs) {
-        s.lastSeenAt = t;
-        q.touch.run(t, idHash);
-      }
-      return s;
+      const s = cache.get(idHash);
+      return s ? check(s, t) : load(idHash, t);
     },
 
     /** Ends the session; returns its ID token (for the provider's logout), if it had one. */
-    destroy(id: string): string | undefined {
+    async destroy(id: string): Promise<string | undefined> {
       if (!ID_SHAPE.test(id)) return undefined;
       const idHash = sha256(id);
-      const idToken = q.idToken.get(idHash)?.id_token ?? undefined;
-      forget(idHash);
+      const idToken = (await sql.get<{ id_token: string | null }>(SQL.idToken, [idHash]))?.id_token ?? undefined;
+      await forget(idHash);
       return idToken;
     },
 
     /** Ends every session of a user (admin action, user deletion); returns how many there were. */
-    destroyAllOf(userId: number): number {
+    async destroyAllOf(userId: number): Promise<number> {
       for (const [k, v] of cache.entries()) if (v.userId === userId) cache.delete(k);
-      return q.deleteOfUser.run(userId).changes;
+      return sql.run(SQL.deleteOfUser, [userId]);
     },
 
-    purgeExpired(): number {
+    purgeExpired(): Promise<number> {
       const t = now();
-      return q.purge.run(t, t - options.idleMs).changes;
+      return sql.run(SQL.purge, [t, t - options.idleMs]);
     },
 
     clearCache(): void {
       cache.clear();
+    },
+
+    /** Sessions ended elsewhere (another flowgate on the store), by the SHA-256 of their ids: `'all'` drops every one cached. */
+    forgetCached(idHashes: readonly string[] | 'all'): void {
+      if (idHashes === 'all') cache.clear();
+      else for (const h of idHashes) cache.delete(h);
     },
   };
 }
@@ -161,28 +176,24 @@ export interface PendingLogin {
 }
 
 /** Login attempts between the redirect to the provider and the callback: used once, short-lived. */
-export function createPendingLogins(db: Db, ttlMs: number, now: () => number = Date.now) {
-  const q = {
-    insert: db.prepare(
-      'INSERT INTO oidc_pending_logins (state_hash, binding_hash, nonce, code_verifier, return_to, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ),
-    take: db.prepare<[string], { binding_hash: string; nonce: string; code_verifier: string; return_to: string; expires_at: number }>(
-      'DELETE FROM oidc_pending_logins WHERE state_hash = ? RETURNING binding_hash, nonce, code_verifier, return_to, expires_at',
-    ),
-    purge: db.prepare('DELETE FROM oidc_pending_logins WHERE expires_at <= ?'),
-  };
+export function createPendingLogins(sql: Sql, ttlMs: number, now: () => number = Date.now) {
+  const SQL = {
+    insert: 'INSERT INTO oidc_pending_logins (state_hash, binding_hash, nonce, code_verifier, return_to, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+    take: 'DELETE FROM oidc_pending_logins WHERE state_hash = ? RETURNING binding_hash, nonce, code_verifier, return_to, expires_at',
+    purge: 'DELETE FROM oidc_pending_logins WHERE expires_at <= ?',
+  } as const;
   return {
-    put(state: string, login: PendingLogin): void {
-      q.insert.run(sha256(state), login.bindingHash, login.nonce, login.codeVerifier, login.returnTo, now() + ttlMs);
+    async put(state: string, login: PendingLogin): Promise<void> {
+      await sql.run(SQL.insert, [sha256(state), login.bindingHash, login.nonce, login.codeVerifier, login.returnTo, now() + ttlMs]);
     },
     /** Removes and returns the attempt for `state`: a second callback with the same state finds nothing. */
-    take(state: string): PendingLogin | undefined {
-      const r = q.take.get(sha256(state));
+    async take(state: string): Promise<PendingLogin | undefined> {
+      const r = await sql.get<{ binding_hash: string; nonce: string; code_verifier: string; return_to: string; expires_at: number }>(SQL.take, [sha256(state)]);
       if (!r || r.expires_at <= now()) return undefined;
       return { nonce: r.nonce, codeVerifier: r.code_verifier, returnTo: r.return_to, bindingHash: r.binding_hash };
     },
-    purgeExpired(): number {
-      return q.purge.run(now()).changes;
+    purgeExpired(): Promise<number> {
+      return sql.run(SQL.purge, [now()]);
     },
   };
 }

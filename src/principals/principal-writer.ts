@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import type { Directory } from './directory.js';
 import { userJson, type Group, type User } from './types.js';
 
@@ -9,83 +9,83 @@ import { userJson, type Group, type User } from './types.js';
  * entry. Callers validate first and tell the caches afterwards (they know how many changes a
  * request makes).
  */
-export function createPrincipalWriter(deps: { readonly db: Db; readonly directory: Directory; readonly audit: AuditLog }) {
-  const { db, directory, audit } = deps;
+export function createPrincipalWriter(deps: { readonly sql: Sql; readonly directory: Directory; readonly audit: AuditLog }) {
+  const { sql, directory, audit } = deps;
 
   return {
-    createUser(actor: string, fields: Parameters<Directory['createUser']>[0], audited: unknown = undefined): User {
-      return db.transaction(() => {
-        const user = directory.createUser(fields);
-        audit.record({ actor, action: 'user.create', target: `user:${user.username}`, newValue: audited ?? userJson(user) });
+    async createUser(actor: string, fields: Parameters<Directory['createUser']>[0], audited: unknown = undefined): Promise<User> {
+      return sql.transaction(async () => {
+        const user = await directory.createUser(fields);
+        await audit.record({ actor, action: 'user.create', target: `user:${user.username}`, newValue: audited ?? userJson(user) });
         return user;
-      })();
+      });
     },
 
-    updateUser(actor: string, user: User, displayName: string, isAdmin: boolean): User {
-      return db.transaction(() => {
-        directory.updateUser(user.id, displayName, isAdmin);
-        const after = directory.userById(user.id)!;
-        audit.record({ actor, action: 'user.update', target: `user:${user.username}`, oldValue: userJson(user), newValue: userJson(after) });
+    async updateUser(actor: string, user: User, displayName: string, isAdmin: boolean): Promise<User> {
+      return sql.transaction(async () => {
+        await directory.updateUser(user.id, displayName, isAdmin);
+        const after = (await directory.userById(user.id))!;
+        await audit.record({ actor, action: 'user.update', target: `user:${user.username}`, oldValue: userJson(user), newValue: userJson(after) });
         return after;
-      })();
+      });
     },
 
-    deleteUser(actor: string, user: User): void {
-      db.transaction(() => {
-        directory.deleteUser(user.id);
-        audit.record({ actor, action: 'user.delete', target: `user:${user.username}`, oldValue: userJson(user) });
-      })();
+    async deleteUser(actor: string, user: User): Promise<void> {
+      await sql.transaction(async () => {
+        await directory.deleteUser(user.id);
+        await audit.record({ actor, action: 'user.delete', target: `user:${user.username}`, oldValue: userJson(user) });
+      });
     },
 
-    createGroup(actor: string, name: string): Group {
-      return db.transaction(() => {
-        const group = directory.createGroup(name);
-        audit.record({ actor, action: 'group.create', target: `group:${group.name}` });
+    async createGroup(actor: string, name: string): Promise<Group> {
+      return sql.transaction(async () => {
+        const group = await directory.createGroup(name);
+        await audit.record({ actor, action: 'group.create', target: `group:${group.name}` });
         return group;
-      })();
+      });
     },
 
-    deleteGroup(actor: string, group: Group): void {
-      db.transaction(() => {
-        directory.deleteGroup(group.id);
-        audit.record({ actor, action: 'group.delete', target: `group:${group.name}` });
-      })();
+    async deleteGroup(actor: string, group: Group): Promise<void> {
+      await sql.transaction(async () => {
+        await directory.deleteGroup(group.id);
+        await audit.record({ actor, action: 'group.delete', target: `group:${group.name}` });
+      });
     },
 
     /** False when the user already was a member (nothing written). */
-    addMember(actor: string, group: Group, user: User): boolean {
-      return db.transaction(() => {
-        const changed = directory.addMember(group.id, user.id);
-        if (changed) audit.record({ actor, action: 'group.member.add', target: `group:${group.name}`, newValue: { username: user.username } });
+    async addMember(actor: string, group: Group, user: User): Promise<boolean> {
+      return sql.transaction(async () => {
+        const changed = await directory.addMember(group.id, user.id);
+        if (changed) await audit.record({ actor, action: 'group.member.add', target: `group:${group.name}`, newValue: { username: user.username } });
         return changed;
-      })();
+      });
     },
 
     /** False when the user was not a member (nothing written). */
-    removeMember(actor: string, group: Group, user: User): boolean {
-      return db.transaction(() => {
-        const changed = directory.removeMember(group.id, user.id);
-        if (changed) audit.record({ actor, action: 'group.member.remove', target: `group:${group.name}`, oldValue: { username: user.username } });
+    async removeMember(actor: string, group: Group, user: User): Promise<boolean> {
+      return sql.transaction(async () => {
+        const changed = await directory.removeMember(group.id, user.id);
+        if (changed) await audit.record({ actor, action: 'group.member.remove', target: `group:${group.name}`, oldValue: { username: user.username } });
         return changed;
-      })();
+      });
     },
 
     /** The user's memberships become exactly `groups`; false when they already were. */
-    setMemberships(actor: string, user: User, groups: readonly Group[]): boolean {
-      return db.transaction(() => {
-        const before = directory.groupsOfUser(user.id).map((g) => g.name);
+    async setMemberships(actor: string, user: User, groups: readonly Group[]): Promise<boolean> {
+      return sql.transaction(async () => {
+        const before = (await directory.groupsOfUser(user.id)).map((g) => g.name);
         const names = groups.map((g) => g.name);
         if (before.length === names.length && before.every((g) => names.includes(g))) return false;
-        directory.setMemberships(user.id, groups.map((g) => g.id));
-        audit.record({
+        await directory.setMemberships(user.id, groups.map((g) => g.id));
+        await audit.record({
           actor,
           action: 'group.memberships',
           target: `user:${user.username}`,
           oldValue: { groups: before },
-          newValue: { groups: directory.groupsOfUser(user.id).map((g) => g.name) },
+          newValue: { groups: (await directory.groupsOfUser(user.id)).map((g) => g.name) },
         });
         return true;
-      })();
+      });
     },
   };
 }

@@ -35,16 +35,25 @@ export function createAuthenticator(loaders: readonly CredentialLoader[]): Authe
 
 const BASIC = /^basic /i;
 
+type Verified = ReturnType<TokenVerifier['verifyEncoded']> extends infer V ? Exclude<V, Promise<unknown>> : never;
+
 /** HTTP Basic with username + access token, as the MLflow Python client sends it. */
 export function basicTokenLoader(verifier: TokenVerifier, principals: PrincipalCache): CredentialLoader {
+  const proveUser = (principal: Principal | undefined): Principal => {
+    if (!principal) throw unauthenticated('Invalid username or access token');
+    return principal;
+  };
+  // Synchronous while the token and the principal are cached: no promise on the hot path.
+  const toPrincipal = (verified: Verified): Principal | Promise<Principal> => {
+    if (verified === MALFORMED) throw unauthenticated('Malformed Basic credentials');
+    if (!verified) throw unauthenticated('Invalid username or access token, or the token has expired or been revoked');
+    const principal = principals.principal(verified.userId, 'basic');
+    return principal instanceof Promise ? principal.then(proveUser) : proveUser(principal);
+  };
   return (req) => {
     const header = req.headers.authorization;
     if (header === undefined || !BASIC.test(header)) return undefined;
     const verified = verifier.verifyEncoded(header.slice(6).trim());
-    if (verified === MALFORMED) throw unauthenticated('Malformed Basic credentials');
-    if (!verified) throw unauthenticated('Invalid username or access token, or the token has expired or been revoked');
-    const principal = principals.principal(verified.userId, 'basic');
-    if (!principal) throw unauthenticated('Invalid username or access token');
-    return principal;
+    return verified instanceof Promise ? verified.then(toPrincipal) : toPrincipal(verified);
   };
 }

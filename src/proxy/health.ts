@@ -1,5 +1,4 @@
 import type { Logger } from '../logging.js';
-import type { Db } from '../store/database.js';
 import type { MlflowConnection } from '../upstream/mlflow-connection.js';
 import { probeMlflow } from '../upstream/mlflow-probe.js';
 
@@ -16,16 +15,14 @@ export type Readiness = { ready: boolean; store: boolean; upstream: boolean; rea
  * concurrent probes share one check and a result is reused for `maxAgeMs`: a flood of probes
  * cannot become a flood of write locks and MLflow requests.
  */
-export function createReadiness(db: Db, mlflow: MlflowConnection, logger?: Logger, timeoutMs = 2000, maxAgeMs = 1000) {
-  const probe = db.prepare('SELECT 1');
-  function storeWritable(): boolean {
-    try {
-      db.transaction(() => probe.get()).immediate();
-      return true;
-    } catch {
-      return false;
-    }
-  }
+export function createReadiness(
+  storeReady: () => Promise<boolean>,
+  mlflow: MlflowConnection,
+  logger?: Logger,
+  timeoutMs = 2000,
+  maxAgeMs = 1000,
+) {
+  const storeWritable = () => storeReady().catch(() => false);
   let lastReason: string | undefined;
   /** Logged when the answer changes, not on every probe. */
   function report(result: Readiness, detail: string | undefined): void {
@@ -39,8 +36,7 @@ export function createReadiness(db: Db, mlflow: MlflowConnection, logger?: Logge
   return function check(): Promise<Readiness> {
     if (last && Date.now() - last.at < maxAgeMs) return Promise.resolve(last.result);
     inFlight ??= (async () => {
-      const store = storeWritable();
-      const answer = await probeMlflow(mlflow, timeoutMs);
+      const [store, answer] = await Promise.all([storeWritable(), probeMlflow(mlflow, timeoutMs)]);
       const upstream = answer.ok;
       const reason = !store ? 'store-not-writable' : answer.ok ? undefined : answer.reason;
       const result: Readiness = { ready: store && upstream, store, upstream, ...(reason ? { reason } : {}) };

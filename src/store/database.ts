@@ -2,20 +2,22 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import type { Sql } from './sql.js';
+import { sqliteSql } from './sqlite-sql.js';
 
 export type Db = Database.Database;
 
 export class SchemaTooNewError extends Error {
-  constructor(path: string, found: number, known: number) {
+  constructor(where: string, found: number, known: number) {
     super(
-      `the policy store ${path} has schema version ${found}, newer than this flowgate knows (${known}); ` +
+      `the policy store ${where} has schema version ${found}, newer than this flowgate knows (${known}); ` +
         'run the flowgate release that wrote it, or restore a backup',
     );
     this.name = 'SchemaTooNewError';
   }
 }
 
-/** Opens the policy store and brings its schema up to date; the only module that owns the connection. */
+/** Opens the embedded policy store and brings its schema up to date; the only module that owns the file. */
 export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
@@ -32,6 +34,11 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   }
 }
 
+/** The embedded store as the repositories use it. */
+export function openSqliteStore(path: string, migrations: readonly Migration[] = MIGRATIONS): Sql & { readonly db: Db } {
+  return sqliteSql(openDatabase(path, migrations));
+}
+
 function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   const latest = migrations.at(-1)?.version ?? 0;
@@ -39,7 +46,7 @@ function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
   for (const m of migrations) {
     if (m.version <= current) continue;
     db.transaction(() => {
-      db.exec(m.sql);
+      db.exec(m.sqlite);
       db.pragma(`user_version = ${m.version}`);
     })();
   }

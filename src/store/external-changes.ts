@@ -43,6 +43,7 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
   }
 
   const timer = setInterval(() => {
+    if (!db.open) return;
     const data = db.pragma('data_version', { simple: true }) as number;
     const now = generation();
     const change = latest();

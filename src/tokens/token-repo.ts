@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 
 export interface TokenRecord {
   readonly id: number;
@@ -27,57 +27,49 @@ const toRecord = (r: Row): TokenRecord => ({
   name: r.name,
 });
 
-/** The access_tokens table: only hashes are stored. */
-export function createTokenRepo(db: Db) {
-  const q = {
-    byHash: db.prepare<[string], Row>(
-      'SELECT id, user_id, created_at, expires_at, revoked_at, name FROM access_tokens WHERE token_hash = ?',
-    ),
-    insert: db.prepare('INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at, name) VALUES (?, ?, ?, ?, ?)'),
-    reinstate: db.prepare('UPDATE access_tokens SET revoked_at = NULL, expires_at = ? WHERE id = ?'),
-    revokeActive: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL'),
-    revokeActiveExcept: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id <> ?'),
-    revokeUnnamed: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND name IS NULL AND id <> ?'),
-    revokeNamed: db.prepare('UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND name = ?'),
-    unrevokedNamed: db.prepare<[number, string], Row>(
-      'SELECT id, user_id, created_at, expires_at, revoked_at, name FROM access_tokens WHERE user_id = ? AND revoked_at IS NULL AND name = ?',
-    ),
-    liveNamedOfUser: db.prepare<[number, number], Row>(
-      `SELECT id, user_id, created_at, expires_at, revoked_at, name FROM access_tokens
+const COLUMNS = 'id, user_id, created_at, expires_at, revoked_at, name';
+
+const SQL = {
+  byHash: `SELECT ${COLUMNS} FROM access_tokens WHERE token_hash = ?`,
+  insert: 'INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at, name) VALUES (?, ?, ?, ?, ?) RETURNING id',
+  reinstate: 'UPDATE access_tokens SET revoked_at = NULL, expires_at = ? WHERE id = ?',
+  revokeActive: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL',
+  revokeActiveExcept: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id <> ?',
+  revokeUnnamed: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND name IS NULL AND id <> ?',
+  revokeNamed: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND name = ?',
+  unrevokedNamed: `SELECT ${COLUMNS} FROM access_tokens WHERE user_id = ? AND revoked_at IS NULL AND name = ?`,
+  liveNamedOfUser: `SELECT ${COLUMNS} FROM access_tokens
        WHERE user_id = ? AND name IS NOT NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY name`,
-    ),
-    activeOfUser: db.prepare<[number, number], Row>(
-      `SELECT id, user_id, created_at, expires_at, revoked_at, name FROM access_tokens
+  activeOfUser: `SELECT ${COLUMNS} FROM access_tokens
        WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id`,
-    ),
-    count: db.prepare<[number], { n: number }>(
-      'SELECT count(*) AS n FROM access_tokens WHERE revoked_at IS NULL AND expires_at > ?',
-    ),
+  count: 'SELECT count(*) AS n FROM access_tokens WHERE revoked_at IS NULL AND expires_at > ?',
+} as const;
+
+/** The access_tokens table: only hashes are stored. */
+export function createTokenRepo(sql: Sql) {
+  const one = async (text: string, params: readonly (string | number)[]): Promise<TokenRecord | undefined> => {
+    const r = await sql.get<Row>(text, params);
+    return r && toRecord(r);
   };
+  const many = async (text: string, params: readonly (string | number)[]): Promise<TokenRecord[]> => (await sql.all<Row>(text, params)).map(toRecord);
   return {
-    findByHash: (hash: string): TokenRecord | undefined => {
-      const r = q.byHash.get(hash);
-      return r && toRecord(r);
+    findByHash: (hash: string): Promise<TokenRecord | undefined> => one(SQL.byHash, [hash]),
+    insert: async (userId: number, hash: string, createdAt: number, expiresAt: number, name: string | null = null): Promise<number> =>
+      (await sql.get<{ id: number }>(SQL.insert, [userId, hash, createdAt, expiresAt, name]))!.id,
+    reinstate: async (id: number, expiresAt: number): Promise<void> => {
+      await sql.run(SQL.reinstate, [expiresAt, id]);
     },
-    insert: (userId: number, hash: string, createdAt: number, expiresAt: number, name: string | null = null): number =>
-      Number(q.insert.run(userId, hash, createdAt, expiresAt, name).lastInsertRowid),
-    reinstate: (id: number, expiresAt: number): void => {
-      q.reinstate.run(expiresAt, id);
-    },
-    revokeAllOfUser: (userId: number, at: number): number => q.revokeActive.run(at, userId).changes,
+    revokeAllOfUser: (userId: number, at: number): Promise<number> => sql.run(SQL.revokeActive, [at, userId]),
     /** The same, sparing one token (the bootstrap admin's, which configuration owns). */
-    revokeAllOfUserExcept: (userId: number, at: number, keptId: number): number => q.revokeActiveExcept.run(at, userId, keptId).changes,
+    revokeAllOfUserExcept: (userId: number, at: number, keptId: number): Promise<number> => sql.run(SQL.revokeActiveExcept, [at, userId, keptId]),
     /** The user's unnamed tokens, sparing one id (the bootstrap token; 0 spares none). */
-    revokeUnnamedOfUser: (userId: number, at: number, keptId = 0): number => q.revokeUnnamed.run(at, userId, keptId).changes,
-    revokeNamed: (userId: number, name: string, at: number): number => q.revokeNamed.run(at, userId, name).changes,
+    revokeUnnamedOfUser: (userId: number, at: number, keptId = 0): Promise<number> => sql.run(SQL.revokeUnnamed, [at, userId, keptId]),
+    revokeNamed: (userId: number, name: string, at: number): Promise<number> => sql.run(SQL.revokeNamed, [at, userId, name]),
     /** The key holding the name, expired or not: a name stays taken until its key is revoked. */
-    unrevokedNamed: (userId: number, name: string): TokenRecord | undefined => {
-      const r = q.unrevokedNamed.get(userId, name);
-      return r && toRecord(r);
-    },
-    liveNamedOfUser: (userId: number, at: number): TokenRecord[] => q.liveNamedOfUser.all(userId, at).map(toRecord),
-    activeOfUser: (userId: number, at: number): TokenRecord[] => q.activeOfUser.all(userId, at).map(toRecord),
-    countActive: (at: number): number => q.count.get(at)!.n,
+    unrevokedNamed: (userId: number, name: string): Promise<TokenRecord | undefined> => one(SQL.unrevokedNamed, [userId, name]),
+    liveNamedOfUser: (userId: number, at: number): Promise<TokenRecord[]> => many(SQL.liveNamedOfUser, [userId, at]),
+    activeOfUser: (userId: number, at: number): Promise<TokenRecord[]> => many(SQL.activeOfUser, [userId, at]),
+    countActive: async (at: number): Promise<number> => (await sql.get<{ n: number }>(SQL.count, [at]))!.n,
   };
 }
 

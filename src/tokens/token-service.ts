@@ -1,6 +1,6 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { Db } from '../store/database.js';
+import type { Sql } from '../store/sql.js';
 import { resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
 import type { TokenRepo } from './token-repo.js';
@@ -37,7 +37,7 @@ interface TokenHolder {
  * does. Otherwise one admin call would lock the operator out until the next restart.
  */
 export function createTokenService(deps: {
-  db: Db;
+  sql: Sql;
   repo: TokenRepo;
   verifier: TokenVerifier;
   audit: AuditLog;
@@ -49,32 +49,32 @@ export function createTokenService(deps: {
   let bootstrap: { readonly tokenId: number; readonly userId: number } | undefined;
 
   /** The user's tokens, less the bootstrap token when it is theirs. */
-  const revokeApiTokens = (userId: number, at: number): number =>
+  const revokeApiTokens = (userId: number, at: number): Promise<number> =>
     bootstrap?.userId === userId
       ? deps.repo.revokeAllOfUserExcept(userId, at, bootstrap.tokenId)
       : deps.repo.revokeAllOfUser(userId, at);
 
   /** What a new unnamed token replaces: a person's unnamed token, or everything a service account holds. */
-  const revokeReplaced = (user: TokenHolder, at: number): number =>
+  const revokeReplaced = (user: TokenHolder, at: number): Promise<number> =>
     user.isServiceAccount ? revokeApiTokens(user.id, at) : deps.repo.revokeUnnamedOfUser(user.id, at, bootstrap?.userId === user.id ? bootstrap.tokenId : 0);
 
   return {
     /** Validates before writing: a bad expiration changes nothing. */
-    issue(actor: string, user: TokenHolder, expiration: string | undefined): IssuedToken {
+    async issue(actor: string, user: TokenHolder, expiration: string | undefined): Promise<IssuedToken> {
       const t = now();
       const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
       const token = mintToken();
-      deps.db.transaction(() => {
-        const revoked = revokeReplaced(user, t);
-        const id = deps.repo.insert(user.id, hashToken(token), t, expiresAt);
-        deps.audit.record({
+      await deps.sql.transaction(async () => {
+        const revoked = await revokeReplaced(user, t);
+        const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt);
+        await deps.audit.record({
           actor,
           action: 'token.issue',
           target: `user:${user.username}`,
           oldValue: revoked > 0 ? { revoked_tokens: revoked } : undefined,
           newValue: { token_id: id, expires_at: new Date(expiresAt).toISOString() },
         });
-      })();
+      });
       deps.verifier.forgetUser(user.id);
       return { token, expiresAt };
     },
@@ -82,69 +82,67 @@ export function createTokenService(deps: {
      * Installs the operator-chosen bootstrap token (refreshing its expiry at each start); the user's
      * other tokens stay valid.
      */
-    install(actor: string, user: { id: number; username: string }, token: string, expiresAt: number): void {
+    async install(actor: string, user: { id: number; username: string }, token: string, expiresAt: number): Promise<void> {
       const hash = hashToken(token);
-      deps.db.transaction(() => {
-        const existing = deps.repo.findByHash(hash);
+      await deps.sql.transaction(async () => {
+        const existing = await deps.repo.findByHash(hash);
         if (existing && existing.userId !== user.id)
           throw new Error('the bootstrap admin token is already held by another user; choose a new one');
         if (existing) {
-          deps.repo.reinstate(existing.id, expiresAt);
+          await deps.repo.reinstate(existing.id, expiresAt);
           bootstrap = { tokenId: existing.id, userId: user.id };
         } else {
-          bootstrap = { tokenId: deps.repo.insert(user.id, hash, now(), expiresAt), userId: user.id };
-          deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
+          bootstrap = { tokenId: await deps.repo.insert(user.id, hash, now(), expiresAt), userId: user.id };
+          await deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
         }
-      })();
+      });
       deps.verifier.forgetUser(user.id);
     },
     /**
      * A named access key. A name held by a live key is refused (revoke it first); one held by an
      * expired key is taken over. For a service account the key replaces every token it had.
      */
-    issueNamed(actor: string, user: TokenHolder, name: string, expiration: string | undefined): IssuedToken {
+    async issueNamed(actor: string, user: TokenHolder, name: string, expiration: string | undefined): Promise<IssuedToken> {
       const t = now();
       const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
       const token = mintToken();
-      deps.db.transaction(() => {
+      await deps.sql.transaction(async () => {
         let revoked = 0;
-        if (user.isServiceAccount) revoked = revokeApiTokens(user.id, t);
+        if (user.isServiceAccount) revoked = await revokeApiTokens(user.id, t);
         else {
-          const holder = deps.repo.unrevokedNamed(user.id, name);
+          const holder = await deps.repo.unrevokedNamed(user.id, name);
           if (holder && holder.expiresAt > t)
             throw conflict(`Access key '${name}' of '${user.username}' already exists; revoke it first or choose another name`);
-          if (holder) revoked = deps.repo.revokeNamed(user.id, name, t);
+          if (holder) revoked = await deps.repo.revokeNamed(user.id, name, t);
         }
-        const id = deps.repo.insert(user.id, hashToken(token), t, expiresAt, name);
-        deps.audit.record({
+        const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt, name);
+        await deps.audit.record({
           actor,
           action: 'token.issue',
           target: `user:${user.username}`,
           oldValue: revoked > 0 ? { revoked_tokens: revoked } : undefined,
           newValue: { token_id: id, name, expires_at: new Date(expiresAt).toISOString() },
         });
-      })();
+      });
       deps.verifier.forgetUser(user.id);
       return { token, expiresAt };
     },
     /** The user's named keys that still work, by name. */
-    listNamed(userId: number): AccessKey[] {
-      return deps.repo
-        .liveNamedOfUser(userId, now())
-        .map((r) => ({ name: r.name!, createdAt: r.createdAt, expiresAt: r.expiresAt }));
+    async listNamed(userId: number): Promise<AccessKey[]> {
+      return (await deps.repo.liveNamedOfUser(userId, now())).map((r) => ({ name: r.name!, createdAt: r.createdAt, expiresAt: r.expiresAt }));
     },
     /** Revokes one named key; the user's other keys and unnamed token keep working. */
-    revokeNamed(actor: string, user: TokenHolder, name: string): void {
-      deps.db.transaction(() => {
-        if (deps.repo.revokeNamed(user.id, name, now()) === 0) throw notFound(`Access key '${name}' of '${user.username}' does not exist`);
-        deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { name } });
-      })();
+    async revokeNamed(actor: string, user: TokenHolder, name: string): Promise<void> {
+      await deps.sql.transaction(async () => {
+        if ((await deps.repo.revokeNamed(user.id, name, now())) === 0) throw notFound(`Access key '${name}' of '${user.username}' does not exist`);
+        await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { name } });
+      });
       deps.verifier.forgetUser(user.id);
     },
     /** True for the bootstrap admin: its configured token stays valid beside any token issued to it. */
     holdsBootstrapToken: (userId: number): boolean => bootstrap?.userId === userId,
     /** Refused for the bootstrap admin, whose token configuration owns: nothing changes then. */
-    revokeAll(actor: string, user: { id: number; username: string }): number {
+    async revokeAll(actor: string, user: { id: number; username: string }): Promise<number> {
       if (bootstrap?.userId === user.id)
         throw badRequest(
           `The access token of '${user.username}' is the bootstrap admin token, managed by configuration ` +
@@ -152,10 +150,10 @@ export function createTokenService(deps: {
             `Minting a new token for '${user.username}' replaces the ones minted through the API.`,
         );
       let n = 0;
-      deps.db.transaction(() => {
-        n = deps.repo.revokeAllOfUser(user.id, now());
-        if (n > 0) deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n } });
-      })();
+      await deps.sql.transaction(async () => {
+        n = await deps.repo.revokeAllOfUser(user.id, now());
+        if (n > 0) await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n } });
+      });
       deps.verifier.forgetUser(user.id);
       return n;
     },

@@ -81,7 +81,7 @@ export function createUi(d: UiDeps): UiModule {
     }
     if ((ctx.path === UI_PATHS.app || ctx.path === UI_PATHS.app.slice(0, -1)) && readOnly) {
       req.resume();
-      const session = sessionOf(req, d.sessions, cookies);
+      const session = await sessionOf(req, d.sessions, cookies);
       if (!session) return toLogin(req, res);
       if (ctx.path !== UI_PATHS.app) {
         redirect(res, d.basePath + UI_PATHS.app);
@@ -92,7 +92,7 @@ export function createUi(d: UiDeps): UiModule {
     }
     // A request carrying credentials goes through authentication like any other (wrong ones get 401).
     if (ctx.path === '/' && readOnly && req.headers.authorization === undefined) {
-      if (!d.oidc && browserNavigation(req) && !sessionOf(req, d.sessions, cookies)) return toLogin(req, res);
+      if (!d.oidc && browserNavigation(req) && !(await sessionOf(req, d.sessions, cookies))) return toLogin(req, res);
       req.resume();
       await shell(req, res, ctx.search);
       return true;

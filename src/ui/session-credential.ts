@@ -1,8 +1,9 @@
 import { forbidden } from '../errors.js';
 import type { CookiePolicy } from '../oidc/cookies.js';
 import { CSRF_HEADER, isStateChanging } from '../oidc/csrf.js';
-import { sessionOf } from '../oidc/session-loader.js';
-import type { SessionStore } from '../oidc/sessions.js';
+import type { IncomingMessage } from 'node:http';
+import { personOf, sessionOf } from '../oidc/session-loader.js';
+import type { LiveSession, SessionStore } from '../oidc/sessions.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { CredentialLoader } from '../http/credentials.js';
 import { constantTimeEqual } from '../tokens/token.js';
@@ -15,8 +16,7 @@ import { fromThisHost } from './same-origin.js';
  * own UI sends a same-origin `Origin`, which is accepted alone as with OIDC).
  */
 export function hostSessionLoader(store: SessionStore, principals: PrincipalCache, cookies: CookiePolicy): CredentialLoader {
-  return (req) => {
-    const session = sessionOf(req, store, cookies);
+  const check = (req: IncomingMessage, session: LiveSession | undefined) => {
     if (!session) return undefined;
     if (isStateChanging(req.method)) {
       const token = req.headers[CSRF_HEADER];
@@ -25,7 +25,11 @@ export function hostSessionLoader(store: SessionStore, principals: PrincipalCach
       if (hasOrigin ? !fromThisHost(req) : !tokenOk)
         throw forbidden('Cross-site request refused: the Origin of this request is not this server');
     }
-    const principal = principals.principal(session.userId, 'session');
-    return principal && !principal.isServiceAccount ? principal : undefined;
+    return personOf(principals.principal(session.userId, 'session'));
+  };
+  // Synchronous while the session and the principal are cached.
+  return (req) => {
+    const session = sessionOf(req, store, cookies);
+    return session instanceof Promise ? session.then((s) => check(req, s)) : check(req, session);
   };
 }

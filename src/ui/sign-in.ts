@@ -55,8 +55,8 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     if (!fromThisHost(req)) return form(res, 403, returnTo, 'This sign-in came from another site and was refused.');
     const username = (fields.get('username') ?? '').trim();
     const token = (fields.get('token') ?? '').trim();
-    const verified = username && token ? d.verifier.verifyEncoded(Buffer.from(`${username}:${token}`).toString('base64')) : undefined;
-    const principal = verified && verified !== MALFORMED ? d.principals.principal(verified.userId, 'session') : undefined;
+    const verified = username && token ? await d.verifier.verifyEncoded(Buffer.from(`${username}:${token}`).toString('base64')) : undefined;
+    const principal = verified && verified !== MALFORMED ? await d.principals.principal(verified.userId, 'session') : undefined;
     if (!principal) {
       d.logger.warn({ requestId, user: username }, 'ui sign-in refused');
       return form(res, 401, returnTo, 'Unknown user name or access token, or the token has expired.', username);
@@ -64,17 +64,17 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     if (principal.isServiceAccount)
       return form(res, 403, returnTo, 'Service accounts use access tokens with the API and cannot sign in to the UI.', username);
     const previous = readCookie(req, d.cookies.session);
-    if (previous !== undefined) d.sessions.destroy(previous);
-    const { id } = d.sessions.create(principal.userId);
+    if (previous !== undefined) await d.sessions.destroy(previous);
+    const { id } = await d.sessions.create(principal.userId);
     d.logger.info({ requestId, user: principal.username }, 'ui sign-in');
     redirect(res, returnTo, { 'Set-Cookie': setCookie(d.cookies, d.cookies.session, id, d.sessionMaxAgeSeconds) });
   }
 
-  function logout(req: IncomingMessage, res: ServerResponse): void {
+  async function logout(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'POST' && !fromThisHost(req))
       return sendUiPage(res, 403, { basePath: d.basePath, title: 'Sign-out refused', body: '<p>This sign-out request came from another site.</p>' });
     const id = readCookie(req, d.cookies.session);
-    if (id !== undefined) d.sessions.destroy(id);
+    if (id !== undefined) await d.sessions.destroy(id);
     redirect(res, at(UI_PATHS.loggedOut), { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) });
   }
 
@@ -88,7 +88,7 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     }
     if (ctx.path === UI_PATHS.logout) {
       req.resume();
-      logout(req, res);
+      await logout(req, res);
       return true;
     }
     if (ctx.path === UI_PATHS.loggedOut) {

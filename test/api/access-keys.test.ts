@@ -124,9 +124,7 @@ describe('named access keys of a person', () => {
   });
 
   it('audits creation and revocation without the token', async () => {
-    const rows = fg.db
-      .prepare("SELECT action, old_value, new_value FROM audit_log WHERE target = 'user:carol' AND action IN ('token.issue', 'token.revoke')")
-      .all() as { action: string; old_value: string | null; new_value: string | null }[];
+    const rows = (await fg.store.sql.all("SELECT action, old_value, new_value FROM audit_log WHERE target = 'user:carol' AND action IN ('token.issue', 'token.revoke')")) as { action: string; old_value: string | null; new_value: string | null }[];
     expect(rows.some((r) => r.action === 'token.issue' && r.new_value?.includes('"name":"laptop"'))).toBe(true);
     expect(rows.some((r) => r.action === 'token.revoke' && r.old_value?.includes('"name":"laptop"'))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain('fgt_');

@@ -5,7 +5,7 @@ import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type
 let fg: TestFlowgate;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
 const batch = (calls: unknown[], auth = adminAuth()) => request(fg.url).post('/api/2.0/mlflow/permissions/batch').set('Authorization', auth).send({ calls });
-const count = (table: string) => (fg.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: string) => ((await fg.store.sql.get(`SELECT count(*) AS n FROM ${table}`)) as { n: number }).n;
 
 beforeAll(async () => {
   upstream = await startStubUpstream();
@@ -32,7 +32,7 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
   });
 
   it('changes nothing, audit log included, when one call is refused, and says which', async () => {
-    const before = { users: count('users'), groups: count('groups'), grants: count('grants'), audit: count('audit_log') };
+    const before = { users: await count('users'), groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') };
     const res = await batch([
       { method: 'POST', path: 'users/create', body: { username: 'cleo' } },
       { method: 'POST', path: 'permissions/users/cleo/experiments/8', body: { permission: 'READ' } },
@@ -41,7 +41,7 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
     expect(res.status).toBe(404);
     expect(res.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
     expect(res.body.message).toMatch(/^In the batch: /);
-    expect({ users: count('users'), groups: count('groups'), grants: count('grants'), audit: count('audit_log') }).toEqual(before);
+    expect({ users: await count('users'), groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') }).toEqual(before);
     // Nothing written and undone stayed in memory: cleo cannot be found and holds nothing.
     expect((await request(fg.url).get('/api/2.0/mlflow/permissions/users/cleo').set('Authorization', adminAuth())).status).toBe(404);
   });

@@ -6,7 +6,7 @@ let fg: TestFlowgate;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
 const api = () => request(fg.url);
 const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
-const grantCount = () => (fg.db.prepare('SELECT count(*) AS n FROM grants').get() as { n: number }).n;
+const grantCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM grants')) as { n: number }).n;
 let bobToken = '';
 
 beforeAll(async () => {
@@ -59,7 +59,7 @@ describe.each(KINDS)('grants on $segment', (k) => {
     });
 
     it('refuses bad permissions and unknown grantees, writing nothing', async () => {
-      const before = grantCount();
+      const before = (await grantCount());
       for (const body of [{ permission: 'WRITE' }, { permission: 'read' }, {}, { permission: 'READ', extra: 1 }]) {
         const res = await api().post(one()).set('Authorization', adminAuth()).send(body);
         expect(res.status).toBe(400);
@@ -72,14 +72,14 @@ describe.each(KINDS)('grants on $segment', (k) => {
       if (g.segment === 'users') {
         expect(unknown.status).toBe(404);
         expect(unknown.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
-        expect(grantCount()).toBe(before);
+        expect((await grantCount())).toBe(before);
       } else {
         // Groups mirror identity-provider roles: the team's grant may come before anyone holding the role signed in.
         expect(unknown.status, JSON.stringify(unknown.body)).toBe(201);
-        const audit = fg.db.prepare("SELECT actor FROM audit_log WHERE action = 'group.create' AND target = 'group:nobody' ORDER BY id DESC LIMIT 1").all();
+        const audit = (await fg.store.sql.all("SELECT actor FROM audit_log WHERE action = 'group.create' AND target = 'group:nobody' ORDER BY id DESC LIMIT 1"));
         expect(audit).toEqual([{ actor: 'admin' }]);
         expect((await api().delete(`/api/2.0/mlflow/permissions/groups/nobody`).set('Authorization', adminAuth())).status).toBe(200);
-        expect(grantCount()).toBe(before);
+        expect((await grantCount())).toBe(before);
       }
     });
   });

@@ -16,8 +16,8 @@ afterAll(async () => {
 });
 
 const api = () => request(fg.url);
-const auditCount = () => (fg.db.prepare('SELECT count(*) AS n FROM audit_log').get() as { n: number }).n;
-const userCount = () => (fg.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n;
+const auditCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM audit_log')) as { n: number }).n;
+const userCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM users')) as { n: number }).n;
 
 async function createUser(body: Record<string, unknown>) {
   return api().post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send(body);
@@ -80,12 +80,12 @@ describe('users', () => {
     [{ username: 'bob', is_admin: true, is_service_account: true }, /service account cannot be an admin/],
     [{ username: 'bob', colour: 'red' }, /unknown field\(s\) 'colour'/],
   ])('refuses %j with 400 and writes nothing', async (body, message) => {
-    const [users, audits] = [userCount(), auditCount()];
+    const [users, audits] = [(await userCount()), (await auditCount())];
     const res = await createUser(body);
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('INVALID_PARAMETER_VALUE');
     expect(res.body.message).toMatch(message);
-    expect([userCount(), auditCount()]).toEqual([users, audits]);
+    expect([(await userCount()), (await auditCount())]).toEqual([users, audits]);
   });
 
   it('refuses malformed JSON with 400, an oversize body with 413, a duplicate with 409', async () => {
@@ -99,11 +99,11 @@ describe('users', () => {
     const big = await createUser({ username: 'big', display_name: 'x'.repeat(5000) });
     expect(big.status).toBe(413);
     expect(big.body.error_code).toBe('REQUEST_LIMIT_EXCEEDED');
-    const before = auditCount();
+    const before = (await auditCount());
     const dup = await createUser({ username: 'alice' });
     expect(dup.status).toBe(409);
     expect(dup.body.error_code).toBe('RESOURCE_ALREADY_EXISTS');
-    expect(auditCount()).toBe(before);
+    expect((await auditCount())).toBe(before);
   });
 
   it('answers 404 for unknown users and admin endpoints', async () => {
@@ -135,9 +135,9 @@ describe('access tokens', () => {
     expect(token).toMatch(/^fgt_[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(token.slice(4), 'base64url').length).toBe(32);
     expect(Date.parse(res.body.expiration)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
-    const rows = fg.db.prepare('SELECT token_hash FROM access_tokens').all() as { token_hash: string }[];
+    const rows = (await fg.store.sql.all('SELECT token_hash FROM access_tokens')) as { token_hash: string }[];
     expect(rows.some((r) => r.token_hash.includes(token) || token.includes(r.token_hash))).toBe(false);
-    const dump = JSON.stringify(fg.db.prepare('SELECT * FROM audit_log').all());
+    const dump = JSON.stringify((await fg.store.sql.all('SELECT * FROM audit_log')));
     expect(dump).not.toContain(token);
     const me = await api().get('/api/2.0/mlflow/permissions/users/current').set('Authorization', basic('alice', token));
     expect(me.status).toBe(200);
@@ -151,11 +151,11 @@ describe('access tokens', () => {
     ['not a date', 'next tuesday', /ISO 8601/],
     ['impossible date', '2026-13-45T00:00:00Z', /not a valid date|ISO 8601/],
   ])('refuses an expiration that is %s, writing nothing', async (_label, expiration, message) => {
-    const before = (fg.db.prepare('SELECT count(*) AS n FROM access_tokens').get() as { n: number }).n;
+    const before = ((await fg.store.sql.get('SELECT count(*) AS n FROM access_tokens')) as { n: number }).n;
     const res = await mint('alice', expiration);
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(message);
-    expect((fg.db.prepare('SELECT count(*) AS n FROM access_tokens').get() as { n: number }).n).toBe(before);
+    expect(((await fg.store.sql.get('SELECT count(*) AS n FROM access_tokens')) as { n: number }).n).toBe(before);
   });
 
   it('lets any user mint their own token but not someone else’s; unknown user is 404', async () => {
@@ -175,7 +175,7 @@ describe('access tokens', () => {
   it('expires tokens: a token past its expiry gets 401', async () => {
     const res = await mint('alice', inDays(1));
     const token = res.body.token as string;
-    fg.db.prepare('UPDATE access_tokens SET expires_at = ? WHERE revoked_at IS NULL AND user_id = (SELECT id FROM users WHERE username = ?)').run(Date.now() - 1, 'alice');
+    (await fg.store.sql.run('UPDATE access_tokens SET expires_at = ? WHERE revoked_at IS NULL AND user_id = (SELECT id FROM users WHERE username = ?)', [Date.now() - 1, 'alice']));
     const me = await api().get('/api/2.0/mlflow/permissions/users/current').set('Authorization', basic('alice', token));
     expect(me.status).toBe(401);
   });

@@ -44,7 +44,7 @@ describe('the bootstrap admin token', () => {
 
   it('survives DELETE of the admin user\'s tokens: refused with 400 naming configuration, and nothing is revoked', async () => {
     const minted = basic(ADMIN.username, (await mintOwn(adminAuth())).body.token as string);
-    const auditBefore = (fg.db.prepare('SELECT count(*) AS n FROM audit_log').get() as { n: number }).n;
+    const auditBefore = ((await fg.store.sql.get('SELECT count(*) AS n FROM audit_log')) as { n: number }).n;
     for (const auth of [adminAuth(), minted]) {
       const refused = await revokeAdmin(auth);
       expect(refused.status).toBe(400);
@@ -52,7 +52,7 @@ describe('the bootstrap admin token', () => {
     }
     expect((await whoAmI(adminAuth())).status).toBe(200);
     expect((await whoAmI(minted)).status).toBe(200);
-    expect((fg.db.prepare('SELECT count(*) AS n FROM audit_log').get() as { n: number }).n).toBe(auditBefore);
+    expect(((await fg.store.sql.get('SELECT count(*) AS n FROM audit_log')) as { n: number }).n).toBe(auditBefore);
   });
 
   it("leaves other users' revocation as it was", async () => {

@@ -193,12 +193,12 @@ describe('cached mappings follow MLflow', () => {
 });
 
 describe('every mapping change reaches the store log other flowgates follow', () => {
-  const logged = () => fg.db.prepare('SELECT cache, key FROM mapping_changes ORDER BY seq').all() as Array<{ cache: string; key: string }>;
+  const logged = async () => (await fg.store.sql.all('SELECT cache, key FROM mapping_changes ORDER BY seq')) as Array<{ cache: string; key: string }>;
   const after = async (send: () => Promise<unknown>) => {
-    const before = logged().length;
+    const before = (await logged()).length;
     await send();
-    return eventually(() => {
-      const rows = logged().slice(before);
+    return eventually(async () => {
+      const rows = (await logged()).slice(before);
       if (rows.length === 0) throw new Error('no mapping change logged');
       return rows;
     });

@@ -1,9 +1,9 @@
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGrantsPrune } from '../../src/commands/grants-prune.js';
 import { loadConfig } from '../../src/config.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type SeenRequest, type TestFlowgate } from '../helpers/flowgate.js';
+import { storeSettings } from '../helpers/test-store.js';
 
 /** MLflow's answers: experiment 1 and model `here` exist, experiment 2 and model `gone` were collected, experiment 3 cannot be told. */
 function mlflow(req: SeenRequest) {
@@ -22,8 +22,8 @@ function mlflow(req: SeenRequest) {
 
 let fg: TestFlowgate;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
-const granted = () =>
-  (fg.db.prepare('SELECT resource_kind || \':\' || resource_id AS ref FROM grants ORDER BY ref').all() as { ref: string }[]).map((r) => r.ref);
+const granted = async () =>
+  ((await fg.store.sql.all('SELECT resource_kind || \':\' || resource_id AS ref FROM grants ORDER BY ref')) as { ref: string }[]).map((r) => r.ref);
 
 beforeAll(async () => {
   upstream = await startStubUpstream(mlflow);
@@ -39,26 +39,26 @@ afterAll(async () => {
 });
 
 describe('flowgate grants prune', () => {
-  const config = () => loadConfig({ FLOWGATE_DB_PATH: join(fg.dir, 'flowgate.db'), FLOWGATE_UPSTREAM_URL: upstream.url });
+  const config = async () => loadConfig({ ...(await storeSettings(fg.dir)), FLOWGATE_UPSTREAM_URL: upstream.url });
   const run = async (...args: string[]) => {
     let out = '';
-    const code = await runGrantsPrune(args, config(), (t) => (out += t), (t) => (out += t));
+    const code = await runGrantsPrune(args, await config(), (t) => (out += t), (t) => (out += t));
     return { code, out };
   };
 
   it('with --dry-run only says what it would remove', async () => {
-    const before = granted();
+    const before = (await granted());
     const { out } = await run('--dry-run');
     expect(out).toContain('would prune\texperiment:2');
-    expect(granted()).toEqual(before);
+    expect((await granted())).toEqual(before);
   });
 
   it('removes the grants of resources MLflow no longer has, keeps deleted-but-restorable ones and those it cannot tell, and audits', async () => {
     const { code, out } = await run('--json');
     expect(JSON.parse(out)).toMatchObject({ checked: 6, unknown: ['experiment:3'] });
     expect(code).toBe(1); // some resources could not be checked
-    expect(granted()).toEqual(['experiment:1', 'experiment:3', 'registered_model:here']);
-    const audit = fg.db.prepare("SELECT target FROM audit_log WHERE action = 'grant.prune-orphan' ORDER BY target").all() as { target: string }[];
+    expect((await granted())).toEqual(['experiment:1', 'experiment:3', 'registered_model:here']);
+    const audit = (await fg.store.sql.all("SELECT target FROM audit_log WHERE action = 'grant.prune-orphan' ORDER BY target")) as { target: string }[];
     expect(audit.map((a) => a.target)).toEqual(['experiment:2', 'prompt:gone', 'registered_model:gone']);
   });
 

@@ -221,9 +221,14 @@ describe('overlays/ingress: flowgate in front of MLflow', () => {
     expect(selects(peers[0].podSelector.matchLabels, mlflowLabels)).toBe(false);
   });
 
-  it('says in the overlay that replicas on several nodes need the shared store of issue 24', () => {
-    const text = readFileSync(join(DEPLOY, 'overlays/ingress/kustomization.yaml'), 'utf8');
-    expect(text).toMatch(/issue 24/);
-    expect(text).toMatch(/shared .*store/);
+  it('gives every replica the shared PostgreSQL store from a Secret, and no store of its own', () => {
+    const fg = of('Deployment', 'flowgate');
+    const container = fg.spec.template.spec.containers.find((c: { name: string }) => c.name === 'flowgate');
+    const url = container.env.find((e: { name: string }) => e.name === 'FLOWGATE_DATABASE_URL');
+    expect(url.value).toBeUndefined();
+    const secret = of('Secret', url.valueFrom.secretKeyRef.name);
+    expect(secret.stringData[url.valueFrom.secretKeyRef.key]).toMatch(/^postgres:\/\//);
+    expect(container.env.map((e: { name: string }) => e.name)).not.toContain('FLOWGATE_DB_PATH');
+    expect(JSON.stringify(fg.spec.template.spec.volumes ?? [])).not.toContain('emptyDir');
   });
 });

@@ -72,10 +72,10 @@ async function login(username: string, returnTo = '/'): Promise<{ jar: CookieJar
 }
 const current = (jar: CookieJar) =>
   send(jar, `${base}/api/2.0/mlflow/permissions/users/current`, { headers: { accept: 'application/json' } });
-const userRow = (username: string) =>
-  fg.db.prepare('SELECT * FROM users WHERE username = ?').get(username) as { is_admin: number; display_name: string } | undefined;
+const userRow = async (username: string) =>
+  (await fg.store.sql.get('SELECT * FROM users WHERE username = ?', [username])) as { is_admin: number; display_name: string } | undefined;
 const groupsOf = async (jar: CookieJar) => ((await (await current(jar)).json()) as { user: { groups: string[] } }).user.groups;
-const sessionCount = () => (fg.db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+const sessionCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM sessions')) as { n: number }).n;
 
 async function logout(jar: CookieJar): Promise<{ status: number; location: string }> {
   const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
@@ -134,13 +134,13 @@ describe('login', () => {
     const id = jar.get(SESSION)!;
     expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Only the hash is stored.
-    expect(JSON.stringify(fg.db.prepare('SELECT * FROM sessions').all())).not.toContain(id);
+    expect(JSON.stringify((await fg.store.sql.all('SELECT * FROM sessions')))).not.toContain(id);
 
     const me = await current(jar);
     expect(me.status).toBe(200);
     expect(((await me.json()) as { user: unknown }).user).toMatchObject({ username: 'alice', display_name: 'Alice Analyst', is_admin: false, groups: ['team-a'] });
 
-    const audit = fg.db.prepare("SELECT action, target FROM audit_log WHERE actor = 'oidc'").all();
+    const audit = (await fg.store.sql.all("SELECT action, target FROM audit_log WHERE actor = 'oidc'"));
     expect(audit).toEqual(
       expect.arrayContaining([
         { action: 'user.create', target: 'user:alice' },
@@ -167,7 +167,7 @@ describe('login', () => {
 
   it('makes a holder of the admin role an admin, who reaches MLflow', async () => {
     const { jar } = await login('root');
-    expect(userRow('root')!.is_admin).toBe(1);
+    expect((await userRow('root'))!.is_admin).toBe(1);
     const seen = upstream.seen.length;
     const res = await send(jar, `${base}/ajax-api/2.0/mlflow/experiments/search`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(200);
@@ -183,7 +183,7 @@ describe('login', () => {
     expect(run.final.headers.get('content-type')).toMatch(/text\/html/);
     expect(await run.final.text()).toContain('Access not granted');
     expect(jar.get(SESSION)).toBeUndefined();
-    expect(userRow('eve')).toBeUndefined();
+    expect((await userRow('eve'))).toBeUndefined();
   });
 
   it('refuses a service account with a clear page', async () => {
@@ -198,7 +198,7 @@ describe('login', () => {
     expect(run.final.status).toBe(403);
     expect(await run.final.text()).toContain('Service accounts cannot sign in');
     expect(jar.get(SESSION)).toBeUndefined();
-    const row = fg.db.prepare("SELECT count(*) AS n FROM group_members m JOIN users u ON u.id = m.user_id WHERE u.username = 'team-a-sa'").get() as { n: number };
+    const row = (await fg.store.sql.get("SELECT count(*) AS n FROM group_members m JOIN users u ON u.id = m.user_id WHERE u.username = 'team-a-sa'")) as { n: number };
     expect(row.n).toBe(0);
   });
 });
@@ -208,11 +208,11 @@ describe('login response checks', () => {
     const jar = new CookieJar();
     const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'bob');
     expect(run.final.status).toBe(302);
-    const before = sessionCount();
+    const before = (await sessionCount());
     const replay = await send(jar, run.callbackUrl!, { headers: { accept: HTML } });
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain('already used');
-    expect(sessionCount()).toBe(before);
+    expect((await sessionCount())).toBe(before);
   });
 
   it('refuses an ID token whose nonce is not the one sent', async () => {
@@ -316,13 +316,13 @@ describe('sessions', () => {
   it('logout destroys the session and signs out at the provider too', async () => {
     const { jar } = await login('dave');
     const id = jar.get(SESSION)!;
-    const storedTokens = () =>
-      (fg.db.prepare("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'dave' AND s.id_token IS NOT NULL").get() as { n: number }).n;
-    const before = storedTokens();
+    const storedTokens = async () =>
+      ((await fg.store.sql.get("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'dave' AND s.id_token IS NOT NULL")) as { n: number }).n;
+    const before = await storedTokens();
     expect(before).toBeGreaterThanOrEqual(1);
     const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
     expect(res.status).toBe(302);
-    expect(storedTokens()).toBe(before - 1);
+    expect(await storedTokens()).toBe(before - 1);
     const location = new URL(res.headers.get('location')!);
     expect(location.origin).toBe(idp.issuer);
     expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${base}/flowgate/logged-out`);
@@ -333,7 +333,7 @@ describe('sessions', () => {
     expect(payload.sub).toBe('dave');
     expect(payload.iss).toBe(idp.issuer);
     expect([payload.aud].flat()).toContain(CLIENT.id);
-    expect((fg.db.prepare('SELECT count(*) AS n FROM sessions WHERE id_token = ?').get(hint) as { n: number }).n).toBe(0);
+    expect(((await fg.store.sql.get('SELECT count(*) AS n FROM sessions WHERE id_token = ?', [hint])) as { n: number }).n).toBe(0);
     const done = await confirmProviderLogout(jar, location.href);
     expect(done.finalUrl).toBe(`${base}/flowgate/logged-out`);
     expect(await done.final.text()).toContain('You are signed out');
@@ -358,7 +358,7 @@ describe('sessions', () => {
     expect(((await res.json()) as { ended: number }).ended).toBeGreaterThanOrEqual(2);
     expect((await current(a.jar)).status).toBe(401);
     expect((await current(b.jar)).status).toBe(401);
-    const audit = fg.db.prepare("SELECT actor FROM audit_log WHERE action = 'session.end_all' AND target = 'user:dave'").get();
+    const audit = (await fg.store.sql.get("SELECT actor FROM audit_log WHERE action = 'session.end_all' AND target = 'user:dave'"));
     expect(audit).toEqual({ actor: 'admin' });
   });
 
@@ -367,7 +367,7 @@ describe('sessions', () => {
     fg.advance(2 * ABSOLUTE_H * 3_600_000);
     const fresh = await fg.restart();
     fg = fresh;
-    expect(sessionCount()).toBe(0);
+    expect((await sessionCount())).toBe(0);
   });
 });
 
@@ -380,9 +380,7 @@ describe('roles are read at login', () => {
     await logout(jar);
     const again = await login('bob');
     expect(await groupsOf(again.jar)).toEqual(['team-a', 'team-b']);
-    const change = fg.db
-      .prepare("SELECT old_value, new_value FROM audit_log WHERE actor = 'oidc' AND action = 'group.memberships' AND target = 'user:bob' ORDER BY id DESC")
-      .get() as { old_value: string; new_value: string };
+    const change = (await fg.store.sql.get("SELECT old_value, new_value FROM audit_log WHERE actor = 'oidc' AND action = 'group.memberships' AND target = 'user:bob' ORDER BY id DESC")) as { old_value: string; new_value: string };
     expect(JSON.parse(change.old_value)).toEqual({ groups: ['team-a'] });
     expect(JSON.parse(change.new_value)).toEqual({ groups: ['team-a', 'team-b'] });
     // Removing a role removes the membership at the next login.
@@ -393,10 +391,10 @@ describe('roles are read at login', () => {
 
   it('removes admin rights when the admin role is gone', async () => {
     await login('root');
-    expect(userRow('root')!.is_admin).toBe(1);
+    expect((await userRow('root'))!.is_admin).toBe(1);
     idp.accounts.get('root')!.roles = ['team-a'];
     const { jar } = await login('root');
-    expect(userRow('root')!.is_admin).toBe(0);
+    expect((await userRow('root'))!.is_admin).toBe(0);
     const res = await send(jar, `${base}/ajax-api/2.0/mlflow/experiments/get?experiment_id=999`, { headers: { accept: 'application/json' } });
     expect(res.status).toBe(403);
     idp.accounts.get('root')!.roles = ['mlflow-admin', 'team-a'];

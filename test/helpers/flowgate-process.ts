@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN } from './flowgate.js';
+import { storeSettings } from './test-store.js';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const CLI = join(REPO_ROOT, 'dist/cli.js');
@@ -115,7 +116,7 @@ export async function startFlowgateProcess(options: FlowgateProcessOptions = {})
     FLOWGATE_PORT: '0',
     FLOWGATE_METRICS_HOST: '127.0.0.1',
     FLOWGATE_METRICS_PORT: '0',
-    FLOWGATE_DB_PATH: join(dir, 'flowgate.db'),
+    ...(await storeSettings(dir)),
     FLOWGATE_ADMIN_USERNAME: ADMIN.username,
     FLOWGATE_ADMIN_TOKEN: ADMIN.token,
     FLOWGATE_LOG_LEVEL: 'info',

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { loadConfig, type Env } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { startFlowgate, type Flowgate } from '../../src/main.js';
+import { storeSettings } from './test-store.js';
 
 export const ADMIN = { username: 'admin', token: 'admin-token-0123456789abcdef0123456789abcdef' };
 
@@ -80,7 +81,7 @@ export async function startTestFlowgate(env: Env = {}, dir = mkdtempSync(join(tm
     FLOWGATE_PORT: '0',
     FLOWGATE_METRICS_PORT: '0',
     FLOWGATE_METRICS_HOST: '127.0.0.1',
-    FLOWGATE_DB_PATH: join(dir, 'flowgate.db'),
+    ...(await storeSettings(dir)),
     FLOWGATE_ADMIN_USERNAME: ADMIN.username,
     FLOWGATE_ADMIN_TOKEN: ADMIN.token,
     FLOWGATE_LOG_LEVEL: 'info',

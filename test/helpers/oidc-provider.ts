@@ -9,6 +9,7 @@ import { loadConfig, type Env } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { startFlowgate, type Flowgate } from '../../src/main.js';
 import { ADMIN, logCapture } from './flowgate.js';
+import { storeSettings } from './test-store.js';
 
 /** A person at the test identity provider; `roles` is sent as `groups` and as Keycloak's `realm_access.roles`. */
 export interface TestAccount {
@@ -304,7 +305,7 @@ export async function startOidcFlowgate(
     FLOWGATE_PORT: String(port),
     FLOWGATE_METRICS_PORT: '0',
     FLOWGATE_METRICS_HOST: '127.0.0.1',
-    FLOWGATE_DB_PATH: join(dir, 'flowgate.db'),
+    ...(await storeSettings(dir)),
     FLOWGATE_ADMIN_USERNAME: ADMIN.username,
     FLOWGATE_ADMIN_TOKEN: ADMIN.token,
     FLOWGATE_LOG_LEVEL: 'info',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openSqliteStore } from '../../src/store/database.js';
 import { storedPageTokenKey } from '../../src/proxy/after/page-token-key.js';
 
 const b64 = (n = 32) => randomBytes(n).toString('base64');
@@ -62,11 +62,11 @@ describe('page token keys in the config', () => {
 });
 
 describe('the stored page token key', () => {
-  it('is made once and then kept', () => {
-    const db = openDatabase(':memory:');
-    const first = storedPageTokenKey(db);
+  it('is made once and then kept', async () => {
+    const sql = openSqliteStore(':memory:');
+    const first = await storedPageTokenKey(sql);
     expect(first.length).toBe(32);
-    expect(storedPageTokenKey(db).equals(first)).toBe(true);
-    db.close();
+    expect((await storedPageTokenKey(sql)).equals(first)).toBe(true);
+    await sql.close();
   });
 });

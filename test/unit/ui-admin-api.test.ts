@@ -133,7 +133,7 @@ describe('directories and the audit log for admins', () => {
 describe('at scale: 10k users, 1k groups, 100k grants', () => {
   // How fast each first page comes back at this scale is measured by bench/ui-pages.mjs (npm run bench).
   it('serves the first page of every screen’s call', async () => {
-    seedScale(fg.db);
+    await seedScale(fg.store.sql);
     for (const path of [
       'permissions/ui/users?q=user-99',
       'permissions/ui/users?type=service_account',

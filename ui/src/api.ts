@@ -52,3 +52,24 @@ export async function api<T = Record<string, unknown>>(method: string, path: str
 export const seg = (s: string) => encodeURIComponent(s);
 
 export const trackingUri = () => `${location.origin}${BASE}/`;
+
+/** The admin API's explanation of one request for one user (src/authz/explain.ts). */
+export interface Explanation {
+  username: string;
+  route: { method: string; pattern: string; need: string; resource: string } | null;
+  resources: Array<{
+    kind: string;
+    id: string;
+    direct: string | null;
+    groups: Array<{ group: string; permission: string }>;
+    effective: string;
+    rule: string;
+  }>;
+  verdict: { allow: boolean; reason: string; checks: Array<{ check: string; allow: boolean; reason: string }>; message?: string };
+}
+
+/** `target` is the request's path from MLflow's root with its query; `body` its JSON body, if any. */
+export function explain(username: string, method: string, target: string, body?: unknown): Promise<Explanation> {
+  const json = body === undefined ? undefined : JSON.stringify(body);
+  return api<Explanation>('GET', `permissions/explain${qs({ username, method, path: target, body: json })}`);
+}

@@ -4,9 +4,9 @@ import { hookFailed, obj, type Hook } from './types.js';
 
 /** The creator of an experiment gets MANAGE on the id MLflow answers with. */
 export const grantCreatorOfExperiment: Hook = ({ principal, hook }, ctx) => ({
-  onResponse: relayAfter((json) => {
+  onResponse: relayAfter(async (json) => {
     const id = obj(json).experiment_id;
-    if (typeof id === 'string' && id) ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind: 'experiment', id });
+    if (typeof id === 'string' && id) await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind: 'experiment', id });
   }, hookFailed(ctx, hook)),
 });
 
@@ -14,10 +14,10 @@ export const grantCreatorOfExperiment: Hook = ({ principal, hook }, ctx) => ({
 export const grantCreatorOfModel: Hook = ({ principal, refs, hook }, ctx) => {
   const kind = refs.some((ref) => ref.kind === 'prompt') ? 'prompt' : 'registered_model';
   return {
-    onResponse: relayAfter((json) => {
+    onResponse: relayAfter(async (json) => {
       const name = obj(obj(json).registered_model).name;
       if (typeof name !== 'string' || !name) return;
-      ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind, id: name }, ['registered_model', 'prompt']);
+      await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind, id: name }, ['registered_model', 'prompt']);
       ctx.mappings.forget({ cache: 'model', key: name });
     }, hookFailed(ctx, hook)),
   };
@@ -30,8 +30,8 @@ export const followModel: Hook = ({ entry, request, principal, hook }, ctx) => {
   const [newName] = renamed ? readField({ kind: 'model_name', field: 'new_name', from: 'body' }, request) : [];
   if (name === undefined || (renamed && newName === undefined)) return {};
   return {
-    onResponse: relayAfter(() => {
-      ctx.grantWriter.followModel(principal.username, name, newName);
+    onResponse: relayAfter(async () => {
+      await ctx.grantWriter.followModel(principal.username, name, newName);
       ctx.mappings.forget({ cache: 'model', key: name });
       if (newName !== undefined) ctx.mappings.forget({ cache: 'model', key: newName });
     }, hookFailed(ctx, hook)),

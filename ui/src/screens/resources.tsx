@@ -4,6 +4,7 @@ import { ConfirmDialog, ErrorText, Pager, PERMISSIONS, SearchBox, Tag, useLoad, 
 import { grantPath, itemName, searchItems, type Item, type Kind } from '../kinds';
 import { href } from '../router';
 import type { Me } from '../app';
+import { ExplainPanel } from './explain-panel';
 
 interface Mine {
   permission: string;
@@ -304,6 +305,7 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
       </table>
       <Pager pages={ePages} next={effective.data?.next_page_token} />
       <CheckUser base={base} />
+      <ExplainPanel key={`${kind.route}/${id}`} kind={kind} id={id} />
       <ConfirmDialog request={confirm} onDone={done} />
     </section>
   );

@@ -1,0 +1,16 @@
+/** A throwaway PostgreSQL cluster on 127.0.0.1, in a temporary directory, trust authentication. */
+export interface PostgresServer {
+  readonly port: number;
+  /** A URL for `database` on this server (default `postgres`). */
+  url(database?: string): string;
+  /** A new empty database; its URL. */
+  createDatabase(name?: string): Promise<string>;
+  /** Stops the server (fast shutdown), keeping the data: `start()` brings it back on the same port. */
+  pause(): Promise<void>;
+  start(): Promise<void>;
+  logs(): string;
+  /** Stops the server and removes the cluster. */
+  stop(): Promise<void>;
+}
+export function postgresBinDir(): string | undefined;
+export function startPostgres(): Promise<PostgresServer>;

@@ -1,0 +1,136 @@
+// A throwaway PostgreSQL cluster on 127.0.0.1 for tests and the bench: Debian's server binaries, a
+// temporary directory, trust authentication, its own process group (killed if the caller exits).
+import { execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** Debian's PostgreSQL binaries (`/usr/lib/postgresql/<major>/bin`), the newest installed. */
+export function postgresBinDir() {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const majors = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'postgres')))
+    .sort((a, b) => Number(b) - Number(a));
+  return majors[0] && join(root, majors[0], 'bin');
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` user. */
+function serverUser() {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+const live = new Set();
+let exitHookInstalled = false;
+function killOnExit(pid) {
+  live.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const group of live) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
+
+let counter = 0;
+
+export async function startPostgres() {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('PostgreSQL is not installed (Debian: apt-get install postgresql); scripts/setup.sh installs it');
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-pg-'));
+  const data = join(dir, 'data');
+  const owner = serverUser();
+  if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid);
+  execFileSync(join(bin, 'initdb'), ['-D', data, '-U', 'flowgate', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], { stdio: 'pipe', ...owner });
+  const port = await freePort();
+  const url = (database = 'postgres') => `postgres://flowgate@127.0.0.1:${port}/${database}`;
+  let child;
+  let output = [];
+  const pgCtl = (...args) => execFileSync(join(bin, 'pg_ctl'), [...args, '-D', data, '-w'], { stdio: 'pipe', ...owner });
+
+  async function start() {
+    output = [];
+    child = spawn(
+      join(bin, 'postgres'),
+      ['-D', data, '-h', '127.0.0.1', '-p', String(port), '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'shared_buffers=64MB'],
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...owner },
+    );
+    killOnExit(child.pid);
+    const keep = (chunk) => {
+      output.push(chunk.toString());
+      if (output.length > 200) output.shift();
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`PostgreSQL exited at start:\n${output.join('')}`);
+      const c = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 1000 });
+      try {
+        await c.connect();
+        await c.end();
+        return;
+      } catch {
+        await c.end().catch(() => undefined);
+        if (Date.now() > deadline) throw new Error(`PostgreSQL did not start:\n${output.join('')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  async function halt(mode) {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      pgCtl('stop', '-m', mode);
+    } catch {
+      process.kill(-child.pid, 'SIGKILL');
+    }
+    await exited;
+    live.delete(child.pid);
+  }
+
+  await start();
+  return {
+    port,
+    url,
+    async createDatabase(name = `fg_${process.pid}_${++counter}`) {
+      const c = new pg.Client({ connectionString: url() });
+      await c.connect();
+      try {
+        await c.query(`CREATE DATABASE "${name}"`);
+      } finally {
+        await c.end();
+      }
+      return url(name);
+    },
+    // A fast shutdown: clients are disconnected at once (a smart one would wait for them to leave).
+    pause: () => halt('fast'),
+    start,
+    logs: () => output.join(''),
+    async stop() {
+      await halt('immediate');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

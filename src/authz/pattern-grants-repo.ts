@@ -1,0 +1,78 @@
+import type { Sql } from '../store/sql.js';
+import type { Grantee } from './grants-repo.js';
+import type { PatternGrant } from './pattern-index.js';
+import { compilePattern } from './pattern-match.js';
+import type { Permission, ResourceKind } from './types.js';
+
+interface Row {
+  readonly resource_kind: ResourceKind;
+  readonly pattern: string;
+  readonly user_id: number | null;
+  readonly group_id: number | null;
+  readonly permission: Permission;
+}
+
+export interface GranteePatternGrant {
+  readonly kind: ResourceKind;
+  readonly pattern: string;
+  readonly permission: Permission;
+}
+
+const COLUMNS = 'SELECT resource_kind, pattern, user_id, group_id, permission FROM pattern_grants';
+
+/** Sorted here, not in SQL: PostgreSQL's collation would order the same rows differently from SQLite's. */
+function ordered(rows: Row[]): Row[] {
+  const text = (a: string, b: string) => (a === b ? 0 : a < b ? -1 : 1);
+  const isGroup = (r: Row) => Number(r.user_id === null);
+  const id = (r: Row) => (r.user_id ?? r.group_id) as number;
+  return rows.sort(
+    (a, b) =>
+      text(a.resource_kind, b.resource_kind) || text(a.pattern, b.pattern) || isGroup(a) - isGroup(b) || id(a) - id(b),
+  );
+}
+
+const toGrant = (r: Row): PatternGrant => ({
+  kind: r.resource_kind,
+  pattern: r.pattern,
+  grantee: r.user_id !== null ? { type: 'user', id: r.user_id } : { type: 'group', id: r.group_id as number },
+  permission: r.permission,
+});
+
+/** The pattern_grants table. Patterns are validated here, so the index never meets one it cannot compile. */
+export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) {
+  const column = (grantee: Grantee) => (grantee.type === 'user' ? 'user_id' : 'group_id');
+
+  return {
+    async all(): Promise<PatternGrant[]> {
+      return ordered(await sql.all<Row>(COLUMNS)).map(toGrant);
+    },
+    async list(kind: ResourceKind): Promise<PatternGrant[]> {
+      return ordered(await sql.all<Row>(`${COLUMNS} WHERE resource_kind = ?`, [kind])).map(toGrant);
+    },
+    /** Sets the grantee's permission on the pattern; false when it already held exactly that one. */
+    async upsert(grantee: Grantee, kind: ResourceKind, pattern: string, permission: Permission): Promise<boolean> {
+      compilePattern(pattern);
+      const c = column(grantee);
+      const t = now();
+      const changed = await sql.run(
+        `INSERT INTO pattern_grants (resource_kind, pattern, ${c}, permission, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (${c}, resource_kind, pattern) WHERE ${c} IS NOT NULL
+         DO UPDATE SET permission = excluded.permission, updated_at = excluded.updated_at
+         WHERE pattern_grants.permission <> excluded.permission`,
+        [kind, pattern, grantee.id, permission, t, t],
+      );
+      return changed > 0;
+    },
+    async delete(grantee: Grantee, kind: ResourceKind, pattern: string): Promise<boolean> {
+      const c = column(grantee);
+      return (await sql.run(`DELETE FROM pattern_grants WHERE ${c} = ? AND resource_kind = ? AND pattern = ?`, [grantee.id, kind, pattern])) > 0;
+    },
+    async ofGrantee(grantee: Grantee): Promise<GranteePatternGrant[]> {
+      const rows = ordered(await sql.all<Row>(`${COLUMNS} WHERE ${column(grantee)} = ?`, [grantee.id]));
+      return rows.map((r) => ({ kind: r.resource_kind, pattern: r.pattern, permission: r.permission }));
+    },
+  };
+}
+
+export type PatternGrantsRepo = ReturnType<typeof createPatternGrantsRepo>;

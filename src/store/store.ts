@@ -1,0 +1,58 @@
+import type { Following, StoreChangeListener } from './changes.js';
+import { openSqliteStore } from './database.js';
+import { MIGRATIONS } from './migrations.js';
+import type { Sql } from './sql.js';
+import { followSqlite } from './sqlite-follow.js';
+
+export interface StoreOptions {
+  /** The embedded store's file, used unless `databaseUrl` is set. */
+  readonly dbPath: string;
+  /** `postgres://…`: the store every replica shares. */
+  readonly databaseUrl?: string | undefined;
+  /** SQLite: how often to look for other processes' commits; PostgreSQL: the catch-up interval. 0: never. */
+  readonly watchMs: number;
+  readonly postgres?: {
+    readonly poolSize: number;
+    readonly statementTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+    readonly caCertificate?: string | undefined;
+  };
+  /** Connection trouble worth a log line (never with credentials). */
+  readonly onError?: (message: string, err: Error) => void;
+  /** The feed of other replicas' changes was lost or regained. */
+  readonly onFollowState?: (live: boolean) => void;
+}
+
+/** The policy store: SQL for the repositories, and the feed of what others change in it. */
+export interface Store {
+  readonly sql: Sql;
+  /** For logs and errors: the file, or the PostgreSQL URL without its password. */
+  readonly location: string;
+  follow(listener: StoreChangeListener): Following;
+  /** Takes a write, and (PostgreSQL) the change feed is connected. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** A URL safe to print: the password replaced. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+export async function openStore(o: StoreOptions): Promise<Store> {
+  if (o.databaseUrl !== undefined) return (await import('./postgres-store.js')).openPostgresStore(o, o.databaseUrl, MIGRATIONS);
+  const sql = openSqliteStore(o.dbPath);
+  return {
+    sql,
+    location: o.dbPath,
+    follow: (listener) => (o.watchMs > 0 ? followSqlite(sql.db, o.watchMs, listener) : { live: () => true, stop: async () => undefined }),
+    ready: () => sql.ping().then(() => true, () => false),
+    close: () => sql.close(),
+  };
+}

@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.js';
+import { ADMIN, adminAuth } from '../helpers/flowgate.js';
+import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+
+/**
+ * Issue 27's "Explain access" panel on the Manage screens, in Debian's chromium against the real
+ * MLflow under a base path: on an experiment, a registered model and a prompt an admin explains a
+ * user holding a grant through a group, one holding a direct grant, and one holding none (the default
+ * decides); an unknown user's refusal shows as the screen's error; a non-admin manager can explain
+ * only themself. axe-core on the answers. With FLOWGATE_UI_SCREENSHOTS=1 it also writes docs/ui/explain.png.
+ */
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const BASE_PATH = '/mlflow';
+const SCREENSHOTS = process.env.FLOWGATE_UI_SCREENSHOTS === '1';
+
+describe('Explain access on the Manage screens', () => {
+  let mlflow: MlflowServer;
+  let fg: FlowgateProcess;
+  let browser: Browser;
+  let base = '';
+  const tokens: Record<string, string> = {};
+  const suffix = Date.now().toString(36);
+  const names = { exp: `explain-exp-${suffix}`, model: `explain-model-${suffix}`, prompt: `explain-prompt-${suffix}`, group: `readers-${suffix}` };
+  let expId = '';
+
+  async function call(method: string, path: string, body?: unknown, auth = adminAuth()) {
+    const r = await fetch(base + path, {
+      method,
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await r.json()) as Record<string, unknown>;
+    if (!r.ok) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+  const basicOf = (u: string) => `Basic ${Buffer.from(`${u}:${tokens[u]}`).toString('base64')}`;
+
+  beforeAll(async () => {
+    mlflow = await startMlflowServer();
+    fg = await startFlowgateProcess({
+      env: { FLOWGATE_BASE_PATH: BASE_PATH, FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_SESSION_COOKIE_SECURE: 'false' },
+    });
+    base = fg.url;
+    for (const username of ['maria', 'colin', 'dora']) {
+      await call('POST', '/api/2.0/mlflow/users/create', { username });
+      tokens[username] = (await call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username })).token as string;
+    }
+    // maria creates the experiment and so holds MANAGE on it directly; colin reads it through a group;
+    // dora holds nothing (the default is NO_PERMISSIONS). On the model colin holds EDIT directly.
+    expId = (await call('POST', '/api/2.0/mlflow/experiments/create', { name: names.exp }, basicOf('maria'))).experiment_id as string;
+    await call('POST', '/api/2.0/mlflow/permissions/groups', { group_name: names.group });
+    await call('POST', `/api/2.0/mlflow/permissions/groups/${names.group}/users`, { username: 'colin' });
+    await call('POST', `/api/2.0/mlflow/permissions/groups/${names.group}/experiments/${expId}`, { permission: 'READ' });
+    await call('POST', '/api/2.0/mlflow/registered-models/create', { name: names.model });
+    await call('POST', `/api/2.0/mlflow/permissions/users/colin/registered-models/${names.model}`, { permission: 'EDIT' });
+    await call('POST', '/api/2.0/mlflow/registered-models/create', { name: names.prompt, tags: [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] });
+    await call('POST', `/api/2.0/mlflow/permissions/groups/${names.group}/prompts/${names.prompt}`, { permission: 'NO_PERMISSIONS' });
+    await call('POST', `/api/2.0/mlflow/permissions/users/colin/prompts/${names.prompt}`, { permission: 'READ' });
+    browser = await launchBrowser();
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await fg?.stop();
+    await mlflow?.stop();
+  });
+
+  /** Signs in on the Manage screens themselves (not MLflow's heavy page) and opens a resource's page. */
+  async function openResource(username: string, token: string, route: string, heading: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${base}/flowgate/ui/#/access-key`);
+    await page.waitForURL((u) => u.pathname === `${BASE_PATH}/flowgate/login`);
+    await page.getByLabel('User name').fill(username);
+    await page.getByLabel('Access token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My access key' }).waitFor();
+    await page.goto(`${base}/flowgate/ui/#/${route}`);
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await page.getByRole('heading', { level: 2, name: 'Explain access' }).waitFor();
+    return page;
+  }
+
+  async function explainFor(page: Page, action: 'read' | 'edit' | 'manage', username?: string): Promise<void> {
+    if (username !== undefined) await page.locator('#fg-explain-user').fill(username);
+    await page.locator('#fg-explain-action').selectOption(action);
+    await page.getByRole('button', { name: 'Explain', exact: true }).click();
+  }
+
+  const verdict = (page: Page) => page.locator('#fg-explain-verdict');
+  const considered = (page: Page) => page.getByRole('table', { name: 'Permissions considered' });
+  /** The rows marked as deciding, by their first cell. */
+  const decidingRows = async (page: Page) =>
+    considered(page)
+      .getByRole('row')
+      .filter({ hasText: 'Deciding' })
+      .locator('td:first-child')
+      .allTextContents();
+
+  async function axe(page: Page, screen: string): Promise<void> {
+    await page.evaluate(`${AXE}\n;0`);
+    const violations = (await page.evaluate(
+      `axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 3) })))`,
+    )) as { id: string; impact: string }[];
+    expect(
+      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+      `${screen}: ${JSON.stringify(violations)}`,
+    ).toEqual([]);
+  }
+
+  it(
+    'an admin explains a group grant, a direct grant and no grant at all, and sees an unknown user refused',
+    async () => {
+      const page = await openResource(ADMIN.username, ADMIN.token, `experiments/${expId}`, names.exp);
+
+      // Suggestions come from the user directory as the admin types.
+      await page.locator('#fg-explain-user').fill('col');
+      await page.locator('#fg-explain-users option[value="colin"]').waitFor({ state: 'attached' });
+
+      await explainFor(page, 'read', 'colin');
+      await expect(verdict(page).textContent()).resolves.toBe(`Allowed: colin may read this experiment`);
+      await expect(page.locator('#fg-explain-rule').textContent()).resolves.toContain(`colin’s groups (${names.group}: READ) permits read`);
+      await expect(decidingRows(page)).resolves.toEqual([`Group ${names.group}`]);
+      await axe(page, 'explain: group grant');
+      if (SCREENSHOTS) await page.locator('#fg-explain').screenshot({ path: 'docs/ui/explain.png' });
+
+      // Read through the group does not reach edit; the same group row decides.
+      await explainFor(page, 'edit', 'colin');
+      await verdict(page).getByText('Denied: colin may not edit this experiment').waitFor();
+      await expect(decidingRows(page)).resolves.toEqual([`Group ${names.group}`]);
+
+      await explainFor(page, 'manage', 'maria');
+      await verdict(page).getByText('Allowed: maria may manage this experiment').waitFor();
+      await expect(page.locator('#fg-explain-rule').textContent()).resolves.toContain('maria’s direct grant MANAGE on this experiment permits manage');
+      await expect(decidingRows(page)).resolves.toEqual(['Direct grant to maria']);
+
+      await explainFor(page, 'read', 'dora');
+      await verdict(page).getByText('Denied: dora may not read this experiment').waitFor();
+      await expect(page.locator('#fg-explain-rule').textContent()).resolves.toContain('the default permission NO_PERMISSIONS does not permit read');
+      await expect(decidingRows(page)).resolves.toEqual(['Default permission']);
+      await axe(page, 'explain: default');
+
+      // The API's MLflow-shaped refusal shows as the screen's error message.
+      await explainFor(page, 'read', `nobody-${suffix}`);
+      await page.getByRole('alert').getByText(`User 'nobody-${suffix}' does not exist`).waitFor();
+      expect(await verdict(page).count()).toBe(0);
+
+      // On a registered model the edit call is MLflow's PATCH registered-models/update.
+      await page.goto(`${base}/flowgate/ui/#/models/${names.model}`);
+      await page.getByRole('heading', { level: 1, name: names.model }).waitFor();
+      await explainFor(page, 'edit', 'colin');
+      await verdict(page).getByText('Allowed: colin may edit this registered model').waitFor();
+      await page.getByText('PATCH /api/2.0/mlflow/registered-models/update').waitFor();
+      await expect(decidingRows(page)).resolves.toEqual(['Direct grant to colin']);
+      await explainFor(page, 'manage', 'colin');
+      await verdict(page).getByText('Denied: colin may not manage this registered model').waitFor();
+
+      // A prompt is decided by its prompt grants: colin's direct READ wins over his group's NO_PERMISSIONS.
+      await page.goto(`${base}/flowgate/ui/#/prompts/${names.prompt}`);
+      await page.getByRole('heading', { level: 1, name: names.prompt }).waitFor();
+      await explainFor(page, 'read', 'colin');
+      await verdict(page).getByText('Allowed: colin may read this prompt').waitFor();
+      await considered(page).getByText(`Grants considered on prompt “${names.prompt}”`).waitFor();
+      await expect(decidingRows(page)).resolves.toEqual(['Direct grant to colin']);
+      await expect(considered(page).getByRole('row', { name: `Group ${names.group} NO_PERMISSIONS` }).count()).resolves.toBe(1);
+      await page.context().close();
+    },
+    180_000,
+  );
+
+  it(
+    'a manager who is not an admin explains only themself',
+    async () => {
+      const page = await openResource('maria', tokens.maria!, `experiments/${expId}`, names.exp);
+      const field = page.locator('#fg-explain-user');
+      await expect(field.inputValue()).resolves.toBe('maria');
+      expect(await field.getAttribute('readonly')).not.toBeNull();
+      expect(await field.getAttribute('list')).toBeNull();
+
+      await explainFor(page, 'manage');
+      await verdict(page).getByText('Allowed: maria may manage this experiment').waitFor();
+      await expect(decidingRows(page)).resolves.toEqual(['Direct grant to maria']);
+      await axe(page, 'explain as manager');
+
+      // What the panel does not offer, the API refuses too.
+      const status = await page.evaluate(
+        async ([b, id]) =>
+          (await fetch(`${b}/ajax-api/2.0/mlflow/permissions/explain?username=colin&method=GET&path=${encodeURIComponent(`/api/2.0/mlflow/experiments/get?experiment_id=${id}`)}`)).status,
+        [base, expId] as const,
+      );
+      expect(status).toBe(403);
+      await page.context().close();
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/**
+ * Where a test flowgate keeps its store. The suite runs twice in CI: on the embedded SQLite file, and
+ * with FLOWGATE_TEST_STORE=postgres on the PostgreSQL server the global setup started, where every
+ * test store directory gets a database of its own (the same one again on a restart).
+ */
+export async function storeSettings(dir: string): Promise<Record<string, string>> {
+  const settings: Record<string, string> = { FLOWGATE_DB_PATH: join(dir, 'flowgate.db') };
+  const server = process.env.FLOWGATE_TEST_POSTGRES_URL;
+  if (process.env.FLOWGATE_TEST_STORE !== 'postgres') return settings;
+  if (!server) throw new Error('FLOWGATE_TEST_STORE=postgres needs the global setup test/setup/postgres.ts (vitest.config.ts)');
+  const name = `fg_${createHash('sha256').update(dir).digest('hex').slice(0, 24)}`;
+  const c = new pg.Client({ connectionString: server });
+  await c.connect();
+  try {
+    const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await c.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await c.end();
+  }
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { ...settings, FLOWGATE_DATABASE_URL: url.toString() };
+}
+
+export const onPostgres = (): boolean => process.env.FLOWGATE_TEST_STORE === 'postgres';

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runStoreCopy } from '../../src/commands/store-copy.js';
+import { openSqliteStore } from '../../src/store/database.js';
+import { openStore } from '../../src/store/store.js';
+import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
+
+let server: PostgresServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'flowgate-copy-'));
+});
+afterAll(async () => {
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function sqliteStoreWithData(path: string) {
+  const sql = openSqliteStore(path);
+  for (let i = 1; i <= 30; i++)
+    await sql.run('INSERT INTO users (username, display_name, is_admin, is_service_account, created_at) VALUES (?, ?, ?, ?, ?)', [`u${i}`, `User ${i}`, i === 1 ? 1 : 0, i % 7 === 0 ? 1 : 0, 1000 + i]);
+  await sql.run('INSERT INTO groups (name, created_at) VALUES (?, ?), (?, ?)', ['team-a', 1, 'team-b', 2]);
+  await sql.run('INSERT INTO group_members (group_id, user_id) VALUES (1, 2), (1, 3), (2, 3)');
+  for (let i = 0; i < 450; i++)
+    await sql.run('INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', ['experiment', String(i), 2 + (i % 20), 'READ', 5, 5]);
+  await sql.run("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('registered_model', 'm', 1, 'EDIT', 5, 5)");
+  await sql.run("INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at, name) VALUES (2, 'h1', 1, 9999999999999, NULL), (3, 'h2', 1, 9999999999999, 'laptop')");
+  await sql.run("INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (1, 'admin', 'grant.create', 'user:u2', NULL, '{\"a\":1}')");
+  await sql.run("INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES ('s1', 2, 'c', 1, 1, 9999999999999, NULL)");
+  await sql.run('INSERT INTO page_token_key (id, key, created_at) VALUES (1, ?, 1)', [Buffer.alloc(32, 7)]);
+  return sql;
+}
+
+describe('flowgate store copy', () => {
+  it('moves a SQLite store into PostgreSQL, verified by counts, and the copy goes on counting ids', async () => {
+    const path = join(dir, 'a.db');
+    await (await sqliteStoreWithData(path)).close();
+    const url = await server.createDatabase();
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url, '--json'], (t) => out.push(t), (t) => err.push(t));
+    expect(err.join('')).toBe('');
+    expect(code).toBe(0);
+    const report = JSON.parse(out.join('')) as { verified: boolean; tables: Array<{ table: string; source: number; target: number }> };
+    expect(report.verified).toBe(true);
+    expect(report.tables.find((t) => t.table === 'grants')).toEqual({ table: 'grants', source: 451, target: 451 });
+
+    const store = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
+    try {
+      expect(await store.sql.get('SELECT username, is_admin FROM users WHERE id = 1')).toEqual({ username: 'u1', is_admin: 1 });
+      const key = await store.sql.get<{ key: Buffer }>('SELECT key FROM page_token_key WHERE id = 1');
+      expect(key!.key.equals(Buffer.alloc(32, 7))).toBe(true);
+      const next = await store.sql.get<{ id: number }>("INSERT INTO users (username, display_name, created_at) VALUES ('new', 'New', 1) RETURNING id");
+      expect(next!.id).toBe(31);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a target that holds data, and writes nothing', async () => {
+    const path = join(dir, 'b.db');
+    await (await sqliteStoreWithData(path)).close();
+    const url = await server.createDatabase();
+    const target = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
+    await target.sql.run("INSERT INTO groups (name, created_at) VALUES ('already-here', 1)");
+    const err: string[] = [];
+    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url], () => undefined, (t) => err.push(t));
+    expect(code).toBe(1);
+    expect(err.join('')).toMatch(/already holds data \(1 rows in groups\)/);
+    expect(await target.sql.get('SELECT count(*) AS n FROM users')).toEqual({ n: 0 });
+    await target.close();
+  });
+
+  it('never prints the password of the PostgreSQL URL', async () => {
+    const err: string[] = [];
+    const out: string[] = [];
+    const code = await runStoreCopy(
+      ['--from', `sqlite:${join(dir, 'c.db')}`, '--to', `postgres://flowgate:s3cret-pw@127.0.0.1:${server.port}/no_such_db`],
+      (t) => out.push(t),
+      (t) => err.push(t),
+    );
+    expect(code).toBe(1);
+    expect(err.join('')).toMatch(/no_such_db/);
+    expect(err.join('') + out.join('')).not.toContain('s3cret-pw');
+  });
+
+  it('answers a usage error with exit 2', async () => {
+    const err: string[] = [];
+    expect(await runStoreCopy(['--from', 'sqlite:x'], () => undefined, (t) => err.push(t))).toBe(2);
+    expect(err.join('')).toMatch(/--from and --to are required/);
+  });
+});

@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createPatternGrantsRepo, type PatternGrantsRepo } from '../../src/authz/pattern-grants-repo.js';
+import { FlowgateError } from '../../src/errors.js';
+import { openSqliteStore } from '../../src/store/database.js';
+import type { Sql } from '../../src/store/sql.js';
+import { openStore } from '../../src/store/store.js';
+import { onPostgres } from '../helpers/test-store.js';
+
+const alice = { type: 'user', id: 1 } as const;
+const bob = { type: 'user', id: 2 } as const;
+const teamA = { type: 'group', id: 1 } as const;
+
+let store: Sql;
+let closeStore: () => Promise<void>;
+let repo: PatternGrantsRepo;
+let clock: number;
+
+const generation = async () => (await store.get<{ value: number }>('SELECT value FROM policy_generation'))!.value;
+
+/** A fresh store: SQLite in memory, or (FLOWGATE_TEST_STORE=postgres) a new database on the suite's server. */
+async function freshStore(): Promise<{ sql: Sql; close: () => Promise<void> }> {
+  if (!onPostgres()) {
+    const sql = openSqliteStore(':memory:');
+    return { sql, close: () => sql.close() };
+  }
+  const server = process.env.FLOWGATE_TEST_POSTGRES_URL!;
+  const name = `fg_patterns_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const opened = await openStore({
+    dbPath: 'unused',
+    databaseUrl: url.toString(),
+    watchMs: 0,
+    postgres: { poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 5000 },
+  });
+  return { sql: opened.sql, close: () => opened.close() };
+}
+
+beforeEach(async () => {
+  ({ sql: store, close: closeStore } = await freshStore());
+  clock = 1000;
+  repo = createPatternGrantsRepo(store, () => clock);
+  await store.run("INSERT INTO users (username, display_name, created_at) VALUES ('alice', 'Alice', 0), ('bob', 'Bob', 0)");
+  await store.run("INSERT INTO groups (name, created_at) VALUES ('team-a', 0)");
+});
+afterEach(async () => {
+  await closeStore();
+});
+
+describe('pattern grants repository', () => {
+  it('stores, lists and reads back grants per grantee and kind', async () => {
+    expect(await repo.upsert(alice, 'experiment', 'team-a/*', 'EDIT')).toBe(true);
+    expect(await repo.upsert(teamA, 'experiment', 'team-a/*', 'READ')).toBe(true);
+    expect(await repo.upsert(bob, 'registered_model', 'churn-*', 'MANAGE')).toBe(true);
+    expect(await repo.upsert(alice, 'experiment', 'shared-?', 'NO_PERMISSIONS')).toBe(true);
+
+    expect(await repo.all()).toEqual([
+      { kind: 'experiment', pattern: 'shared-?', grantee: alice, permission: 'NO_PERMISSIONS' },
+      { kind: 'experiment', pattern: 'team-a/*', grantee: alice, permission: 'EDIT' },
+      { kind: 'experiment', pattern: 'team-a/*', grantee: teamA, permission: 'READ' },
+      { kind: 'registered_model', pattern: 'churn-*', grantee: bob, permission: 'MANAGE' },
+    ]);
+    expect(await repo.list('registered_model')).toEqual([{ kind: 'registered_model', pattern: 'churn-*', grantee: bob, permission: 'MANAGE' }]);
+    expect(await repo.list('prompt')).toEqual([]);
+    expect(await repo.ofGrantee(alice)).toEqual([
+      { kind: 'experiment', pattern: 'shared-?', permission: 'NO_PERMISSIONS' },
+      { kind: 'experiment', pattern: 'team-a/*', permission: 'EDIT' },
+    ]);
+    expect(await repo.ofGrantee(teamA)).toEqual([{ kind: 'experiment', pattern: 'team-a/*', permission: 'READ' }]);
+  });
+
+  it('upsert changes the permission in place, and reports when nothing changed', async () => {
+    await repo.upsert(alice, 'experiment', 'team-a/*', 'READ');
+    clock = 2000;
+    expect(await repo.upsert(alice, 'experiment', 'team-a/*', 'MANAGE')).toBe(true);
+    clock = 3000;
+    expect(await repo.upsert(alice, 'experiment', 'team-a/*', 'MANAGE')).toBe(false);
+    const rows = await store.all('SELECT permission, created_at, updated_at FROM pattern_grants');
+    expect(rows).toEqual([{ permission: 'MANAGE', created_at: 1000, updated_at: 2000 }]);
+  });
+
+  it('keeps a user grant and a group grant with the same ids apart', async () => {
+    await repo.upsert(alice, 'experiment', 'x*', 'READ');
+    await repo.upsert(teamA, 'experiment', 'x*', 'EDIT');
+    expect(await repo.ofGrantee(alice)).toEqual([{ kind: 'experiment', pattern: 'x*', permission: 'READ' }]);
+    expect(await repo.ofGrantee(teamA)).toEqual([{ kind: 'experiment', pattern: 'x*', permission: 'EDIT' }]);
+    expect(await repo.delete(teamA, 'experiment', 'x*')).toBe(true);
+    expect(await repo.all()).toEqual([{ kind: 'experiment', pattern: 'x*', grantee: alice, permission: 'READ' }]);
+  });
+
+  it('deletes one grant, and says when there was none', async () => {
+    await repo.upsert(alice, 'experiment', 'team-a/*', 'READ');
+    await repo.upsert(alice, 'prompt', 'team-a/*', 'READ');
+    expect(await repo.delete(alice, 'experiment', 'team-a/*')).toBe(true);
+    expect(await repo.delete(alice, 'experiment', 'team-a/*')).toBe(false);
+    expect(await repo.all()).toEqual([{ kind: 'prompt', pattern: 'team-a/*', grantee: alice, permission: 'READ' }]);
+  });
+
+  it('refuses a pattern without a wildcard, as a client error', async () => {
+    const refused = repo.upsert(alice, 'experiment', 'team-a/churn', 'READ');
+    await expect(refused).rejects.toThrow(FlowgateError);
+    await expect(repo.upsert(alice, 'experiment', 'team-a/churn', 'READ')).rejects.toThrow(/no wildcard/);
+    expect(await repo.all()).toEqual([]);
+  });
+
+  it('goes with its grantee when the user or group is deleted', async () => {
+    await repo.upsert(alice, 'experiment', 'a*', 'READ');
+    await repo.upsert(teamA, 'experiment', 'b*', 'READ');
+    await repo.upsert(bob, 'experiment', 'c*', 'READ');
+    await store.run('DELETE FROM users WHERE id = 1');
+    await store.run('DELETE FROM groups WHERE id = 1');
+    expect((await repo.all()).map((g) => g.pattern)).toEqual(['c*']);
+  });
+
+  it('bumps the policy generation on every change, so other flowgates reload', async () => {
+    const g0 = await generation();
+    await repo.upsert(alice, 'experiment', 'a*', 'READ');
+    const g1 = await generation();
+    expect(g1).toBeGreaterThan(g0);
+    await repo.upsert(alice, 'experiment', 'a*', 'EDIT');
+    const g2 = await generation();
+    expect(g2).toBeGreaterThan(g1);
+    await repo.delete(alice, 'experiment', 'a*');
+    expect(await generation()).toBeGreaterThan(g2);
+  });
+
+  it('enforces the table rules even for writes that bypass the repository', async () => {
+    const insert = 'INSERT INTO pattern_grants (resource_kind, pattern, user_id, group_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)';
+    // Wrapped: the SQLite store may throw before it returns a promise.
+    const attempt = (params: (string | number | null)[]) => (async () => store.run(insert, params))();
+    await expect(attempt(['run', 'a*', 1, null, 'READ'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', 'a*', 1, null, 'WRITE'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', 'a*', null, null, 'READ'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', 'a*', 1, 1, 'READ'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', '', 1, null, 'READ'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', 'x'.repeat(257), 1, null, 'READ'])).rejects.toThrow(/check constraint/i);
+    await expect(attempt(['experiment', 'a*', 99, null, 'READ'])).rejects.toThrow(/foreign key/i);
+    await attempt(['experiment', 'a*', 1, null, 'READ']);
+    await expect(attempt(['experiment', 'a*', 1, null, 'EDIT'])).rejects.toThrow(/unique/i);
+  });
+});
