@@ -105,6 +105,7 @@ async function propagation(a, b) {
   const read = (token) => call(b, 'GET', '/api/2.0/mlflow/experiments/get?experiment_id=1', basic('bench-prop', token));
   const revokes = [];
   const grants = [];
+  const removals = [];
   for (let i = 0; i < ROUNDS; i++) {
     const { token } = await adminJson(a, 'PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'bench-prop' });
     // B learns of the new token (and caches it); no grant yet.
@@ -112,10 +113,11 @@ async function propagation(a, b) {
     await adminJson(a, 'POST', '/api/2.0/mlflow/permissions/users/bench-prop/experiments/1', { permission: 'READ' });
     grants.push(await until(async () => (await read(token)) === 200, performance.now()));
     await adminJson(a, 'DELETE', '/api/2.0/mlflow/permissions/users/bench-prop/experiments/1');
+    removals.push(await until(async () => (await read(token)) === 403, performance.now()));
     await adminJson(a, 'DELETE', '/api/2.0/mlflow/permissions/users/bench-prop/access-token');
     revokes.push(await until(async () => (await read(token)) === 401, performance.now()));
   }
-  return { revokes, grants };
+  return { revokes, grants, removals };
 }
 
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '–');
@@ -126,10 +128,10 @@ async function main() {
   const upstream = await stubUpstream();
   try {
     log('seeding the large store (10k users, 1k groups, 100k grants) in SQLite, then copying it into PostgreSQL');
+    seedLargeStore(join(dir, 'large.db'), { username: 'bench-user', token: `fgt_bench_user_${randomBytes(16).toString('hex')}` });
     const sqlite = openSqliteStore(join(dir, 'large.db'));
-    await seedLargeStore(sqlite);
     const large = await openStore({ dbPath: '', databaseUrl: await pg.createDatabase('large'), watchMs: 0 });
-    await copyStore(sqlite.sql ?? sqlite, large.sql);
+    await copyStore(sqlite, large.sql);
     const fromSqlite = await decisionMicrobench(sqlite);
     const fromPostgres = await decisionMicrobench(large.sql);
     await large.close();
@@ -138,7 +140,7 @@ async function main() {
     log('two replicas on one PostgreSQL store');
     const url = await pg.createDatabase('replicas');
     const [a, b] = await Promise.all([startReplica(url, upstream.url), startReplica(url, upstream.url)]);
-    const { revokes, grants } = await propagation(a.url, b.url);
+    const { revokes, grants, removals } = await propagation(a.url, b.url);
     for (const r of [a, b]) r.child.kill('SIGTERM');
 
     console.log('\n(p) Replicas on PostgreSQL (PostgreSQL %s on loopback, fsync off; two flowgate processes)\n', 15);
@@ -148,7 +150,7 @@ async function main() {
       console.log(`| ${name} | ${fmt(m.cold.p50)} | ${fmt(m.cold.p99)} | ${fmt(m.warm.p50)} | ${fmt(m.warm.p99)} | ${fmt(m.indexLoadMs, 0)} |`);
     console.log(`\n| propagation to the other replica (${ROUNDS} rounds), ms | p50 | p99 | max |`);
     console.log('|---|---|---|---|');
-    for (const [name, xs] of [['revoke (token refused)', revokes], ['grant (read allowed)', grants]])
+    for (const [name, xs] of [['revoke (token refused)', revokes], ['grant removed (read refused)', removals], ['grant (read allowed)', grants]])
       console.log(`| ${name} | ${fmt(pct(xs, 0.5))} | ${fmt(pct(xs, 0.99))} | ${fmt(Math.max(...xs))} |`);
   } finally {
     upstream.server.close();

@@ -17,11 +17,9 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, freemem, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decide } from '../dist/authz/decide.js';
-import { createGrantsRepo } from '../dist/authz/grants-repo.js';
-import { createPolicyReader } from '../dist/authz/policy.js';
 import { openDatabase, openSqliteStore } from '../dist/store/database.js';
 import { hashToken } from '../dist/tokens/token.js';
+import { decisionMicrobench, seedLargeStore } from './large-store.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..');
@@ -344,90 +342,6 @@ function seedSmallStore(dbPath) {
   db.close();
 }
 
-/**
- * The big policy store, straight into SQLite before flowgate starts: 10k users (each with a token
- * and in 3 groups), 1k groups, 100k grants (5 per user, 50 per group, over 20k experiments), plus
- * the bench user, whose only way in is a group grant (EDIT on experiments 1-10).
- */
-function seedLargeStore(dbPath) {
-  const db = openDatabase(dbPath);
-  const now = Date.now();
-  const far = now + 300 * 86_400_000;
-  const EXPERIMENTS = 20_000;
-  db.transaction(() => {
-    const user = db.prepare('INSERT INTO users (id, username, display_name, is_admin, is_service_account, created_at) VALUES (?, ?, ?, 0, 0, ?)');
-    const group = db.prepare('INSERT INTO groups (id, name, created_at) VALUES (?, ?, ?)');
-    const member = db.prepare('INSERT INTO group_members (group_id, user_id) VALUES (?, ?)');
-    const token = db.prepare('INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)');
-    const userGrant = db.prepare(
-      "INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES ('experiment', ?, ?, ?, ?, ?)",
-    );
-    const groupGrant = db.prepare(
-      "INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('experiment', ?, ?, ?, ?, ?)",
-    );
-    const PERMS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'];
-    for (let g = 1; g <= 1000; g++) group.run(g, `group-${g}`, now);
-    for (let u = 1; u <= 10_000; u++) {
-      user.run(u, `user-${u}`, `User ${u}`, now);
-      token.run(u, hashToken(`fgt_seeded_${u}_${randomBytes(8).toString('hex')}`), now, far);
-      for (let k = 0; k < 3; k++) member.run(((u * 7 + k * 331) % 1000) + 1, u);
-      for (let j = 0; j < 5; j++) userGrant.run(String(((u * 7 + j * 1009) % EXPERIMENTS) + 1), u, PERMS[(u + j) % 4], now, now);
-    }
-    for (let g = 1; g <= 1000; g++)
-      for (let j = 0; j < 50; j++) groupGrant.run(String(((g * 13 + j * 397) % EXPERIMENTS) + 11), g, PERMS[(g + j) % 3], now, now);
-    // The bench user and its team.
-    user.run(10_001, USER.username, 'Bench user', now);
-    token.run(10_001, hashToken(USER.token), now, far);
-    group.run(1001, 'bench-team', now);
-    member.run(1001, 10_001);
-    member.run(5, 10_001);
-    member.run(77, 10_001);
-    for (let e = 1; e <= 10; e++) groupGrant.run(String(e), 1001, 'EDIT', now, now);
-  })();
-  const count = (t) => db.prepare(`SELECT count(*) AS n FROM ${t}`).get().n;
-  const sizes = { users: count('users'), groups: count('groups'), grants: count('grants'), tokens: count('access_tokens') };
-  db.close();
-  return sizes;
-}
-
-/** p50/p99 of decide() + the policy reader, cold (each pair's first look-up: SQL) and warm (cache hits). */
-async function decisionMicrobench(dbPath) {
-  const sql = openSqliteStore(dbPath);
-  const loadStarted = process.hrtime.bigint();
-  const policy = createPolicyReader(createGrantsRepo(sql));
-  await policy.reloadAll();
-  const indexLoadMs = Number(process.hrtime.bigint() - loadStarted) / 1e6;
-  // The groups of each user come from the principal cache in flowgate; here straight from the store.
-  const groupsOf = new Map();
-  for (const r of await sql.all('SELECT user_id, group_id FROM group_members')) {
-    if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
-    groupsOf.get(r.user_id).push(r.group_id);
-  }
-  const who = (userId) => ({ userId, groupIds: groupsOf.get(userId) ?? [] });
-  const pairs = Array.from({ length: 20_000 }, (_, i) => ({
-    who: who(((i * 7919) % 10_000) + 1),
-    ref: { kind: 'experiment', id: String(((i * 104_729) % 20_000) + 1) },
-  }));
-  const one = (p) =>
-    decide({ isAdmin: false, need: 'read', facts: [policy.factsFor(p.who, p.ref)], defaultPermission: 'NO_PERMISSIONS', createRequiresAdmin: false });
-  for (let i = 0; i < 2000; i++) one({ who: who(10_001), ref: { kind: 'experiment', id: String((i % 10) + 1) } }); // JIT warm-up
-  const measure = () => {
-    const t = new Float64Array(pairs.length);
-    let allowed = 0;
-    for (let i = 0; i < pairs.length; i++) {
-      const s = process.hrtime.bigint();
-      if (one(pairs[i]).allow) allowed++;
-      t[i] = Number(process.hrtime.bigint() - s) / 1e3;
-    }
-    t.sort();
-    return { p50: t[Math.floor(t.length * 0.5)], p99: t[Math.floor(t.length * 0.99)], max: t[t.length - 1], allowed };
-  };
-  const cold = measure();
-  const warm = measure();
-  await sql.close();
-  return { cold, warm, pairs: pairs.length, indexLoadMs };
-}
-
 // ---------------------------------------------------------------- (e): the real MLflow
 
 /** A venv made (once) by one of the project's scripts, which prints its path last. */
@@ -648,7 +562,7 @@ const fgC = await startChild('flowgate.mjs', [], flowgateEnv(dirC, upstreamUrl),
 const dirD = tmp('flowgate-bench-d-');
 log('seeding the large policy store');
 const seedStart = Date.now();
-results.store = seedLargeStore(join(dirD, 'flowgate.db'));
+results.store = seedLargeStore(join(dirD, 'flowgate.db'), USER);
 results.store.seedSeconds = (Date.now() - seedStart) / 1000;
 log('seeded', results.store);
 const fgD = await startChild('flowgate.mjs', [], flowgateEnv(dirD, upstreamUrl), NODE_FLAGS);
@@ -781,7 +695,11 @@ await stop(bare.child);
 await stop(upstream.child);
 
 log('decision micro-benchmark at 100k grants');
-results.micro = await decisionMicrobench(join(dirD, 'flowgate.db'));
+{
+  const sql = openSqliteStore(join(dirD, 'flowgate.db'));
+  results.micro = await decisionMicrobench(sql);
+  await sql.close();
+}
 
 if (process.env.BENCH_SKIP_MLFLOW === '1') results.notes.push('(e) and (f) skipped: BENCH_SKIP_MLFLOW=1');
 else {

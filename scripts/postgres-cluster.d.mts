@@ -13,4 +13,13 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 export function postgresBinDir(): string | undefined;
-export function startPostgres(): Promise<PostgresServer>;
+export interface StartOptions {
+  /** Extra server settings, each passed as `-c name=value`. */
+  readonly settings?: Readonly<Record<string, string>>;
+  /**
+   * Runs before the server starts: write files into `dir` (the cluster's directory) and hand them to the
+   * server's user with `chown`; the settings it returns are added (paths to those files, say).
+   */
+  readonly prepare?: (at: { readonly dir: string; chown(path: string): void }) => Readonly<Record<string, string>> | void;
+}
+export function startPostgres(options?: StartOptions): Promise<PostgresServer>;

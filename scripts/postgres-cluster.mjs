@@ -54,7 +54,8 @@ function killOnExit(pid) {
 
 let counter = 0;
 
-export async function startPostgres() {
+/** `settings`: extra server settings (`-c name=value`), e.g. TLS; file paths in them are read as the server's user. */
+export async function startPostgres({ settings = {}, prepare } = {}) {
   const bin = postgresBinDir();
   if (!bin) throw new Error('PostgreSQL is not installed (Debian: apt-get install postgresql); scripts/setup.sh installs it');
   const dir = mkdtempSync(join(tmpdir(), 'flowgate-pg-'));
@@ -62,6 +63,8 @@ export async function startPostgres() {
   const owner = serverUser();
   if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid);
   execFileSync(join(bin, 'initdb'), ['-D', data, '-U', 'flowgate', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], { stdio: 'pipe', ...owner });
+  const prepared = prepare?.({ dir, chown: (path) => owner.uid !== undefined && chownSync(path, owner.uid, owner.gid) }) ?? {};
+  const allSettings = { ...settings, ...prepared };
   const port = await freePort();
   const url = (database = 'postgres') => `postgres://flowgate@127.0.0.1:${port}/${database}`;
   let child;
@@ -72,7 +75,7 @@ export async function startPostgres() {
     output = [];
     child = spawn(
       join(bin, 'postgres'),
-      ['-D', data, '-h', '127.0.0.1', '-p', String(port), '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'shared_buffers=64MB'],
+      ['-D', data, '-h', '127.0.0.1', '-p', String(port), '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'shared_buffers=64MB', ...Object.entries(allSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
       { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...owner },
     );
     killOnExit(child.pid);

@@ -24,14 +24,27 @@ export interface FollowedCaches {
  * forgotten. Revocations above all must not outlive the next poll or notification.
  */
 export function followStore(store: Store, c: FollowedCaches): Following {
-  const reread = (refs: readonly ResourceRef[] | 'all') =>
+  const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> =>
     (refs === 'all' ? c.policy.reloadAll() : c.policy.changed(...refs)).then(
       () =>
         c.logger.info(
           { resources: c.policy.resources, reread: refs === 'all' ? 'all' : refs.length },
           'policy store changed by another process: caches dropped, grants reloaded',
         ),
-      (err: Error) => c.logger.error({ err: { message: err.message } }, 'grants changed by another process could not be reloaded'),
+      (err: Error) => {
+        c.logger.error({ err: { message: err.message } }, 'grants changed by another process could not be reloaded; re-reading all in 1 s');
+        // A grant removed elsewhere must not stay in force here: keep trying until the whole index is fresh.
+        setTimeout(() => void reread('all'), 1000).unref();
+      },
+    );
+  const rereadPatterns = (): Promise<void> =>
+    c.policy.reloadPatterns().then(
+      () => c.logger.info({ patternGrants: c.policy.patternGrants }, 'pattern grants changed by another process: reloaded'),
+      (err: Error) => {
+        c.logger.error({ err: { message: err.message } }, 'pattern grants changed by another process could not be reloaded; retrying in 1 s');
+        // A pattern grant removed elsewhere must not stay in force here.
+        setTimeout(() => void rereadPatterns(), 1000).unref();
+      },
     );
   return store.follow({
     grants: (refs) => void reread(refs),
@@ -39,6 +52,7 @@ export function followStore(store: Store, c: FollowedCaches): Following {
       c.verifier.forgetAll();
       c.principals.invalidate();
     },
+    patterns: () => void rereadPatterns(),
     sessionsEnded: (idHashes) => c.sessions.forgetCached(idHashes),
     mappings: (changes) => c.mappings()?.applyExternal(changes),
   });

@@ -9,6 +9,8 @@ import { createAuditLog } from './audit/audit-log.js';
 import { decide } from './authz/decide.js';
 import { createGrantsRepo } from './authz/grants-repo.js';
 import { createPolicyReader } from './authz/policy.js';
+import { createPatternGrantsRepo } from './authz/pattern-grants-repo.js';
+import { createPatternWriter } from './authz/pattern-writer.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
 import { createLogger, requestLineLogger, type Logger } from './logging.js';
@@ -102,7 +104,8 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     onCache: metrics.cache('token'),
   });
   const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
-  const policy = createPolicyReader(grants);
+  const patternGrants = createPatternGrantsRepo(sql);
+  const policy = createPolicyReader(grants, patternGrants);
   const sessions = createSessionStore(sql, {
     idleMs: config.session.idleMinutes * 60_000,
     absoluteMs: config.session.absoluteHours * 3_600_000,
@@ -115,17 +118,21 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   await policy.reloadAll();
   const following = followStore(store, { policy, verifier, principals, sessions, mappings: () => mappings, logger });
 
-  const canManage = (principal: Principal, ref: ResourceRef) =>
-    decide({
+  const canManage = (principal: Principal, ref: ResourceRef): boolean | Promise<boolean> => {
+    // An experiment's name (for pattern grants) needs MLflow, reached through the evaluator built below.
+    if (policy.needsName(principal, ref)) return Promise.resolve(evaluator.decideNamed(principal, 'manage', [ref])).then((d) => d.allow);
+    return decide({
       isAdmin: principal.isAdmin,
       need: 'manage',
       facts: [policy.factsFor(principal, ref)],
       defaultPermission: config.defaultPermission,
       createRequiresAdmin: config.createRequiresAdmin,
     }).allow;
+  };
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
+  const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
   const principalWriter = createPrincipalWriter({ sql, directory, audit });
   const adminDeps: AdminDeps = {
     sql,
@@ -133,6 +140,11 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     principalWriter,
     grants,
     grantWriter,
+    patternGrants,
+    patternWriter,
+    // The MLflow look-ups are built below; the admin API asks only once flowgate serves.
+    patternFactsFor: async (who, ref) =>
+      policy.factsFor(who, ref.kind === 'experiment' && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref),
     audit,
     tokens,
     policyChanged: () => {
@@ -224,6 +236,8 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     grants,
     defaultPermission: config.defaultPermission,
     groupNamesOf: async (userId) => (await directory.groupsOfUser(userId)).map((g) => g.name),
+    groupsOf: (userId) => directory.groupsOfUser(userId),
+    experimentName: (id) => lookups.experimentNameById(id),
   });
   const gate = createMlflowGate({
     matcher,
@@ -351,16 +365,20 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
 /** The configured admin exists, is an admin, and holds the configured token: at every start. */
 async function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, deps: AdminDeps, logger: Logger): Promise<void> {
-  let user = await deps.directory.userByName(admin.username);
-  if (!user) {
-    user = await deps.principalWriter.createUser(
-      'flowgate',
-      { username: admin.username, displayName: admin.username, isAdmin: true, isServiceAccount: false },
-      { is_admin: true },
-    );
-  } else if (!user.isAdmin || user.isServiceAccount) {
-    throw new Error(`FLOWGATE_ADMIN_USERNAME: '${admin.username}' exists and is not an administrator; choose another name`);
-  }
-  await deps.tokens.install('flowgate', user, admin.token, Date.now() + maxDays * DAY_MS);
+  // Replicas starting together on one store take turns: the first creates, the others find.
+  await deps.sql.transaction(async () => {
+    await deps.sql.lock('flowgate-bootstrap-admin');
+    let user = await deps.directory.userByName(admin.username);
+    if (!user) {
+      user = await deps.principalWriter.createUser(
+        'flowgate',
+        { username: admin.username, displayName: admin.username, isAdmin: true, isServiceAccount: false },
+        { is_admin: true },
+      );
+    } else if (!user.isAdmin || user.isServiceAccount) {
+      throw new Error(`FLOWGATE_ADMIN_USERNAME: '${admin.username}' exists and is not an administrator; choose another name`);
+    }
+    await deps.tokens.install('flowgate', user, admin.token, Date.now() + maxDays * DAY_MS);
+  });
   logger.info({ user: admin.username }, 'bootstrap admin ready');
 }

@@ -14,7 +14,9 @@ export interface AdminMatch {
 }
 
 /** The outcome of an admin route's access rule, with its reason for logs and metrics. */
-function access(route: AdminRoute, principal: Principal, params: Record<string, string>, deps: AdminDeps): { allow: boolean; reason: string } {
+type AccessVerdict = { allow: boolean; reason: string };
+
+function access(route: AdminRoute, principal: Principal, params: Record<string, string>, deps: AdminDeps): AccessVerdict | Promise<AccessVerdict> {
   if (principal.isAdmin) return { allow: true, reason: 'admin' };
   switch (route.access) {
     case 'admin':
@@ -26,8 +28,10 @@ function access(route: AdminRoute, principal: Principal, params: Record<string, 
     case 'manage': {
       const r = route.resource;
       const id = r && params[r.param];
-      const allow = r !== undefined && id !== undefined && deps.canManage(principal, { kind: r.kind, id });
-      return allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' };
+      const verdict = (allow: boolean) => (allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' });
+      if (r === undefined || id === undefined) return verdict(false);
+      const allow = deps.canManage(principal, { kind: r.kind, id });
+      return allow instanceof Promise ? allow.then(verdict) : verdict(allow);
     }
   }
 }
@@ -62,7 +66,7 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
           if (!m || !route || route.path === '/mlflow/permissions/batch')
             throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
           const params = { ...(m.params as Record<string, string>) };
-          const verdict = access(route, principal, params, deps);
+          const verdict = await access(route, principal, params, deps);
           if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
           const body = route.body ? parseWith(route.body, call.body) : undefined;
           results.push(await route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps));
@@ -87,10 +91,13 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       return { route: found.store as AdminRoute, params: { ...(found.params as Record<string, string>) } };
     },
     /** The access check, decided once and timed by the pipeline: the access when allowed, else a 403 thrown. */
-    authorize(principal: Principal, m: AdminMatch): AdminAccess {
+    authorize(principal: Principal, m: AdminMatch): AdminAccess | Promise<AdminAccess> {
+      const granted = (verdict: AccessVerdict): AdminAccess => {
+        if (!verdict.allow) throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`, verdict.reason);
+        return { match: m, principal, reason: verdict.reason };
+      };
       const verdict = access(m.route, principal, m.params, deps);
-      if (!verdict.allow) throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`, verdict.reason);
-      return { match: m, principal, reason: verdict.reason };
+      return verdict instanceof Promise ? verdict.then(granted) : granted(verdict);
     },
     async handle(req: IncomingMessage, res: ServerResponse, granted: AdminAccess, query: URLSearchParams) {
       const { match: m, principal } = granted;

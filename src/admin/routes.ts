@@ -5,6 +5,7 @@ import { CURRENT_USER_ROUTES } from './current-user.js';
 import { EXPLAIN_ROUTES } from './explain.js';
 import { GRANT_ROUTES } from './grants.js';
 import { GROUP_ROUTES } from './groups.js';
+import { PATTERN_GRANT_ROUTES } from './pattern-grants.js';
 import { SESSION_ROUTES } from './sessions.js';
 import { TOKEN_ROUTES } from './tokens.js';
 import type { AdminRoute } from './types.js';
@@ -28,6 +29,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...UI_RESOURCE_ROUTES,
   ...UI_DIRECTORY_ROUTES,
   ...UI_AUDIT_ROUTES,
+  ...PATTERN_GRANT_ROUTES,
 ];
 
 export const ADMIN_API_PREFIXES = ['/api/2.0', '/ajax-api/2.0'] as const;

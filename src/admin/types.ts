@@ -2,8 +2,11 @@ import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Explainer } from '../authz/explain.js';
 import type { BatchCall } from './batch.js';
+import type { GrantFacts } from '../authz/decide.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
+import type { PatternGrantsRepo } from '../authz/pattern-grants-repo.js';
+import type { PatternWriter } from '../authz/pattern-writer.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
@@ -40,6 +43,9 @@ export interface AdminDeps {
   /** Reads grants; every change goes through `grantWriter`. */
   readonly grants: GrantsRepo;
   readonly grantWriter: GrantWriter;
+  /** Reads pattern grants; every change goes through `patternWriter`. */
+  readonly patternGrants: PatternGrantsRepo;
+  readonly patternWriter: PatternWriter;
   readonly audit: AuditLog;
   readonly tokens: TokenService;
   /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
@@ -47,7 +53,8 @@ export interface AdminDeps {
   /** Called after grants on these resources changed (cheaper than policyChanged). */
   readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
   readonly forgetUserCredentials: (userId: number) => void;
-  readonly canManage: (principal: Principal, ref: ResourceRef) => boolean;
+  /** A promise only when an experiment's name must be looked up (the caller holds experiment pattern grants). */
+  readonly canManage: (principal: Principal, ref: ResourceRef) => boolean | Promise<boolean>;
   readonly endSessionsOf?: (userId: number) => Promise<number>;
   /** The gate's decision on a request for a principal, with its reasons (the explain route). */
   readonly explain?: Explainer;
@@ -55,6 +62,11 @@ export interface AdminDeps {
   readonly runBatch?: (principal: Principal, calls: readonly BatchCall[]) => Promise<AdminResult[]>;
   /** A user as the gate sees them (admin flag, groups), for explanations. */
   readonly principalOf?: (userId: number) => Principal | undefined | Promise<Principal | undefined>;
+  /**
+   * The gate's facts for a user on a resource, pattern grants composed in (an experiment's name looked
+   * up in MLflow when the user holds experiment patterns): the effective-permission screens use it.
+   */
+  readonly patternFactsFor?: (who: { userId: number; groupIds: readonly number[] }, ref: ResourceRef) => Promise<GrantFacts>;
   /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */
   readonly defaultPermission?: Permission;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { effectivePermission } from '../authz/decide.js';
-import type { Permission, ResourceKind } from '../authz/types.js';
+import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import { badRequest } from '../errors.js';
 import type { User } from '../principals/types.js';
 import type { AdminDeps, AdminRoute } from './types.js';
@@ -14,7 +14,15 @@ const KINDS = [
   { kind: 'prompt', segment: 'prompts', param: 'name', idSchema: modelNameSchema },
 ] as const;
 
-const REASON_SOURCE = { 'direct-grant': 'direct', 'group-grant': 'group', 'group-deny': 'group', 'default-permission': 'default' } as const;
+const REASON_SOURCE = {
+  'direct-grant': 'direct',
+  'group-grant': 'group',
+  'group-deny': 'group',
+  'pattern-grant': 'pattern',
+  'group-pattern-grant': 'pattern',
+  'group-pattern-deny': 'pattern',
+  'default-permission': 'default',
+} as const;
 
 /** A user's effective permission on a resource and where it comes from, by the decision rule itself. */
 export async function explain(deps: AdminDeps, user: User, kind: ResourceKind, id: string) {
@@ -22,14 +30,18 @@ export async function explain(deps: AdminDeps, user: User, kind: ResourceKind, i
   if (user.isAdmin) return { ...who, permission: 'MANAGE' as Permission, source: 'admin' as const, groups: [] as string[] };
   const direct = await deps.grants.get({ type: 'user', id: user.id }, kind, id);
   const groupGrants: Array<{ group: string; permission: Permission }> = [];
-  for (const g of await deps.directory.groupsOfUser(user.id)) {
+  const memberOf = await deps.directory.groupsOfUser(user.id);
+  for (const g of memberOf) {
     const p = await deps.grants.get({ type: 'group', id: g.id }, kind, id);
     if (p !== undefined) groupGrants.push({ group: g.name, permission: p });
   }
-  const { permission, reason } = effectivePermission(
-    { direct, groups: groupGrants.map((g) => g.permission) },
-    deps.defaultPermission ?? 'NO_PERMISSIONS',
-  );
+  const own = { direct, groups: groupGrants.map((g) => g.permission) };
+  // Pattern grants count only where the resource has no grant of the user's own (see withPatterns).
+  const facts =
+    direct === undefined && groupGrants.length === 0 && deps.patternFactsFor
+      ? await deps.patternFactsFor({ userId: user.id, groupIds: memberOf.map((g) => g.id) }, { kind, id } as ResourceRef)
+      : own;
+  const { permission, reason } = effectivePermission(facts, deps.defaultPermission ?? 'NO_PERMISSIONS');
   const source = REASON_SOURCE[reason as keyof typeof REASON_SOURCE] ?? 'default';
   const groups = source === 'group' ? groupGrants.filter((g) => g.permission === permission).map((g) => g.group) : [];
   return { ...who, permission, source, groups };

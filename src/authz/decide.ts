@@ -4,6 +4,8 @@ import type { Need, Permission } from './types.js';
 export interface GrantFacts {
   readonly direct: Permission | undefined;
   readonly groups: readonly Permission[];
+  /** The grants are pattern grants (the resource itself has none for the caller): see `withPatterns`. */
+  readonly fromPattern?: boolean;
 }
 
 export type Reason =
@@ -16,6 +18,9 @@ export type Reason =
   | 'direct-grant'
   | 'group-grant'
   | 'group-deny'
+  | 'pattern-grant'
+  | 'group-pattern-grant'
+  | 'group-pattern-deny'
   | 'default-permission';
 
 export interface Decision {
@@ -29,18 +34,20 @@ const NEEDED: Record<'read' | 'edit' | 'manage', number> = { read: 1, edit: 2, m
 
 /**
  * The user's direct grant wins (NO_PERMISSIONS included); else NO_PERMISSIONS in any group denies;
- * else the strongest group grant; else the default.
+ * else the strongest group grant; else the default. Pattern grants follow the same rule, under their
+ * own reasons.
  */
 export function effectivePermission(
   facts: GrantFacts,
   defaultPermission: Permission,
 ): { permission: Permission; reason: Reason } {
-  if (facts.direct !== undefined) return { permission: facts.direct, reason: 'direct-grant' };
+  const pattern = facts.fromPattern === true;
+  if (facts.direct !== undefined) return { permission: facts.direct, reason: pattern ? 'pattern-grant' : 'direct-grant' };
   if (facts.groups.length > 0) {
-    if (facts.groups.includes('NO_PERMISSIONS')) return { permission: 'NO_PERMISSIONS', reason: 'group-deny' };
+    if (facts.groups.includes('NO_PERMISSIONS')) return { permission: 'NO_PERMISSIONS', reason: pattern ? 'group-pattern-deny' : 'group-deny' };
     let best: Permission = 'NO_PERMISSIONS';
     for (const p of facts.groups) if (RANK[p] > RANK[best]) best = p;
-    return { permission: best, reason: 'group-grant' };
+    return { permission: best, reason: pattern ? 'group-pattern-grant' : 'group-grant' };
   }
   return { permission: defaultPermission, reason: 'default-permission' };
 }

@@ -52,6 +52,8 @@ export interface EvaluatorDeps {
   readonly lookups: CachedMlflowLookups;
 }
 
+const resourceNeed = (need: Need) => need === 'read' || need === 'edit' || need === 'manage';
+
 /** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
 const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'name', from: 'auto' };
 
@@ -76,18 +78,44 @@ class Refusal {
  * pass the further checks, as they pass the main one.
  */
 export function createEvaluator(deps: EvaluatorDeps) {
+  /** Decides on refs that carry every name the decision needs; a missing one is refused (503), never skipped. */
   function decideFor(principal: Principal, need: Need, refs: readonly ResourceRef[]): Decision {
     return decide({
       isAdmin: principal.isAdmin,
       need,
-      facts: refs.map((ref) => deps.policy.factsFor(principal, ref)),
+      // Only resource needs read grants: the others are decided without them (and without names).
+      facts: resourceNeed(need) ? refs.map((ref) => deps.policy.factsFor(principal, ref)) : [],
       defaultPermission: deps.defaultPermission,
       createRequiresAdmin: deps.createRequiresAdmin,
     });
   }
 
-  function granted(check: CheckName, principal: Principal, need: Need, refs: readonly ResourceRef[], context = ''): CheckOutcome {
-    const decision = decideFor(principal, need, refs);
+  /**
+   * The refs with the experiment names their decision needs: the same array, without a promise,
+   * for a caller holding no experiment pattern grant (or when every name is cached). A look-up that
+   * fails throws (MLflow's error JSON, 503 when MLflow did not answer): no decision without the patterns.
+   */
+  function named(principal: Principal, need: Need, refs: readonly ResourceRef[]): readonly ResourceRef[] | Promise<readonly ResourceRef[]> {
+    if (principal.isAdmin || refs.length === 0 || !resourceNeed(need) || !deps.policy.mayNeedExperimentNames(principal)) return refs;
+    let waiting = false;
+    const out = refs.map((ref): ResourceRef | Promise<ResourceRef> => {
+      if (ref.kind !== 'experiment' || !deps.policy.needsName(principal, ref)) return ref;
+      const known = deps.lookups.knownExperimentName(ref.id);
+      if (known !== undefined) return { ...ref, name: known };
+      waiting = true;
+      return deps.lookups.experimentNameById(ref.id).then((name) => ({ ...ref, name }));
+    });
+    return waiting ? Promise.all(out) : (out as ResourceRef[]);
+  }
+
+  /** `decideFor` after the names it needs are known: synchronous whenever `named` is. */
+  function decideNamed(principal: Principal, need: Need, refs: readonly ResourceRef[]): Decision | Promise<Decision> {
+    const ready = named(principal, need, refs);
+    return ready instanceof Promise ? ready.then((r) => decideFor(principal, need, r)) : decideFor(principal, need, ready);
+  }
+
+  async function granted(check: CheckName, principal: Principal, need: Need, refs: readonly ResourceRef[], context = ''): Promise<CheckOutcome> {
+    const decision = await decideNamed(principal, need, refs);
     const outcome = { check, allow: decision.allow, reason: decision.reason };
     if (!decision.allow) throw new Refusal(outcome, `Permission denied: ${principal.username} may not ${need}${describe(refs)}${context}`);
     return outcome;
@@ -97,8 +125,16 @@ export function createEvaluator(deps: EvaluatorDeps) {
     throw new Refusal({ check, allow: false, reason }, message);
   };
 
-  /** The route's own check alone, synchronous: enough when the row declares nothing further. */
-  function main(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Verdict {
+  /**
+   * The route's own check alone: enough when the row declares nothing further. Synchronous unless
+   * an experiment's name must be looked up for the caller's pattern grants.
+   */
+  function main(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Verdict | Promise<Verdict> {
+    const ready = named(principal, entry.need, refs);
+    return ready instanceof Promise ? ready.then((r) => mainVerdict(principal, entry, r)) : mainVerdict(principal, entry, ready);
+  }
+
+  function mainVerdict(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Verdict {
     const decision = decideFor(principal, entry.need, refs);
     const checks = [{ check: 'main' as const, allow: decision.allow, reason: decision.reason }];
     return decision.allow
@@ -114,11 +150,11 @@ export function createEvaluator(deps: EvaluatorDeps) {
       const elsewhere = existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id));
       if (elsewhere)
         refuse('also', 'object-in-other-experiment', `Permission denied: the request names an existing object of experiment '${elsewhere.id}', not of the experiment it writes to`);
-      return existing.length > 0 ? granted('also', principal, check.need, existing) : undefined;
+      return existing.length > 0 ? await granted('also', principal, check.need, existing) : undefined;
     }
     if (readField(check.id, request).length === 0) return undefined;
     const more = await deps.resolve({ ...entry, resource: check.resource ?? 'experiment', id: check.id, need: check.need }, request);
-    return granted('also', principal, check.need, more);
+    return await granted('also', principal, check.need, more);
   }
 
   async function queue(input: EvaluationInput, permission: Permission | undefined): Promise<{ outcome: CheckOutcome; lookedUp?: ReviewQueueByName['answer'] }> {
@@ -147,23 +183,23 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const { planGraphql, resolveGraphqlChecks } = await loadGraphqlPolicy();
     const plan = planGraphql(request.method, request.query, request.body);
     const outcomes: CheckOutcome[] = [];
-    const field = (name: string, need: Need, refs: readonly ResourceRef[]) => {
+    const field = async (name: string, need: Need, refs: readonly ResourceRef[]) => {
       if (need === 'admin') {
         const decision = decideFor(principal, need, refs);
         if (!decision.allow)
           refuse('graphql-field', decision.reason, `Permission denied: ${principal.username} may not use GraphQL field '${name}' (administrators only)`);
         outcomes.push({ check: 'graphql-field', allow: true, reason: decision.reason });
-      } else outcomes.push(granted('graphql-field', principal, need, refs, ` (GraphQL field '${name}')`));
+      } else outcomes.push(await granted('graphql-field', principal, need, refs, ` (GraphQL field '${name}')`));
     };
     // Fields that need no look-up are decided first: a refused document costs MLflow nothing.
-    for (const check of plan.checks) if (!check.twin) field(check.field, check.need, []);
-    for (const check of await resolveGraphqlChecks(plan, deps.resolve)) field(check.field, check.need, check.refs);
+    for (const check of plan.checks) if (!check.twin) await field(check.field, check.need, []);
+    for (const check of await resolveGraphqlChecks(plan, deps.resolve)) await field(check.field, check.need, check.refs);
     return { outcomes, plan };
   }
 
   /** Every check the row declares, in order; the first refusal decides. */
   async function evaluate(input: EvaluationInput): Promise<Verdict> {
-    const first = main(input.principal, input.entry, input.refs);
+    const first = await main(input.principal, input.entry, input.refs);
     if (!first.allow || input.principal.isAdmin) return first;
     const { principal, entry, request } = input;
     const checks: CheckOutcome[] = [...first.checks];
@@ -187,7 +223,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
       }
       if (entry.alsoReads === 'model_version_source') {
         const sources = await modelVersionSourceRefs(request.body, deps.lookups);
-        if (sources.length > 0) checks.push(granted('source', principal, 'read', sources, ' (the model version source)'));
+        if (sources.length > 0) checks.push(await granted('source', principal, 'read', sources, ' (the model version source)'));
       }
       if (entry.after === 'graphql') {
         const fields = await graphqlFields(input);
@@ -205,6 +241,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
 
   return {
     decideFor,
+    decideNamed,
     main,
     evaluate,
     /** Whether the row declares checks beyond the main one (administrators skip them). */

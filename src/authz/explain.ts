@@ -2,6 +2,7 @@ import type { Principal } from '../principals/types.js';
 import { effectivePermission } from './decide.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { GrantsRepo } from './grants-repo.js';
+import type { PatternGrant } from './pattern-index.js';
 import type { PolicyReader } from './policy.js';
 import type { ResourceResolver } from './resolve.js';
 import type { RouteMatcher } from './route-matcher.js';
@@ -22,10 +23,31 @@ export interface Explanation {
     readonly id: string;
     readonly direct: Permission | null;
     readonly groups: ReadonlyArray<{ readonly group: string; readonly permission: Permission }>;
+    /** The experiment's name, when pattern grants were matched against it. */
+    readonly name?: string;
+    /** The pattern grants that bear on the caller here: their own deciding one, and each of their groups'. */
+    readonly patterns: ReadonlyArray<ExplainedPattern>;
     readonly effective: Permission;
     readonly rule: string;
+    /** When a pattern decided (`rule` is a pattern reason): which. */
+    readonly decidingPattern?: ExplainedPattern;
   }>;
   readonly verdict: Pick<Verdict, 'allow' | 'reason' | 'checks'> & { readonly message?: string };
+}
+
+export interface ExplainedPattern {
+  readonly pattern: string;
+  /** `user:<name>` or `group:<name>`. */
+  readonly grantee: string;
+  readonly permission: Permission;
+}
+
+/** The pattern that decided, for each pattern reason; undefined for the others. */
+function decidingPattern(rule: string, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
+  if (rule === 'pattern-grant') return bearing.find((p) => p.grantee.type === 'user');
+  if (rule === 'group-pattern-deny') return bearing.find((p) => p.grantee.type === 'group' && p.permission === 'NO_PERMISSIONS');
+  if (rule === 'group-pattern-grant') return bearing.find((p) => p.grantee.type === 'group' && p.permission === permission);
+  return undefined;
 }
 
 /**
@@ -43,7 +65,18 @@ export function createExplainer(d: {
   readonly defaultPermission: Permission;
   /** The names of the groups a user belongs to. */
   readonly groupNamesOf: (userId: number) => Promise<readonly string[]>;
+  /** The groups a user belongs to, by id (to name the groups of pattern grants). */
+  readonly groupsOf?: (userId: number) => Promise<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
+  /** An experiment's name from MLflow, for callers holding experiment pattern grants. */
+  readonly experimentName?: (experimentId: string) => Promise<string>;
 }) {
+  /** An experiment carries its name when the caller's pattern grants may match it. */
+  async function withName(principal: Principal, ref: ResourceRef): Promise<ResourceRef> {
+    if (ref.kind !== 'experiment' || ref.name !== undefined || d.experimentName === undefined) return ref;
+    if (principal.isAdmin || !d.policy.mayNeedExperimentNames(principal)) return ref;
+    return { ...ref, name: await d.experimentName(ref.id) };
+  }
+
   return async function explain(principal: Principal, r: ExplainRequest): Promise<Explanation> {
     const m = d.matcher.match(r.method, r.path);
     if (!m) {
@@ -61,14 +94,34 @@ export function createExplainer(d: {
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
     const memberOf = new Set(await d.groupNamesOf(principal.userId));
+    const groupNames = new Map((await (d.groupsOf?.(principal.userId) ?? Promise.resolve([]))).map((g) => [g.id, g.name]));
+    const explained = (p: PatternGrant): ExplainedPattern => ({
+      pattern: p.pattern,
+      grantee: p.grantee.type === 'user' ? `user:${principal.username}` : `group:${groupNames.get(p.grantee.id) ?? p.grantee.id}`,
+      permission: p.permission,
+    });
     const resources: Array<Explanation['resources'][number]> = [];
-    for (const ref of refs) {
+    for (const unnamed of refs) {
+      const ref = await withName(principal, unnamed);
       const on = await d.grants.onResource(ref.kind, ref.id);
       const direct = on.users.find((g) => g.name === principal.username)?.permission ?? null;
       const facts = d.policy.factsFor(principal, ref);
       const groups = on.groups.filter((g) => memberOf.has(g.name)).map((g) => ({ group: g.name, permission: g.permission }));
       const effective = effectivePermission(facts, d.defaultPermission);
-      resources.push({ kind: ref.kind, id: ref.id, direct, groups, effective: effective.permission, rule: effective.reason });
+      const name = ref.kind === 'experiment' ? ref.name : ref.id;
+      const bearing = name === undefined ? [] : d.policy.bearingPatterns(ref.kind, name, principal);
+      const decided = decidingPattern(effective.reason, effective.permission, bearing);
+      resources.push({
+        kind: ref.kind,
+        id: ref.id,
+        ...(ref.kind === 'experiment' && ref.name !== undefined ? { name: ref.name } : {}),
+        direct,
+        groups,
+        patterns: bearing.map(explained),
+        effective: effective.permission,
+        rule: effective.reason,
+        ...(decided ? { decidingPattern: explained(decided) } : {}),
+      });
     }
     return {
       route,

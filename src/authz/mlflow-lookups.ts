@@ -30,6 +30,10 @@ export interface ReviewQueueByName {
 export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
 
 export interface CachedMlflowLookups extends MlflowLookups {
+  /** The experiment's name (experiment pattern grants match it). */
+  experimentNameById(experimentId: string): Promise<string>;
+  /** The experiment's name if it is already known (cached): lets a request be decided without waiting. */
+  knownExperimentName(experimentId: string): string | undefined;
   /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
   reviewQueueUsers(queueId: string): Promise<readonly string[]>;
   /**
@@ -58,6 +62,7 @@ export type LookupCacheName =
   | 'logged_model_experiment'
   | 'trace_experiment'
   | 'experiment_name'
+  | 'experiment_name_of_id'
   | 'model_is_prompt'
   | 'dataset_experiments'
   | 'issue_experiment'
@@ -286,6 +291,12 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return required(`experiment '${name}'`, pick(json, ['experiment', 'experiment_id']));
   }, onCache);
 
+  // Renames change it: expires like the name → id mapping, and is forgotten with it.
+  const experimentNamesById = cachedLookup('experiment_name_of_id', { max, ttlMs: options.ttlMs }, async (id) => {
+    const json = await getJson(`experiment ${id}`, '/api/2.0/mlflow/experiments/get', { experiment_id: id });
+    return required(`experiment ${id}`, pick(json, ['experiment', 'name']));
+  }, onCache);
+
   const promptFlags = cachedLookup('model_is_prompt', { max, ttlMs: options.ttlMs }, async (name) => {
     const json = await getJson(`registered model '${name}'`, '/api/2.0/mlflow/registered-models/get', { name });
     const model = (json as { registered_model?: { name?: unknown; tags?: unknown } } | null)?.registered_model;
@@ -340,13 +351,22 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
     experimentOfTrace: (traceId) => traces.get(traceId),
     experimentIdByName: (name) => experimentNames.get(name),
+    experimentNameById: (id) => experimentNamesById.get(id),
+    knownExperimentName: (id) => experimentNamesById.peek(id),
     isPrompt: (name) => promptFlags.get(name),
     invalidateModel: (name) => promptFlags.delete(name),
-    invalidateExperimentName: (name) => experimentNames.delete(name),
-    invalidateExperimentNames: () => experimentNames.clear(),
+    invalidateExperimentName: (name) => {
+      experimentNames.delete(name);
+      // The id whose name this was is not known here: no id keeps a name that may be gone.
+      experimentNamesById.clear();
+    },
+    invalidateExperimentNames: () => {
+      experimentNames.clear();
+      experimentNamesById.clear();
+    },
     invalidateTrace: (traceId) => traces.delete(traceId),
     invalidateMutable: () => {
-      for (const cache of [traces, experimentNames, promptFlags, datasetExperiments, reviewQueues]) cache.clear();
+      for (const cache of [traces, experimentNames, experimentNamesById, promptFlags, datasetExperiments, reviewQueues]) cache.clear();
     },
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) =>

@@ -68,6 +68,13 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
       const c = column(grantee);
       return (await sql.run(`DELETE FROM pattern_grants WHERE ${c} = ? AND resource_kind = ? AND pattern = ?`, [grantee.id, kind, pattern])) > 0;
     },
+    async get(grantee: Grantee, kind: ResourceKind, pattern: string): Promise<Permission | undefined> {
+      const row = await sql.get<{ permission: Permission }>(
+        `SELECT permission FROM pattern_grants WHERE ${column(grantee)} = ? AND resource_kind = ? AND pattern = ?`,
+        [grantee.id, kind, pattern],
+      );
+      return row?.permission;
+    },
     async ofGrantee(grantee: Grantee): Promise<GranteePatternGrant[]> {
       const rows = ordered(await sql.all<Row>(`${COLUMNS} WHERE ${column(grantee)} = ?`, [grantee.id]));
       return rows.map((r) => ({ kind: r.resource_kind, pattern: r.pattern, permission: r.permission }));

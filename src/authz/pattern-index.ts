@@ -70,6 +70,17 @@ export function createPatternIndex(grants: Iterable<PatternGrant> = [], options:
       if (direct === undefined && groups === undefined) return NO_PATTERN_FACTS;
       return { direct, groups: groups ?? NO_PATTERN_FACTS.groups };
     },
+    /** The grants `factsFor` answers from: the caller's deciding one, then one per group of theirs (in `groupIds` order). */
+    bearing(kind: ResourceKind, name: string, userId: number, groupIds: readonly number[]): readonly PatternGrant[] {
+      const m = matched(kind, name);
+      const own = m.users.get(userId);
+      const found = own === undefined ? [] : [own.grant];
+      for (const g of groupIds) {
+        const e = m.groups.get(g);
+        if (e !== undefined) found.push(e.grant);
+      }
+      return found;
+    },
     /** Every pattern grant (any grantee) matching this name. */
     matching(kind: ResourceKind, name: string): readonly PatternGrant[] {
       return matched(kind, name).entries.map((e) => e.grant);

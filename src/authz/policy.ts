@@ -1,5 +1,7 @@
 import type { GrantFacts } from './decide.js';
 import type { GrantsRepo } from './grants-repo.js';
+import { createPatternPolicy } from './pattern-policy.js';
+import type { PatternGrant } from './pattern-index.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 /** Who the facts are for: the caller and the groups they belong to (from the principal cache). */
@@ -22,9 +24,15 @@ const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
  * Changes reach it through `changed(ref)` (that resource is re-read) or `reloadAll()` (after
  * deleting users or groups, whose ids SQLite may hand out again). The index is empty until the first
  * `reloadAll()` resolves.
+ *
+ * Pattern grants (`patternGrants`, re-read with `reloadPatterns()` and `reloadAll()`) rank below the
+ * resource's own grants: see `withPatterns`. An experiment ref must carry its name when its caller
+ * holds experiment pattern grants (`needsName`), else the facts are refused rather than given
+ * without the patterns.
  */
-export function createPolicyReader(grants: GrantsRepo) {
+export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): Promise<PatternGrant[]> } = { all: async () => [] }) {
   let index = new Map<string, number[]>();
+  const patterns = createPatternPolicy(() => patternGrants.all());
 
   function load(rows: Iterable<{ resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission }>) {
     const next = new Map<string, number[]>();
@@ -37,6 +45,9 @@ export function createPolicyReader(grants: GrantsRepo) {
     return next;
   }
 
+  /** The number of the latest re-read started per resource, while one is in flight. */
+  const latestRead = new Map<string, number>();
+
   /** Resources re-read while a full reload was in flight: its older snapshot must not undo them. */
   let changedDuringReload: Map<string, number[] | undefined> | undefined;
 
@@ -44,7 +55,8 @@ export function createPolicyReader(grants: GrantsRepo) {
     const mine = new Map<string, number[] | undefined>();
     changedDuringReload = mine;
     try {
-      const next = load(await grants.all());
+      const [rows] = await Promise.all([grants.all(), patterns.reload()]);
+      const next = load(rows);
       for (const [key, fresh] of mine) {
         if (fresh) next.set(key, fresh);
         else next.delete(key);
@@ -55,24 +67,54 @@ export function createPolicyReader(grants: GrantsRepo) {
     }
   }
 
+  /** The grants on the resource itself. */
+  function ownFacts(who: Grantee, ref: ResourceRef): GrantFacts {
+    const list = index.get(keyOf(ref.kind, ref.id));
+    if (list === undefined) return NO_FACTS;
+    let direct: Permission | undefined;
+    let groups: Permission[] | undefined;
+    for (let i = 0; i < list.length; i += 2) {
+      const grantee = list[i]!;
+      if (grantee === who.userId) direct = PERMISSIONS[list[i + 1]!];
+      else if (grantee < 0 && who.groupIds.includes(-grantee)) (groups ??= []).push(PERMISSIONS[list[i + 1]!]!);
+    }
+    return { direct, groups: groups ?? NO_FACTS.groups };
+  }
+
   return {
     factsFor(who: Grantee, ref: ResourceRef): GrantFacts {
-      const list = index.get(keyOf(ref.kind, ref.id));
-      if (list === undefined) return NO_FACTS;
-      let direct: Permission | undefined;
-      let groups: Permission[] | undefined;
-      for (let i = 0; i < list.length; i += 2) {
-        const grantee = list[i]!;
-        if (grantee === who.userId) direct = PERMISSIONS[list[i + 1]!];
-        else if (grantee < 0 && who.groupIds.includes(-grantee)) (groups ??= []).push(PERMISSIONS[list[i + 1]!]!);
-      }
-      return { direct, groups: groups ?? NO_FACTS.groups };
+      return patterns.compose(ownFacts(who, ref), who, ref);
     },
-    /** The grants of these resources changed: re-read just them. */
+    /** The experiment's name decides for this caller (they hold experiment patterns, and it has no grant of theirs). */
+    needsName(who: Grantee, ref: ResourceRef): boolean {
+      if (ref.kind !== 'experiment' || ref.name !== undefined || !patterns.needsExperimentNames(who)) return false;
+      const own = ownFacts(who, ref);
+      return own.direct === undefined && own.groups.length === 0;
+    },
+    /** Whether any experiment decision for this caller may need a name (a cheap per-caller check). */
+    mayNeedExperimentNames: (who: Grantee) => patterns.needsExperimentNames(who),
+    /** Pattern grants changed: re-read them. */
+    reloadPatterns: () => patterns.reload(),
+    /** Every pattern grant (any grantee) matching the name. */
+    matchingPatterns: patterns.matching,
+    /** The caller's and their groups' deciding pattern grants on the name. */
+    bearingPatterns: patterns.bearing,
+    /**
+     * The grants of these resources changed: re-read just them. Two re-reads of one resource may answer
+     * out of order (separate pool connections): only the one started last is kept.
+     */
     async changed(...refs: readonly ResourceRef[]): Promise<void> {
+      const started = refs.map((ref) => {
+        const key = keyOf(ref.kind, ref.id);
+        const n = (latestRead.get(key) ?? 0) + 1;
+        latestRead.set(key, n);
+        return n;
+      });
       const rows = await Promise.all(refs.map((ref) => grants.onResourceRaw(ref.kind, ref.id)));
       refs.forEach((ref, i) => {
         const key = keyOf(ref.kind, ref.id);
+        if (latestRead.get(key) !== started[i]) return;
+        latestRead.delete(key);
         const fresh = load(rows[i]!).get(key);
         changedDuringReload?.set(key, fresh);
         if (fresh) index.set(key, fresh);
@@ -82,6 +124,9 @@ export function createPolicyReader(grants: GrantsRepo) {
     reloadAll,
     get resources(): number {
       return index.size;
+    },
+    get patternGrants(): number {
+      return patterns.size;
     },
   };
 }

@@ -122,5 +122,10 @@ export interface AlsoCheck {
 
 /** A resource the decision is about, after resolution. */
 export type ResourceRef =
-  | { readonly kind: 'experiment'; readonly id: string }
+  | {
+      readonly kind: 'experiment';
+      readonly id: string;
+      /** Its name as MLflow answered it (never as a client sent it): what experiment pattern grants match. */
+      readonly name?: string;
+    }
   | { readonly kind: 'registered_model' | 'prompt'; readonly id: string };

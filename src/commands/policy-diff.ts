@@ -1,8 +1,8 @@
 import { seg, type AdminClient } from './admin-cli/client.js';
 import { deleteGrant, grantPath } from './admin-cli/grants.js';
 import { kindNamed } from './admin-cli/resources.js';
-import type { PolicyDocument, PolicyGrant } from './policy-document.js';
-import { grantKey, type ExperimentNames } from './policy-state.js';
+import type { PolicyDocument, PolicyGrant, PolicyPatternGrant } from './policy-document.js';
+import { grantKey, patternKey, type ExperimentNames } from './policy-state.js';
 
 /** One change, shown as a diff line (`+` add, `~` change, `-` remove) and applied through the admin API. */
 export interface Change {
@@ -31,6 +31,18 @@ function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames,
   };
 }
 
+/** Set (create or change) or remove one pattern grant. */
+function patternChange(line: string, p: PolicyPatternGrant, how: 'set' | 'remove'): Change {
+  const path = p.user !== undefined ? `permissions/users/${seg(p.user)}/patterns` : `permissions/groups/${seg(p.group!)}/patterns`;
+  return {
+    line,
+    apply: (c) =>
+      how === 'set'
+        ? c.call('POST', path, { resource_type: p.resource_type, pattern: p.pattern, permission: p.permission })
+        : c.call('DELETE', `${path}?${new URLSearchParams({ resource_type: p.resource_type, pattern: p.pattern })}`),
+  };
+}
+
 /**
  * The changes that turn `current` into `wanted`, in an order the API accepts (principals before
  * their grants, removals last). Without `prune`, nothing absent from `wanted` is removed. The
@@ -43,6 +55,7 @@ export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, expe
   // A grant names its grantee: pruning never removes a user or group the file still grants to.
   const wantedNames = new Set([...wanted.users, ...wanted.service_accounts].map((u) => u.username));
   for (const g of wanted.grants) if (g.user !== undefined) wantedNames.add(g.user);
+  for (const p of wanted.patterns) if (p.user !== undefined) wantedNames.add(p.user);
 
   for (const u of wanted.users) {
     const now = currentUsers.get(u.username);
@@ -92,9 +105,24 @@ export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, expe
     else if (now.permission !== g.permission) changes.push(grantChange(`~ grant ${key} ${now.permission} → ${g.permission}`, g, experiments, 'update'));
   }
 
+  const currentPatterns = new Map(current.patterns.map((p) => [patternKey(p), p]));
+  const wantedPatterns = new Set<string>();
+  for (const p of wanted.patterns) {
+    const key = patternKey(p);
+    wantedPatterns.add(key);
+    const now = currentPatterns.get(key);
+    if (!now) changes.push(patternChange(`+ pattern ${key} ${p.permission}`, p, 'set'));
+    else if (now.permission !== p.permission) changes.push(patternChange(`~ pattern ${key} ${now.permission} → ${p.permission}`, p, 'set'));
+  }
+
   if (prune) {
     for (const g of current.grants) if (!wantedKeys.has(grantKey(g))) removals.push(grantChange(`- grant ${grantKey(g)} ${g.permission}`, g, experiments, 'remove'));
-    const wantedGroups = new Set([...wanted.groups.map((g) => g.name), ...wanted.grants.flatMap((g) => (g.group !== undefined ? [g.group] : []))]);
+    for (const p of current.patterns) if (!wantedPatterns.has(patternKey(p))) removals.push(patternChange(`- pattern ${patternKey(p)} ${p.permission}`, p, 'remove'));
+    const wantedGroups = new Set([
+      ...wanted.groups.map((g) => g.name),
+      ...wanted.grants.flatMap((g) => (g.group !== undefined ? [g.group] : [])),
+      ...wanted.patterns.flatMap((p) => (p.group !== undefined ? [p.group] : [])),
+    ]);
     for (const g of current.groups)
       if (!wantedGroups.has(g.name)) removals.push({ line: `- group ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}`) });
     for (const name of currentUsers.keys())

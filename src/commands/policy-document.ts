@@ -22,6 +22,17 @@ const grant = z
   })
   .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' });
 
+/** A grant on every resource of a kind whose name matches a glob (`*`, `?`, `\` escapes). */
+const patternGrant = z
+  .strictObject({
+    resource_type: z.enum(['experiment', 'registered_model', 'prompt']),
+    pattern: z.string().min(1).max(256),
+    user: name.optional(),
+    group: name.optional(),
+    permission,
+  })
+  .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' });
+
 /** The file `flowgate policy export` writes and `flowgate policy apply` reads. It never holds a token. */
 export const policyDocument = z.strictObject({
   version: z.literal(1),
@@ -29,10 +40,12 @@ export const policyDocument = z.strictObject({
   service_accounts: z.array(serviceAccount).default([]),
   groups: z.array(group).default([]),
   grants: z.array(grant).default([]),
+  patterns: z.array(patternGrant).default([]),
 });
 
 export type PolicyDocument = z.infer<typeof policyDocument>;
 export type PolicyGrant = PolicyDocument['grants'][number];
+export type PolicyPatternGrant = PolicyDocument['patterns'][number];
 
 /** The JSON Schema of the file (committed as schemas/policy.schema.json). */
 export function policyJsonSchema(): unknown {
@@ -40,6 +53,6 @@ export function policyJsonSchema(): unknown {
     ...z.toJSONSchema(policyDocument, { io: 'input', unrepresentable: 'any' }),
     $id: 'https://github.com/flowgate/flowgate/schemas/policy.schema.json',
     title: 'flowgate policy',
-    description: 'Users, service accounts, groups, memberships and grants, resources named by name; never tokens.',
+    description: 'Users, service accounts, groups, memberships, grants and pattern grants, resources named by name; never tokens.',
   };
 }

@@ -2,7 +2,7 @@ import type { AdminClient } from './admin-cli/client.js';
 import { seg } from './admin-cli/client.js';
 import { findExperiment } from './admin-cli/mlflow-lookups.js';
 import { KINDS } from './admin-cli/resources.js';
-import type { PolicyDocument, PolicyGrant } from './policy-document.js';
+import type { PolicyDocument, PolicyGrant, PolicyPatternGrant } from './policy-document.js';
 
 interface ApiUser {
   username: string;
@@ -49,6 +49,16 @@ export const grantKey = (g: PolicyGrant) =>
   `${g.experiment !== undefined ? `experiment:${g.experiment}` : g.registered_model !== undefined ? `registered_model:${g.registered_model}` : `prompt:${g.prompt}`}` +
   ` ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
 
+export const patternKey = (p: PolicyPatternGrant) => `${p.resource_type}:${p.pattern} ${p.user !== undefined ? `user:${p.user}` : `group:${p.group}`}`;
+
+interface ApiPattern {
+  resource_type: PolicyPatternGrant['resource_type'];
+  pattern: string;
+  username?: string;
+  group_name?: string;
+  permission: PolicyPatternGrant['permission'];
+}
+
 /** What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly). */
 export async function readPolicyState(client: AdminClient, experiments: ExperimentNames): Promise<PolicyState> {
   const { users } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
@@ -93,6 +103,16 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
       .sort(byKey((u) => u.username)),
     groups: groups.map((g) => ({ name: g.name, members: members[g.name]! })).sort(byKey((g) => g.name)),
     grants: grants.sort(byKey(grantKey)),
+    patterns: (await client.call<{ patterns: ApiPattern[] }>('GET', 'permissions/patterns')).patterns
+      .map(
+        (p): PolicyPatternGrant => ({
+          resource_type: p.resource_type,
+          pattern: p.pattern,
+          ...(p.username !== undefined ? { user: p.username } : { group: p.group_name! }),
+          permission: p.permission,
+        }),
+      )
+      .sort(byKey(patternKey)),
   };
   return { document, skipped };
 }

@@ -144,7 +144,8 @@ export function createRequestListener(deps: AppDeps) {
         const decisionStarted = process.hrtime.bigint();
         let granted: AdminAccess;
         try {
-          granted = deps.adminApi.authorize(auth.principal, m);
+          const authorized = deps.adminApi.authorize(auth.principal, m);
+          granted = authorized instanceof Promise ? await authorized : authorized;
         } finally {
           scope.decisionSeconds = seconds(decisionStarted);
         }

@@ -74,6 +74,12 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     throw forbidden(verdict.message ?? 'Permission denied', verdict.reason);
   }
 
+  /** The pass for a main-check verdict: a promise only when an experiment's name had to be looked up. */
+  function passOf(entry: RouteEntry, verdict: Verdict | Promise<Verdict>, notes: GateNotes): GatePass | Promise<GatePass> {
+    if (verdict instanceof Promise) return verdict.then((v) => ({ routeTemplate: entry.pattern, reason: enforce(v, notes).reason }));
+    return { routeTemplate: entry.pattern, reason: enforce(verdict, notes).reason };
+  }
+
   function noteResources(refs: readonly ResourceRef[], notes: GateNotes): void {
     if (refs[0]) notes.resourceType = refs[0].kind;
   }
@@ -140,12 +146,12 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (!caller.immediate) return decideFully(r, entry, params, principal, plan, caller, notes);
       // Nothing to read or arrange afterwards (an administrator's ordinary call, a resource named in
       // the path or query, a run whose experiment is cached): decided here and now, without a promise.
-      if (!caller.resolves) return { routeTemplate: entry.pattern, reason: enforce(deps.evaluator.main(principal, entry, []), notes).reason };
+      if (!caller.resolves) return passOf(entry, deps.evaluator.main(principal, entry, []), notes);
       const request = requestOf(r, params, plan, undefined);
       const refs = deps.resolve(entry, request);
       if (refs instanceof Promise) return decideFully(r, entry, params, principal, plan, caller, notes, { request, refs });
       noteResources(refs, notes);
-      return { routeTemplate: entry.pattern, reason: enforce(deps.evaluator.main(principal, entry, refs), notes).reason };
+      return passOf(entry, deps.evaluator.main(principal, entry, refs), notes);
     },
   };
 }

@@ -11,6 +11,8 @@ export interface StoreChangeListener {
   grants(refs: readonly ResourceRef[] | 'all'): void;
   /** Users, groups, memberships or tokens changed: cached principals and credentials are stale. */
   principals(): void;
+  /** Pattern grants changed (or may have): re-read them. */
+  patterns(): void;
   /** Browser sessions ended (logout, user deleted): by the SHA-256 of their ids. */
   sessionsEnded(idHashes: readonly string[] | 'all'): void;
   /** Cached MLflow mappings (names, tags, traces) changed. */

@@ -38,6 +38,7 @@ export function followPostgres(
     listener.principals();
     listener.sessionsEnded('all');
     listener.mappings('all');
+    listener.patterns();
     listener.grants('all');
   }
 
@@ -52,7 +53,8 @@ export function followPostgres(
       const refs = pendingGrants;
       pendingGrants = [];
       listener.grants(refs);
-    } else listener.principals();
+    } else if (table === 'pattern_grants') listener.patterns();
+    else listener.principals();
   }
 
   function onNotification(msg: pg.Notification): void {

@@ -13,6 +13,9 @@ const MIGRATION_LOCK = 0x666c6f77;
 export async function migratePostgres(pool: pg.Pool, where: string, migrations: readonly Migration[]): Promise<void> {
   const client = await pool.connect();
   try {
+    // Waiting for another replica's migration, or a long one, is not a stuck statement: no timeout on
+    // this connection, which is closed afterwards rather than returned to the pool.
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await client.query('CREATE TABLE IF NOT EXISTS flowgate_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
@@ -36,6 +39,6 @@ export async function migratePostgres(pool: pg.Pool, where: string, migrations: 
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    client.release(true);
   }
 }

@@ -105,6 +105,11 @@ export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Po
         client.release(broken);
       }
     },
+    async lock(name: string): Promise<void> {
+      const client = inTransaction.getStore();
+      if (client === undefined) throw new Error('lock() outside a transaction');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [name]);
+    },
     async ping(): Promise<void> {
       const row = (await pool.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0];
       if (row?.standby) throw new Error('PostgreSQL is a read-only standby');

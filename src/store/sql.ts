@@ -21,6 +21,12 @@ export interface Sql {
   run(text: string, params?: readonly SqlValue[]): Promise<number>;
   /** Commits when `fn` resolves, rolls back when it throws (and rethrows). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Inside a transaction: holds the exclusive lock `name` until the transaction ends, so work every
+   * replica does at start (the bootstrap admin) runs once at a time. SQLite's write transactions are
+   * exclusive already.
+   */
+  lock(name: string): Promise<void>;
   /** Answers when the store takes a write (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -12,6 +12,8 @@ export function followSqlite(db: Db, intervalMs: number, listener: StoreChangeLi
   const policy = watchExternalChanges(db, intervalMs, (grants) => {
     listener.principals();
     listener.sessionsEnded('all');
+    // No change log names pattern grants: they are few, so any external change re-reads them.
+    listener.patterns();
     listener.grants(grants);
   });
   const mappings = watchMappingChanges(db, intervalMs, (changes) => listener.mappings(changes));

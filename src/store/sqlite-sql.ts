@@ -77,6 +77,9 @@ export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.
         end();
       }
     },
+    async lock(): Promise<void> {
+      if (active === undefined || inTransaction.getStore() !== active.marker) throw new Error('lock() outside a transaction');
+    },
     async ping(): Promise<void> {
       await this.transaction(async () => {
         statement('SELECT 1').get();

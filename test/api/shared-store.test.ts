@@ -4,15 +4,22 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { eventually } from '../helpers/prom.js';
+import { onPostgres } from '../helpers/test-store.js';
 
-/** Two flowgate processes' worth of state on one policy store: what one writes, the other obeys. */
+/**
+ * Two flowgate processes' worth of state on one SQLite file: what one writes, the other obeys. The
+ * file, its polled watch and an operator's sqlite3 are SQLite's; PostgreSQL's change feed is shown by
+ * test/store/postgres-store.test.ts and test/e2e/replicas.test.ts.
+ */
+const postgres = onPostgres();
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
 let writer: TestFlowgate;
 let reader: TestFlowgate;
 let frozen: TestFlowgate;
 
 beforeAll(async () => {
-  upstream = await startStubUpstream(() => ({ status: 200, body: { experiment: { experiment_id: '1' } } }));
+  if (postgres) return;
+  upstream = await startStubUpstream(() => ({ status: 200, body: { experiment: { experiment_id: '1', name: 'team-a/one' } } }));
   writer = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' });
   reader = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' }, writer.dir);
   // The control: the same store, the watch turned off.
@@ -31,7 +38,7 @@ const mint = async (username: string) =>
   (await request(writer.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username })).body
     .token as string;
 
-describe('one policy store, several flowgate processes', () => {
+describe.skipIf(postgres)('one SQLite policy store, several flowgate processes', () => {
   it('a grant and a token rotation made through one are obeyed by the other within its watch interval', async () => {
     expect((await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' })).status).toBe(201);
     const first = await mint('bob');
@@ -53,6 +60,20 @@ describe('one policy store, several flowgate processes', () => {
     // Without the watch, the stale grant index and the revoked token's cache entry stay as they were.
     await new Promise((r) => setTimeout(r, 300));
     expect((await request(frozen.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(403);
+  });
+
+  it('a pattern grant made through one is obeyed by the other, and so is its removal', async () => {
+    expect((await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'carol' })).status).toBe(201);
+    const token = await mint('carol');
+    expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('carol', token))).status).toBe(403);
+    const patterns = '/api/2.0/mlflow/permissions/users/carol/patterns';
+    const granted = await request(writer.url).post(patterns).set('Authorization', adminAuth()).send({ resource_type: 'experiment', pattern: 'team-a/*', permission: 'READ' });
+    expect(granted.status).toBe(201);
+    await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('carol', token))).status).toBe(200));
+    const removed = await request(writer.url).delete(patterns).query({ resource_type: 'experiment', pattern: 'team-a/*' }).set('Authorization', adminAuth());
+    expect(removed.status).toBe(200);
+    await eventually(async () => expect((await request(reader.url).get(EXPERIMENT).set('Authorization', basic('carol', token))).status).toBe(403));
+    expect(reader.logs.join('')).toContain('pattern grants changed by another process: reloaded');
   });
 
   it("does not fire on the process's own writes", async () => {

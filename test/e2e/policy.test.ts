@@ -31,6 +31,15 @@ async function ok(args: string[]): Promise<string> {
   if (r.code !== 0) throw new Error(`flowgate ${args.join(' ')} → ${r.code}\n${r.stderr}`);
   return r.stdout;
 }
+/** The admin API directly, for what the CLI has no command for (pattern grants). */
+async function adminApi(method: string, path: string, body?: unknown): Promise<void> {
+  const res = await fetch(`${fg.url}/api/2.0/mlflow/${path}`, {
+    method,
+    headers: { authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.token}`).toString('base64')}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+}
 const auditCount = async () => (JSON.parse(await ok(['audit', 'list', '--max', '1000', '--json'])) as { entries: unknown[] }).entries.length;
 
 /** What each persona may do on each experiment, through the real Python client. */
@@ -64,6 +73,7 @@ beforeAll(async () => {
   await ok(['grants', 'set', '--user', 'reader', 'experiment', exp.beta, 'NO_PERMISSIONS']);
   await ok(['grants', 'set', '--user', 'robot', 'experiment', exp.beta, 'MANAGE']);
   await ok(['grants', 'set', '--group', 'editors', 'model', 'shared-model', 'READ']);
+  await adminApi('POST', 'permissions/users/robot/patterns', { resource_type: 'experiment', pattern: 'alph?', permission: 'READ' });
 }, 600_000);
 
 afterAll(async () => {
@@ -90,8 +100,9 @@ describe('flowgate policy', () => {
         { registered_model: 'shared-model', group: 'editors', permission: 'READ' },
       ]),
     );
+    expect(doc.patterns).toEqual([{ resource_type: 'experiment', pattern: 'alph?', user: 'robot', permission: 'READ' }]);
     const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../schemas/policy.schema.json', import.meta.url)), 'utf8')) as { properties: Record<string, unknown> };
-    expect(Object.keys(schema.properties).sort()).toEqual(['grants', 'groups', 'service_accounts', 'users', 'version']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['grants', 'groups', 'patterns', 'service_accounts', 'users', 'version']);
     // The committed schema is the one the CLI validates with.
     expect(schema).toEqual(JSON.parse(JSON.stringify(policyJsonSchema())));
   }, 120_000);
@@ -102,10 +113,13 @@ describe('flowgate policy', () => {
     expect(before['reader beta read']).toBe('PERMISSION_DENIED');
     expect(before['editor alpha write']).toBe('ok');
     expect(before['robot beta write']).toBe('ok');
+    expect(before['robot alpha read']).toBe('ok');
     const file = join(dir, 'policy.yaml');
     writeFileSync(file, await ok(['policy', 'export']));
 
-    const doc = parse(readFileSync(file, 'utf8')) as { grants: Record<string, string>[] };
+    const doc = parse(readFileSync(file, 'utf8')) as { grants: Record<string, string>[]; patterns: Record<string, string>[] };
+    for (const p of doc.patterns)
+      await adminApi('DELETE', `permissions/users/${p.user}/patterns?${new URLSearchParams({ resource_type: p.resource_type!, pattern: p.pattern! })}`);
     for (const g of doc.grants) {
       const who = g.user !== undefined ? ['--user', g.user] : ['--group', g.group!];
       const [kind, res] = g.experiment !== undefined ? ['experiment', exp[g.experiment]!] : g.registered_model !== undefined ? ['model', g.registered_model] : ['prompt', g.prompt!];
@@ -115,6 +129,7 @@ describe('flowgate policy', () => {
     const wiped = await decisions();
     expect(wiped['reader alpha read']).toBe('PERMISSION_DENIED');
     expect(wiped['editor alpha write']).toBe('PERMISSION_DENIED');
+    expect(wiped['robot alpha read']).toBe('PERMISSION_DENIED');
 
     const dry = await cli(['policy', 'apply', file, '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
@@ -124,7 +139,7 @@ describe('flowgate policy', () => {
 
     const applied = await cli(['policy', 'apply', file]);
     expect(applied.code, applied.stderr).toBe(0);
-    expect(applied.stdout.trim().split('\n')).toHaveLength(doc.grants.length + 1);
+    expect(applied.stdout.trim().split('\n')).toHaveLength(doc.grants.length + doc.patterns.length + 1);
     expect(await decisions()).toEqual(before);
     expect(await ok(['policy', 'export'])).toBe(readFileSync(file, 'utf8'));
 

@@ -3,9 +3,10 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
-import { ADMIN, adminAuth } from '../helpers/flowgate.js';
+import { ADMIN } from '../helpers/flowgate.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { jsonCaller } from '../helpers/admin-calls.js';
 
 /**
  * Issue 27's "Explain access" panel on the Manage screens, in Debian's chromium against the real
@@ -23,22 +24,11 @@ describe('Explain access on the Manage screens', () => {
   let fg: FlowgateProcess;
   let browser: Browser;
   let base = '';
-  const tokens: Record<string, string> = {};
   const suffix = Date.now().toString(36);
   const names = { exp: `explain-exp-${suffix}`, model: `explain-model-${suffix}`, prompt: `explain-prompt-${suffix}`, group: `readers-${suffix}` };
   let expId = '';
 
-  async function call(method: string, path: string, body?: unknown, auth = adminAuth()) {
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: auth, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await r.json()) as Record<string, unknown>;
-    if (!r.ok) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
-    return json;
-  }
-  const basicOf = (u: string) => `Basic ${Buffer.from(`${u}:${tokens[u]}`).toString('base64')}`;
+  const { call, basicOf, tokens, withTokens } = jsonCaller(() => base);
 
   beforeAll(async () => {
     mlflow = await startMlflowServer();
@@ -46,10 +36,7 @@ describe('Explain access on the Manage screens', () => {
       env: { FLOWGATE_BASE_PATH: BASE_PATH, FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_SESSION_COOKIE_SECURE: 'false' },
     });
     base = fg.url;
-    for (const username of ['maria', 'colin', 'dora']) {
-      await call('POST', '/api/2.0/mlflow/users/create', { username });
-      tokens[username] = (await call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username })).token as string;
-    }
+    await withTokens(['maria', 'colin', 'dora']);
     // maria creates the experiment and so holds MANAGE on it directly; colin reads it through a group;
     // dora holds nothing (the default is NO_PERMISSIONS). On the model colin holds EDIT directly.
     expId = (await call('POST', '/api/2.0/mlflow/experiments/create', { name: names.exp }, basicOf('maria'))).experiment_id as string;

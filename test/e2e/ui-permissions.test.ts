@@ -7,6 +7,7 @@ import { ADMIN, adminAuth } from '../helpers/flowgate.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps } from '../helpers/python-ops.js';
+import { jsonCaller } from '../helpers/admin-calls.js';
 
 /**
  * Issue 23, in Debian's chromium against the real MLflow, under a base path and at the root: the
@@ -31,23 +32,12 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
   let fg: FlowgateProcess;
   let browser: Browser;
   let base = '';
-  const tokens: Record<string, string> = {};
   const suffix = Date.now().toString(36);
   const names = { exp: `maria-exp-${suffix}`, model: `model-${suffix}`, prompt: `prompt-${suffix}`, team: `team-${suffix}` };
   let mariaExp = '';
   const dialogs: string[] = [];
 
-  async function call(method: string, path: string, body?: unknown, auth = adminAuth()) {
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: auth, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await r.json()) as Record<string, unknown>;
-    if (!r.ok) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
-    return json;
-  }
-  const basicOf = (u: string) => `Basic ${Buffer.from(`${u}:${tokens[u]}`).toString('base64')}`;
+  const { call, basicOf, tokens, withTokens } = jsonCaller(() => base);
 
   beforeAll(async () => {
     mlflow = await startMlflowServer();
@@ -55,10 +45,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       env: { FLOWGATE_BASE_PATH: basePath, FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_SESSION_COOKIE_SECURE: 'false' },
     });
     base = fg.url;
-    for (const username of ['maria', 'colin']) {
-      await call('POST', '/api/2.0/mlflow/users/create', { username });
-      tokens[username] = (await call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username })).token as string;
-    }
+    await withTokens(['maria', 'colin']);
     // maria creates her experiment and so manages it; colin holds nothing yet.
     mariaExp = (await call('POST', '/api/2.0/mlflow/experiments/create', { name: names.exp }, basicOf('maria'))).experiment_id as string;
     await call('POST', '/api/2.0/mlflow/registered-models/create', { name: names.model });

@@ -7,6 +7,7 @@ import { grantLifecycleAttacks } from './attacks/grant-lifecycle.js';
 import { loggedModelAttacks } from './attacks/logged-models.js';
 import { modelSourceAttacks } from './attacks/model-sources.js';
 import { otlpExportAttacks } from './attacks/otlp-exports.js';
+import { patternNameAttacks } from './attacks/pattern-names.js';
 import { runIdSpellingAttacks } from './attacks/run-id-spellings.js';
 import { runLinkAttacks } from './attacks/run-links.js';
 import { traceAttacks } from './attacks/traces.js';
@@ -36,6 +37,7 @@ const ATTACKS: readonly Attack[] = [
   ...datasetAttacks,
   ...grantLifecycleAttacks,
   ...cachedMappingAttacks,
+  ...patternNameAttacks,
 ];
 
 let stack: Stack;

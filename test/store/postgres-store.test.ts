@@ -26,10 +26,11 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
 }
 
 function recorder() {
-  const seen = { grants: [] as Array<readonly ResourceRef[] | 'all'>, principals: 0, sessions: [] as Array<readonly string[] | 'all'>, mappings: [] as unknown[] };
+  const seen = { grants: [] as Array<readonly ResourceRef[] | 'all'>, principals: 0, patterns: 0, sessions: [] as Array<readonly string[] | 'all'>, mappings: [] as unknown[] };
   const listener: StoreChangeListener = {
     grants: (g) => seen.grants.push(g),
     principals: () => seen.principals++,
+    patterns: () => seen.patterns++,
     sessionsEnded: (s) => seen.sessions.push(s),
     mappings: (m) => seen.mappings.push(m),
   };
@@ -62,6 +63,18 @@ describe('the PostgreSQL store', () => {
       const n = await store.sql.get<{ n: number }>("SELECT count(*) AS n FROM users WHERE instr(lower(username), lower(CAST(? AS TEXT))) > 0 AND display_name <> '?'", ['LIC']);
       expect(n).toEqual({ n: 1 });
       expect(await store.sql.run('UPDATE users SET display_name = ? WHERE username = ?', ['A', 'nobody'])).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('cancels a statement that runs past the statement timeout, and the pool goes on', async () => {
+    const store = await openStore({ dbPath: '', databaseUrl: await server.createDatabase(), watchMs: 0, postgres: { poolSize: 1, statementTimeoutMs: 200, connectTimeoutMs: 2000 } });
+    try {
+      const started = Date.now();
+      await expect(store.sql.get('SELECT pg_sleep(5)')).rejects.toThrow(/statement timeout/);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(await store.sql.get('SELECT 1 AS one')).toEqual({ one: 1 });
     } finally {
       await store.close();
     }
@@ -125,6 +138,16 @@ describe('the PostgreSQL store', () => {
       });
       await until(() => seen.grants.length === 2);
       expect(seen.grants).toEqual([[{ kind: 'experiment', id: '7' }], [{ kind: 'registered_model', id: 'm' }]]);
+
+      // A pattern grant is announced as such, not as a principal change.
+      const patternsBefore = seen.patterns;
+      const principalsBefore = seen.principals;
+      await writer.sql.run(
+        'INSERT INTO pattern_grants (resource_kind, pattern, user_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ['experiment', 'team-a/*', user!.id, 'READ', 1, 1],
+      );
+      await until(() => seen.patterns > patternsBefore);
+      expect(seen.principals).toBe(principalsBefore);
 
       // A cascade (the user deleted) announces the grants it removed.
       seen.grants.length = 0;

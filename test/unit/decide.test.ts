@@ -62,3 +62,26 @@ describe('decide', () => {
     expect(decide({ ...base, defaultPermission: 'READ', need: 'edit', facts: [facts()] }).allow).toBe(false);
   });
 });
+
+describe('pattern grants decide under their own reasons, by the same rule', () => {
+  const base = { isAdmin: false, defaultPermission: 'READ' as Permission, createRequiresAdmin: false };
+  const pattern = (direct?: Permission, ...groups: Permission[]): GrantFacts => ({ direct, groups, fromPattern: true });
+
+  it.each<[string, GrantFacts, Permission, string]>([
+    ["the caller's pattern grant", pattern('EDIT'), 'EDIT', 'pattern-grant'],
+    ["the caller's pattern NO_PERMISSIONS beats the default", pattern('NO_PERMISSIONS'), 'NO_PERMISSIONS', 'pattern-grant'],
+    ['the strongest group pattern grant', pattern(undefined, 'READ', 'MANAGE'), 'MANAGE', 'group-pattern-grant'],
+    ['NO_PERMISSIONS in one group pattern denies', pattern(undefined, 'MANAGE', 'NO_PERMISSIONS'), 'NO_PERMISSIONS', 'group-pattern-deny'],
+  ])('%s', (_name, f, permission, reason) => {
+    expect(effectivePermission(f, 'READ')).toEqual({ permission, reason });
+  });
+
+  it('a refusal by pattern names the pattern reason', () => {
+    expect(decide({ ...base, need: 'read', facts: [pattern(undefined, 'NO_PERMISSIONS')] })).toEqual({
+      allow: false,
+      reason: 'group-pattern-deny',
+      permission: 'NO_PERMISSIONS',
+    });
+    expect(decide({ ...base, need: 'edit', facts: [facts('READ'), pattern('EDIT')] })).toMatchObject({ allow: false, reason: 'direct-grant' });
+  });
+});

@@ -11,6 +11,7 @@ let baseUrl: string;
 const hits: string[] = [];
 let gate: Promise<void> | undefined;
 let promptTagValue = 'true';
+let experimentName = 'team a';
 
 function send(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -38,6 +39,10 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     if (q.get('experiment_name') === 'team a') return send(res, 200, { experiment: { experiment_id: '14', name: 'team a' } });
     return send(res, 404, { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'no experiment' });
   }
+  if (path === '/api/2.0/mlflow/experiments/get') {
+    if (q.get('experiment_id') === '14') return send(res, 200, { experiment: { experiment_id: '14', name: experimentName } });
+    return send(res, 404, { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'no experiment' });
+  }
   if (path === '/api/2.0/mlflow/registered-models/get') {
     const name = q.get('name');
     if (name === 'p') return send(res, 200, { registered_model: { name, tags: [{ key: 'mlflow.prompt.is_prompt', value: promptTagValue }] } });
@@ -61,6 +66,7 @@ beforeEach(() => {
   hits.length = 0;
   gate = undefined;
   promptTagValue = 'true';
+  experimentName = 'team a';
 });
 
 interface Setup extends Partial<Omit<MlflowLookupsOptions, 'client'>> {
@@ -219,6 +225,25 @@ describe('MLflow look-ups', () => {
     api.invalidateExperimentName('team a');
     await api.experimentIdByName('team a');
     expect(hits.filter((h) => h.includes('get-by-name'))).toHaveLength(2);
+  });
+
+  it("caches an experiment's name by id until names are forgotten (a rename) or expire", async () => {
+    const { api } = lookups();
+    expect(api.knownExperimentName('14')).toBeUndefined();
+    expect(await api.experimentNameById('14')).toBe('team a');
+    experimentName = 'renamed';
+    expect(api.knownExperimentName('14')).toBe('team a');
+    expect(await api.experimentNameById('14')).toBe('team a');
+    api.invalidateExperimentNames();
+    expect(api.knownExperimentName('14')).toBeUndefined();
+    expect(await api.experimentNameById('14')).toBe('renamed');
+    expect(hits.filter((h) => h.includes('experiments/get?'))).toHaveLength(2);
+    expect((await errorOf(api.experimentNameById('99'))).code).toBe('RESOURCE_DOES_NOT_EXIST');
+
+    const short = lookups({ ttlMs: 40 }).api;
+    await short.experimentNameById('14');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(short.knownExperimentName('14')).toBeUndefined();
   });
 
   it('an answer already in flight does not refill an invalidated entry', async () => {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createGrantsRepo } from '../../src/authz/grants-repo.js';
 import { createPolicyReader } from '../../src/authz/policy.js';
+import type { ResourceKind } from '../../src/authz/types.js';
 import { createDirectory } from '../../src/principals/directory.js';
 import type { Group, User } from '../../src/principals/types.js';
 import { openSqliteStore } from '../../src/store/database.js';
@@ -82,5 +83,30 @@ describe('policy facts from the store', () => {
     release();
     await reload;
     expect(policy.factsFor(a, { kind: 'experiment', id: '3' }).direct).toBe('MANAGE');
+  });
+
+  it('keeps the re-read started last when two of one resource answer out of order', async () => {
+    const ref = { kind: 'experiment', id: '4' } as const;
+    const a = { userId: alice.id, groupIds: [] };
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+    let reads = 0;
+    // The first re-read is slow (a busy pool connection) and answers after the second.
+    const onResourceRaw = async (kind: ResourceKind, id: string) => {
+      const n = ++reads;
+      const rows = await grants.onResourceRaw(kind, id);
+      if (n === 1) await firstHeld;
+      return rows;
+    };
+    const policy = createPolicyReader({ ...grants, onResourceRaw });
+    await policy.reloadAll();
+    await grants.insert({ type: 'user', id: alice.id }, 'experiment', '4', 'READ');
+    const first = policy.changed(ref);
+    await new Promise((r) => setTimeout(r, 5));
+    await grants.delete({ type: 'user', id: alice.id }, 'experiment', '4');
+    await policy.changed(ref);
+    releaseFirst();
+    await first;
+    expect(policy.factsFor(a, ref).direct).toBeUndefined();
   });
 });

@@ -62,8 +62,11 @@ export interface Explanation {
     id: string;
     direct: string | null;
     groups: Array<{ group: string; permission: string }>;
+    /** Pattern grants bearing on the caller here (theirs, their groups'); absent from older servers. */
+    patterns?: Array<{ pattern: string; grantee: string; permission: string }>;
     effective: string;
     rule: string;
+    decidingPattern?: { pattern: string; grantee: string; permission: string };
   }>;
   verdict: { allow: boolean; reason: string; checks: Array<{ check: string; allow: boolean; reason: string }>; message?: string };
 }

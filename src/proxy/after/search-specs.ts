@@ -25,7 +25,12 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     itemsKey: 'experiments',
     defaultMaxResults: 1000,
     maxPageSize: 1000,
-    refsOf: (item) => experiment(str(obj(item).experiment_id)),
+    // MLflow's answer names each experiment: pattern grants are matched without a look-up.
+    refsOf: (item) => {
+      const id = str(obj(item).experiment_id);
+      const name = obj(item).name;
+      return id && typeof name === 'string' ? [{ kind: 'experiment', id, name }] : experiment(id);
+    },
   },
   filter_search_registered_models: {
     itemsKey: 'registered_models',

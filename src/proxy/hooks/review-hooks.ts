@@ -3,8 +3,8 @@ import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import { hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
 
 /** MLflow's rule: EDIT on the experiment lists every queue; READ only the queues one is assigned to. */
-export const filterReviewQueues: Hook = ({ principal, refs, req, hook }, ctx) => {
-  if (ctx.evaluator.decideFor(principal, 'edit', refs).allow) return {};
+export const filterReviewQueues: Hook = async ({ principal, refs, req, hook }, ctx) => {
+  if ((await ctx.evaluator.decideNamed(principal, 'edit', refs)).allow) return {};
   const me = principal.username.trim().toLowerCase();
   delete req.headers['accept-encoding'];
   return {

@@ -9,7 +9,7 @@ import { canRead, hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from 
 const nothingFound: Hook = () => ({ respond: (res) => Promise.resolve(sendJson(res, 200, {})) });
 
 /** Runs and traces: the experiments searched are narrowed to the readable ones before MLflow sees them. */
-export const narrowToReadableExperiments: Hook = (call, ctx) => {
+export const narrowToReadableExperiments: Hook = async (call, ctx) => {
   const { entry, principal, request, hook } = call;
   const where: ExperimentList =
     hook === 'filter_search_runs'
@@ -18,13 +18,14 @@ export const narrowToReadableExperiments: Hook = (call, ctx) => {
         ? { in: 'query', field: 'experiment_ids' }
         : { in: 'body', shape: 'trace_locations' };
   const listed = listedExperiments(where, request.body, request.query);
-  const keep = new Set(listed.filter((id) => canRead(ctx, principal, [{ kind: 'experiment', id }])));
+  const readable = await Promise.all(listed.map((id) => canRead(ctx, principal, [{ kind: 'experiment', id }])));
+  const keep = new Set(listed.filter((_, i) => readable[i]));
   if (keep.size === 0) return nothingFound(call, ctx);
   return narrowedRequest(where, request.body, request.query, keep);
 };
 
 /** Experiments, models, versions, logged models: flowgate pages through MLflow's results and answers with the readable ones. */
-export const filterSearchAnswer: Hook = (call, ctx) => {
+export const filterSearchAnswer: Hook = async (call, ctx) => {
   const { entry, principal, request, hook } = call;
   const kind = SEARCH_KINDS[hook]!;
   const method = entry.method === 'GET' ? 'GET' : 'POST';
@@ -38,14 +39,17 @@ export const filterSearchAnswer: Hook = (call, ctx) => {
         )
       : { ...obj(request.body) };
   if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
-    input.experiment_ids = input.experiment_ids.filter((id) => canRead(ctx, principal, [{ kind: 'experiment', id: String(id) }]));
+    const ids = input.experiment_ids as unknown[];
+    const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [{ kind: 'experiment', id: String(id) }])));
+    input.experiment_ids = ids.filter((_, i) => readable[i]);
     if ((input.experiment_ids as unknown[]).length === 0) return nothingFound(call, ctx);
   }
   const isPrompt = (name: string) => ctx.lookups.isPrompt(name);
   // An item whose resources or permission cannot be told is not shown.
-  const mayRead = (refs: ResourceRef[]) => {
+  const mayRead = (refs: ResourceRef[]): boolean | Promise<boolean> => {
     try {
-      return canRead(ctx, principal, refs);
+      const verdict = canRead(ctx, principal, refs);
+      return verdict instanceof Promise ? verdict.catch(() => false) : verdict;
     } catch {
       return false;
     }
@@ -60,10 +64,9 @@ export const filterSearchAnswer: Hook = (call, ctx) => {
       } catch {
         refs = [];
       }
-      if (refs instanceof Promise) {
-        waiting = true;
-        verdicts.push(refs.then(mayRead, () => false));
-      } else verdicts.push(mayRead(refs));
+      const verdict = refs instanceof Promise ? refs.then(mayRead, () => false) : mayRead(refs);
+      if (verdict instanceof Promise) waiting = true;
+      verdicts.push(verdict);
     }
     return waiting ? Promise.all(verdicts) : (verdicts as boolean[]);
   };
@@ -91,7 +94,7 @@ export const filterFoundDatasets: Hook = ({ principal, req, hook }, ctx) => {
     if (typeof id !== 'string' || id === '') return false;
     try {
       const experiments = await ctx.lookups.experimentsOfDataset(id);
-      return canRead(ctx, principal, experiments.map((e) => ({ kind: 'experiment' as const, id: e })));
+      return await canRead(ctx, principal, experiments.map((e) => ({ kind: 'experiment' as const, id: e })));
     } catch {
       return false;
     }

@@ -55,5 +55,9 @@ export const obj = (v: unknown): Record<string, unknown> => (typeof v === 'objec
 export const hookFailed = (ctx: HookContext, hook: string) => (err: unknown) =>
   ctx.logger.error({ hook, err: { message: (err as Error).message } }, 'after-response hook failed');
 
-export const canRead = (ctx: HookContext, principal: Principal, refs: readonly ResourceRef[]) =>
-  refs.length > 0 && ctx.evaluator.decideFor(principal, 'read', refs).allow;
+/** Synchronous unless an experiment's name must be looked up for the caller's pattern grants. */
+export const canRead = (ctx: HookContext, principal: Principal, refs: readonly ResourceRef[]): boolean | Promise<boolean> => {
+  if (refs.length === 0) return false;
+  const decision = ctx.evaluator.decideNamed(principal, 'read', refs);
+  return decision instanceof Promise ? decision.then((d) => d.allow) : decision.allow;
+};

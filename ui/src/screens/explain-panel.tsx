@@ -142,7 +142,7 @@ function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: s
 }
 
 /** Verdicts a grant decided; others (administrator, a route open to all, a guard) were decided before any grant counted. */
-const GRANT_RULES = new Set(['direct-grant', 'group-grant', 'group-deny', 'default-permission']);
+const GRANT_RULES = new Set(['direct-grant', 'group-grant', 'group-deny', 'pattern-grant', 'group-pattern-grant', 'group-pattern-deny', 'default-permission']);
 
 function GrantsConsidered({
   resource: r,
@@ -180,6 +180,14 @@ function GrantsConsidered({
         {r.groups.length === 0
           ? row('groups', `Groups of ${username}`, null, false)
           : r.groups.map((g) => row(`group:${g.group}`, `Group ${g.group}`, g.permission, deciding.groups.has(g.group)))}
+        {(r.patterns ?? []).map((p) =>
+          row(
+            `pattern:${p.grantee}:${p.pattern}`,
+            `Pattern “${p.pattern}” for ${p.grantee.replace(':', ' ')}`,
+            p.permission,
+            decidedByGrants && r.decidingPattern?.pattern === p.pattern && r.decidingPattern.grantee === p.grantee,
+          ),
+        )}
         {row('default', 'Default permission', made.byDefault ? r.effective : null, deciding.byDefault, 'not used: a grant applies')}
       </tbody>
     </table>

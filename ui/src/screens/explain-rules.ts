@@ -63,6 +63,13 @@ export function ruleInWords(e: Explanation, kind: Kind): string {
       const groups = r ? [...decidingGrant(r).groups].join(', ') : '';
       return `No direct grant; group ${groups} holds NO_PERMISSIONS here, which denies whatever other groups grant.`;
     }
+    case 'pattern-grant':
+    case 'group-pattern-grant':
+    case 'group-pattern-deny': {
+      const p = r?.decidingPattern;
+      const by = p ? `the pattern grant “${p.pattern}” (${p.grantee.replace(':', ' ')}: ${p.permission})` : 'a pattern grant';
+      return `No grant on this ${kind.one} itself; ${by} matches its name and ${verb} ${need}${verdict.reason === 'group-pattern-deny' ? ', denying whatever other groups’ patterns grant' : ''}.`;
+    }
     case 'default-permission':
       return `Neither ${username} nor any of their groups holds a grant here: the default permission ${r?.effective ?? ''} ${verb} ${need}.`;
     case 'authenticated-route':

@@ -117,7 +117,7 @@ interface Grant {
 interface Effective {
   username: string;
   permission: string;
-  source: 'admin' | 'direct' | 'group' | 'default';
+  source: 'admin' | 'direct' | 'group' | 'pattern' | 'default';
   groups: string[];
   is_service_account: boolean;
 }
@@ -129,6 +129,7 @@ export function why(e: Effective): string {
   if (e.source === 'admin') return 'administrator (may do everything)';
   if (e.source === 'direct') return 'direct grant';
   if (e.source === 'group') return `through group ${e.groups.join(', ')}`;
+  if (e.source === 'pattern') return 'pattern grant (matches its name)';
   return 'default permission (no grant)';
 }
 

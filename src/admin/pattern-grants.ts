@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import type { Grantee } from '../authz/grants-repo.js';
+import type { PatternGrant } from '../authz/pattern-index.js';
+import { patternProblem } from '../authz/pattern-match.js';
+import type { Permission, ResourceKind } from '../authz/types.js';
+import { badRequest, notFound } from '../errors.js';
+import { requireGroup, requireUser } from './lookups.js';
+import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
+import { groupNameSchema, parseWith, permissionSchema } from './validation.js';
+
+const KINDS = ['experiment', 'registered_model', 'prompt'] as const satisfies readonly ResourceKind[];
+const resourceTypeSchema = z.enum(KINDS, { message: `must be one of ${KINDS.join(', ')}` });
+/** Checked here rather than left to the repository, so the 400 names the field. */
+const patternSchema = z.string({ message: 'must be a string' }).superRefine((pattern, ctx) => {
+  const problem = patternProblem(pattern);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `is not a valid pattern: ${problem}` });
+});
+
+const patternGrantBody = z.strictObject({ resource_type: resourceTypeSchema, pattern: patternSchema, permission: permissionSchema });
+
+interface GranteeShape {
+  readonly type: Grantee['type'];
+  readonly segment: string;
+  readonly param: string;
+  readonly nameField: string;
+}
+
+const GRANTEES: readonly GranteeShape[] = [
+  { type: 'user', segment: 'users', param: 'username', nameField: 'username' },
+  { type: 'group', segment: 'groups', param: 'group_name', nameField: 'group_name' },
+];
+
+const patternJson = (kind: ResourceKind, pattern: string, g: GranteeShape, name: string, permission: Permission) => ({
+  resource_type: kind,
+  pattern,
+  [g.nameField]: name,
+  permission,
+});
+
+/** The optional `resource_type` filter of a listing. */
+function kindFilter(req: AdminRequest): ResourceKind | undefined {
+  const value = req.query.get('resource_type');
+  return value === null ? undefined : parseWith(resourceTypeSchema, value, "query parameter 'resource_type'");
+}
+
+async function existingGrantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee> {
+  return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
+}
+
+/** Like direct group grants: a team's patterns may come before anyone of the team has signed in. */
+async function granteeForGrant(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<Grantee> {
+  if (g.type === 'user') return existingGrantee(deps, g, name);
+  const known = await deps.directory.groupByName(name);
+  if (known) return { type: 'group', id: known.id };
+  const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
+  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
+}
+
+function routesFor(g: GranteeShape): AdminRoute[] {
+  const path = `/mlflow/permissions/${g.segment}/:${g.param}/patterns`;
+  const who = (req: AdminRequest) => req.params[g.param]!;
+  return [
+    {
+      method: 'GET',
+      path,
+      summary: `List a ${g.type}'s pattern grants`,
+      access: 'admin',
+      handler: async (req, deps) => {
+        const kind = kindFilter(req);
+        const name = who(req);
+        const rows = await deps.patternGrants.ofGrantee(await existingGrantee(deps, g, name));
+        const shown = rows.filter((r) => kind === undefined || r.kind === kind);
+        return { status: 200, body: { patterns: shown.map((r) => patternJson(r.kind, r.pattern, g, name, r.permission)) } };
+      },
+    },
+    {
+      method: 'POST',
+      path,
+      summary: `Grant a ${g.type} a permission on every resource named to match a pattern, or change it`,
+      access: 'admin',
+      body: patternGrantBody,
+      handler: async (req, deps) => {
+        const name = who(req);
+        const { resource_type, pattern, permission } = req.body as z.infer<typeof patternGrantBody>;
+        const grantee = await granteeForGrant(deps, g, req.principal.username, name);
+        const change = await deps.patternWriter.set(req.principal.username, { grantee, name }, resource_type, pattern, permission);
+        return { status: change === 'created' ? 201 : 200, body: { pattern: patternJson(resource_type, pattern, g, name, permission) } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path,
+      summary: `Remove a ${g.type}'s pattern grant`,
+      access: 'admin',
+      handler: async (req, deps) => {
+        const name = who(req);
+        const kind = kindFilter(req);
+        const pattern = req.query.get('pattern');
+        if (kind === undefined) throw badRequest("Missing query parameter 'resource_type'");
+        if (pattern === null) throw badRequest("Missing query parameter 'pattern'");
+        const grantee = await existingGrantee(deps, g, name);
+        const old = await deps.patternWriter.remove(req.principal.username, { grantee, name }, kind, pattern);
+        if (old === undefined) throw notFound(`${g.type} '${name}' has no pattern grant on ${kind} pattern '${pattern}'`);
+        return { status: 200, body: {} };
+      },
+    },
+  ];
+}
+
+/** Every pattern grant, with its grantee's name. */
+async function listAll(deps: AdminDeps, kind: ResourceKind | undefined) {
+  const grants: PatternGrant[] = kind === undefined ? await deps.patternGrants.all() : await deps.patternGrants.list(kind);
+  const [users, groups] = await Promise.all([deps.directory.listUsers(), deps.directory.listGroups()]);
+  const userNames = new Map(users.map((u) => [u.id, u.username]));
+  const groupNames = new Map(groups.map((gr) => [gr.id, gr.name]));
+  return grants.map((p) => {
+    const g = p.grantee.type === 'user' ? GRANTEES[0]! : GRANTEES[1]!;
+    const name = (p.grantee.type === 'user' ? userNames : groupNames).get(p.grantee.id) ?? String(p.grantee.id);
+    return patternJson(p.kind, p.pattern, g, name, p.permission);
+  });
+}
+
+export const PATTERN_GRANT_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/patterns',
+    summary: 'List every pattern grant (optionally of one resource_type)',
+    access: 'admin',
+    handler: async (req, deps) => ({ status: 200, body: { patterns: await listAll(deps, kindFilter(req)) } }),
+  },
+  ...GRANTEES.flatMap(routesFor),
+];

@@ -1,0 +1,85 @@
+import { FlowgateError } from '../errors.js';
+import type { GrantFacts } from './decide.js';
+import { withPatterns } from './pattern-facts.js';
+import { createPatternIndex, type PatternGrant, type PatternIndex } from './pattern-index.js';
+import type { ResourceKind, ResourceRef } from './types.js';
+
+/** Who the facts are for: the caller and the groups they belong to. */
+interface Caller {
+  readonly userId: number;
+  readonly groupIds: readonly number[];
+}
+
+/** The users and groups holding at least one pattern grant of a kind. */
+interface Holders {
+  readonly users: ReadonlySet<number>;
+  readonly groups: ReadonlySet<number>;
+}
+
+const NO_HOLDERS: Holders = Object.freeze({ users: new Set<number>(), groups: new Set<number>() });
+
+function holdersOf(grants: readonly PatternGrant[]): Map<ResourceKind, Holders> {
+  const byKind = new Map<ResourceKind, { users: Set<number>; groups: Set<number> }>();
+  for (const g of grants) {
+    let h = byKind.get(g.kind);
+    if (h === undefined) byKind.set(g.kind, (h = { users: new Set(), groups: new Set() }));
+    (g.grantee.type === 'user' ? h.users : h.groups).add(g.grantee.id);
+  }
+  return byKind;
+}
+
+/** A decision on an experiment needed its name and was given none: refused, never decided without the patterns. */
+export const experimentNameMissing = (id: string) =>
+  new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not decide on experiment '${id}': its name is not known`);
+
+/**
+ * The pattern side of the policy: the index of pattern grants and, per kind, who holds any. A
+ * caller holding no pattern grant of a kind is decided exactly as before (one set probe), so only
+ * pattern holders pay for name matching, and only they need experiment names looked up.
+ */
+export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
+  const index: PatternIndex = createPatternIndex();
+  let holders = new Map<ResourceKind, Holders>();
+  let started = 0;
+  let applied = 0;
+
+  function holds(kind: ResourceKind, who: Caller): boolean {
+    const h = holders.get(kind) ?? NO_HOLDERS;
+    if (h.users.size === 0 && h.groups.size === 0) return false;
+    if (h.users.has(who.userId)) return true;
+    for (const g of who.groupIds) if (h.groups.has(g)) return true;
+    return false;
+  }
+
+  return {
+    /** Re-reads every pattern grant; an older read finishing late never replaces a newer one. */
+    async reload(): Promise<void> {
+      const mine = ++started;
+      const grants = await load();
+      if (mine < applied) return;
+      index.reload(grants);
+      holders = holdersOf(grants);
+      applied = mine;
+    },
+    /** Whether a decision on an experiment for this caller needs the experiment's name. */
+    needsExperimentNames: (who: Caller): boolean => holds('experiment', who),
+    /** The resource's own facts, composed with the caller's pattern grants on its name. */
+    compose(facts: GrantFacts, who: Caller, ref: ResourceRef): GrantFacts {
+      if (!holds(ref.kind, who)) return facts;
+      if (facts.direct !== undefined || facts.groups.length > 0) return facts;
+      // A model's or prompt's id is its name; an experiment's name comes from MLflow.
+      const name = ref.kind === 'experiment' ? ref.name : ref.id;
+      if (name === undefined) throw experimentNameMissing(ref.id);
+      return withPatterns(facts, index.factsFor(ref.kind, name, who.userId, who.groupIds));
+    },
+    /** The caller's and their groups' deciding pattern grants on the name (for explanations). */
+    bearing: (kind: ResourceKind, name: string, who: Caller): readonly PatternGrant[] => index.bearing(kind, name, who.userId, who.groupIds),
+    /** Every pattern grant (any grantee) matching the name. */
+    matching: (kind: ResourceKind, name: string): readonly PatternGrant[] => index.matching(kind, name),
+    get size(): number {
+      return index.size;
+    },
+  };
+}
+
+export type PatternPolicy = ReturnType<typeof createPatternPolicy>;
