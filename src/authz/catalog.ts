@@ -99,7 +99,7 @@ const experimentRoutes = [
   onExperiment('GET', `${V2}/experiments/get`, 'read'),
   { ...onExperiment('POST', `${V2}/experiments/delete`, 'manage'), after: 'forget_experiment_names' as const },
   { ...onExperiment('POST', `${V2}/experiments/restore`, 'manage'), after: 'forget_experiment_names' as const },
-  { ...onExperiment('POST', `${V2}/experiments/update`, 'edit'), after: 'forget_experiment_names' as const },
+  { ...onExperiment('POST', `${V2}/experiments/update`, 'edit'), after: 'forget_experiment_names' as const, renames: 'new_name' },
   onExperiment('POST', `${V2}/experiments/set-experiment-tag`, 'edit'),
   onExperiment('POST', `${V2}/experiments/delete-experiment-tag`, 'edit'),
   // MLflow registers this one without the slash after `2.0` (a typo in its handler table); it is
@@ -321,7 +321,7 @@ const webhookRoutes = [
 
 const registryRoutes = [
   route('POST', `${V2}/registered-models/create`, 'create', 'model_or_prompt', modelName(), 'grant_creator_registered_model'),
-  onModel('POST', `${V2}/registered-models/rename`, 'edit', 'move_registered_model_grants'),
+  { ...onModel('POST', `${V2}/registered-models/rename`, 'edit', 'move_registered_model_grants'), renames: 'new_name' },
   onModel('PATCH', `${V2}/registered-models/update`, 'edit'),
   onModel('DELETE', `${V2}/registered-models/delete`, 'manage', 'drop_registered_model_grants'),
   onModel('GET', `${V2}/registered-models/get`, 'read'),

@@ -7,11 +7,11 @@ import type { CachedMlflowLookups, ReviewQueueByName } from './mlflow-lookups.js
 import { modelVersionSourceRefs } from './model-source.js';
 import type { PolicyReader } from './policy.js';
 import { queueRuleAllows } from './queue-rule.js';
-import { readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
+import { bodyLeavesOf, readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
 import type { AlsoCheck, IdSource, Need, Permission, ResourceRef, RouteEntry } from './types.js';
 
 /** Every check one request goes through; the verdict names the one that decided. */
-export type CheckName = 'main' | 'guard' | 'also' | 'queue' | 'source' | 'graphql-field';
+export type CheckName = 'main' | 'guard' | 'rename' | 'also' | 'queue' | 'source' | 'graphql-field';
 
 export interface CheckOutcome {
   readonly check: CheckName;
@@ -142,6 +142,25 @@ export function createEvaluator(deps: EvaluatorDeps) {
       : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${entry.need}${describe(refs)}` };
   }
 
+  /**
+   * A rename that changes which name-pattern grants match the resource (into a team's `team-a/*`, or
+   * out of a `secret/*` deny) hands access to others or takes it away: MANAGE, like granting.
+   */
+  async function rename(input: EvaluationInput): Promise<CheckOutcome | undefined> {
+    const { principal, entry, request, refs } = input;
+    const ref = refs[0];
+    if (ref === undefined || entry.renames === undefined || deps.policy.patternGrants === 0) return undefined;
+    const to = bodyLeavesOf(request.body, entry.renames).filter((v): v is string => typeof v === 'string');
+    if (to.length === 0) return undefined;
+    const from = ref.kind === 'experiment' ? (ref.name ?? (await deps.lookups.experimentNameById(ref.id))) : ref.id;
+    const before = new Set(deps.policy.matchingPatterns(ref.kind, from));
+    const moves = to.some((name) => {
+      const after = deps.policy.matchingPatterns(ref.kind, name);
+      return after.length !== before.size || after.some((g) => !before.has(g));
+    });
+    return moves ? granted('rename', principal, 'manage', refs, ' (the new name changes which name-pattern grants apply)') : undefined;
+  }
+
   async function also(input: EvaluationInput, check: AlsoCheck): Promise<CheckOutcome | undefined> {
     const { principal, entry, request, refs } = input;
     if (check.clientChosen) {
@@ -212,6 +231,10 @@ export function createEvaluator(deps: EvaluatorDeps) {
           refuse('guard', 'reserved-field', `Permission denied: only administrators may set ${field === guard.field ? `'${field}'` : field} here`);
         checks.push({ check: 'guard', allow: true, reason: 'not-reserved' });
       }
+      if (entry.renames !== undefined) {
+        const outcome = await rename(input);
+        if (outcome) checks.push(outcome);
+      }
       for (const check of entry.also ?? []) {
         const outcome = await also(input, check);
         if (outcome) checks.push(outcome);
@@ -246,7 +269,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     evaluate,
     /** Whether the row declares checks beyond the main one (administrators skip them). */
     hasFurtherChecks: (entry: RouteEntry) =>
-      entry.guards !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
+      entry.guards !== undefined || entry.renames !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
   };
 }
 

@@ -106,6 +106,11 @@ export interface RouteEntry {
   readonly also?: readonly AlsoCheck[];
   /** Fields of the request non-administrators may not set (see FieldGuard). */
   readonly guards?: readonly FieldGuard[];
+  /**
+   * The body field holding the resource's new name: a rename that changes which name-pattern grants
+   * match it grants or takes away access, so it needs MANAGE, as granting does.
+   */
+  readonly renames?: string;
 }
 
 export interface AlsoCheck {

@@ -161,6 +161,47 @@ describe('pattern grants decide on MLflow resources', () => {
     });
   });
 
+  it('a rename that changes which pattern grants apply needs MANAGE; one that changes none, EDIT', async () => {
+    const plain = await createExperiment(`plain-${suffix}`);
+    await adminCall('post', `${V2}/permissions/users/bob/experiments/${plain}`, { permission: 'EDIT' });
+    const rename = (user: string, id: string, newName: string) =>
+      request(fg.url).post(`${V2}/experiments/update`).set('Authorization', as(user)).send({ experiment_id: id, new_name: newName });
+    const nameOf = async (id: string) => ((await adminCall('get', `${V2}/experiments/get?experiment_id=${id}`)).experiment as { name: string }).name;
+
+    // Into team-a's namespace: it would hand team-a READ, which only a manager may do.
+    const into = await rename('bob', plain, `team-a/leak-${suffix}`);
+    expect(into.status).toBe(403);
+    expect(into.body.message).toMatch(/name-pattern grants/);
+    expect(await nameOf(plain)).toBe(`plain-${suffix}`);
+    expect((await getExperiment('alice', plain)).status).toBe(403);
+
+    expect((await rename('bob', plain, `plain-renamed-${suffix}`)).status).toBe(200);
+
+    // Out of it: carol edits team-a's experiments through her pattern, and may not move one out of reach.
+    const out = await rename('carol', teamA, `elsewhere-${suffix}`);
+    expect(out.status).toBe(403);
+    expect(await nameOf(teamA)).toBe(`team-a/new-${suffix}`);
+
+    await adminCall('post', `${V2}/permissions/users/bob/experiments/${plain}`, { permission: 'MANAGE' }).catch(() =>
+      adminCall('patch', `${V2}/permissions/users/bob/experiments/${plain}`, { permission: 'MANAGE' }),
+    );
+    expect((await rename('bob', plain, `team-a/shared-${suffix}`)).status).toBe(200);
+    expect((await getExperiment('alice', plain)).status).toBe(200);
+  });
+
+  it('renaming a registered model into a pattern needs MANAGE too', async () => {
+    const name = `bob-model-${suffix}`;
+    await adminCall('post', `${V2}/registered-models/create`, { name });
+    await adminCall('post', `${V2}/permissions/users/bob/registered-models/${name}`, { permission: 'EDIT' });
+    const rename = (newName: string) =>
+      request(fg.url).post(`${V2}/registered-models/rename`).set('Authorization', as('bob')).send({ name, new_name: newName });
+    const into = await rename(`team-a-from-bob-${suffix}`);
+    expect(into.status).toBe(403);
+    expect(into.body.message).toMatch(/name-pattern grants/);
+    expect((await request(fg.url).get(`${V2}/registered-models/get`).query({ name }).set('Authorization', adminAuth())).status).toBe(200);
+    expect((await rename(`bob-model-renamed-${suffix}`)).status).toBe(200);
+  });
+
   it('a deleted pattern grant stops granting at once', async () => {
     const removed = await request(fg.url)
       .delete(`${V2}/permissions/users/carol/patterns`)
