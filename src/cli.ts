@@ -42,7 +42,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = positionals[0];
-  if (values.help || command === undefined || command === 'help') {
+  // `flowgate users --help`: the subcommand's own help; `flowgate --help`: this one.
+  const subcommandHelp = values.help && command !== undefined && ['users', 'groups', 'grants', 'tokens', 'audit', 'explain', 'team-setup', 'policy', 'store', 'routes'].includes(command);
+  if (!subcommandHelp && (values.help || command === undefined || command === 'help')) {
     process.stdout.write(HELP);
     return command === undefined && !values.help ? 2 : 0;
   }
@@ -84,8 +86,9 @@ async function main(argv: string[]): Promise<number> {
     const { runPolicy } = await import('./commands/policy.js');
     return runPolicy(argv.slice(argv.indexOf(command) + 1), adminIo);
   }
-  if (command === 'store' && positionals[1] === 'copy') {
+  if (command === 'store') {
     const { runStoreCopy } = await import('./commands/store-copy.js');
+    if (positionals[1] !== 'copy') return runStoreCopy(['--help'], (t) => process.stderr.write(t), (t) => process.stderr.write(t)).then(() => 2);
     return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
   }
   if (command === 'routes') {

@@ -33,10 +33,14 @@ async function openLocation(location: string): Promise<Opened> {
 export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } }, strict: true }));
+    ({ values } = parseArgs({ args, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
   } catch (e) {
     err(`flowgate: ${(e as Error).message}\n${USAGE}`);
     return 2;
+  }
+  if (values.help) {
+    out(USAGE);
+    return 0;
   }
   if (!values.from || !values.to) {
     err(`flowgate: --from and --to are required\n${USAGE}`);

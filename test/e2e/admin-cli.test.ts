@@ -70,6 +70,34 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
     expect(audit).toMatch(/admin\s+\S*grant/);
   }, 120_000);
 
+  it('sets, lists (table and JSON) and deletes a group\'s pattern grant; a pattern without a wildcard is refused', async () => {
+    const group = `pat-team-${suffix}`;
+    const pattern = `pat-${suffix}/*`;
+    expect(await ok(['grants', 'set-pattern', '--group', group, 'experiment', pattern, 'READ'])).toContain(`group ${group}: READ on every experiment matching ${pattern}`);
+    await ok(['grants', 'set-pattern', '--group', group, 'experiment', pattern, 'EDIT']); // exists: changed, not refused
+
+    const table = await ok(['grants', 'patterns', '--kind', 'experiment']);
+    expect(table.split('\n')[0]).toMatch(/^GRANTEE\s+NAME\s+KIND\s+PATTERN\s+PERMISSION$/);
+    expect(table).toMatch(new RegExp(`group\\s+${group}\\s+experiment\\s+${pattern.replace('*', '\\*')}\\s+EDIT`));
+    const mine = JSON.parse(await ok(['grants', 'patterns', '--group', group, '--json'])) as { patterns: unknown[] };
+    expect(mine.patterns).toEqual([{ resource_type: 'experiment', pattern, group_name: group, permission: 'EDIT' }]);
+    expect(JSON.parse(await ok(['grants', 'patterns', '--group', group, '--kind', 'model', '--json']))).toEqual({ patterns: [] });
+
+    const literal = await cli(['grants', 'set-pattern', '--group', group, 'experiment', `pat-${suffix}/exact`, 'READ']);
+    expect(literal.code).toBe(1);
+    expect(literal.stderr).toMatch(/400 INVALID_PARAMETER_VALUE: .*has no wildcard/);
+    expect((await cli(['grants', 'set-pattern', 'experiment', pattern, 'READ'])).stderr).toMatch(/--user USERNAME or --group GROUP/);
+    expect((await cli(['grants', 'patterns', '--user', 'alice', '--group', group])).code).toBe(2);
+    expect((await cli(['grants', 'set-pattern', '--group', group, 'run', pattern, 'READ'])).code).toBe(2);
+
+    expect(await ok(['grants', 'delete-pattern', '--group', group, 'experiment', pattern])).toContain(`removed ${group}'s pattern grant`);
+    expect(JSON.parse(await ok(['grants', 'patterns', '--group', group, '--json']))).toEqual({ patterns: [] });
+    const again = await cli(['grants', 'delete-pattern', '--group', group, 'experiment', pattern]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/404 RESOURCE_DOES_NOT_EXIST: .*no pattern grant/);
+    expect(await ok(['grants', 'help'])).toMatch(/grants set-pattern .*\n.*grants delete-pattern/);
+  }, 60_000);
+
   it('mints a token the holder can use, and revokes it', async () => {
     await ok(['users', 'create', 'bob']);
     const minted = await cli(['tokens', 'create', 'bob', '--expires', inDays(2)]);

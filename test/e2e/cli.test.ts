@@ -22,6 +22,19 @@ describe('the flowgate command', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it("gives a subcommand's own help for --help after it", async () => {
+    const users = await run(['users', '--help']);
+    expect(users.code).toBe(0);
+    expect(users.stdout).toMatch(/flowgate users list/);
+    expect(users.stdout).not.toMatch(/convert-envoyfilter/);
+    const copy = await run(['store', 'copy', '--help']);
+    expect(copy.code).toBe(0);
+    expect(copy.stdout).toMatch(/flowgate store copy --from sqlite:PATH --to postgres:/);
+    const store = await run(['store']);
+    expect(store.code).toBe(2);
+    expect(store.stderr).toMatch(/flowgate store copy/);
+  });
+
   it('refuses an unknown command', async () => {
     const r = await run(['frobnicate']);
     expect(r.code).toBe(2);

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
@@ -7,6 +5,7 @@ import { ADMIN } from '../helpers/flowgate.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { jsonCaller } from '../helpers/admin-calls.js';
+import { expectAccessible } from '../helpers/ui-pages.js';
 
 /**
  * Issue 27's "Explain access" panel on the Manage screens, in Debian's chromium against the real
@@ -15,7 +14,6 @@ import { jsonCaller } from '../helpers/admin-calls.js';
  * decides); an unknown user's refusal shows as the screen's error; a non-admin manager can explain
  * only themself. axe-core on the answers. With FLOWGATE_UI_SCREENSHOTS=1 it also writes docs/ui/explain.png.
  */
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const BASE_PATH = '/mlflow';
 const SCREENSHOTS = process.env.FLOWGATE_UI_SCREENSHOTS === '1';
 
@@ -89,16 +87,6 @@ describe('Explain access on the Manage screens', () => {
       .locator('td:first-child')
       .allTextContents();
 
-  async function axe(page: Page, screen: string): Promise<void> {
-    await page.evaluate(`${AXE}\n;0`);
-    const violations = (await page.evaluate(
-      `axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 3) })))`,
-    )) as { id: string; impact: string }[];
-    expect(
-      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-      `${screen}: ${JSON.stringify(violations)}`,
-    ).toEqual([]);
-  }
 
   it(
     'an admin explains a group grant, a direct grant and no grant at all, and sees an unknown user refused',
@@ -113,7 +101,7 @@ describe('Explain access on the Manage screens', () => {
       await expect(verdict(page).textContent()).resolves.toBe(`Allowed: colin may read this experiment`);
       await expect(page.locator('#fg-explain-rule').textContent()).resolves.toContain(`colin’s groups (${names.group}: READ) permits read`);
       await expect(decidingRows(page)).resolves.toEqual([`Group ${names.group}`]);
-      await axe(page, 'explain: group grant');
+      await expectAccessible(page, 'explain: group grant');
       if (SCREENSHOTS) await page.locator('#fg-explain').screenshot({ path: 'docs/ui/explain.png' });
 
       // Read through the group does not reach edit; the same group row decides.
@@ -130,7 +118,7 @@ describe('Explain access on the Manage screens', () => {
       await verdict(page).getByText('Denied: dora may not read this experiment').waitFor();
       await expect(page.locator('#fg-explain-rule').textContent()).resolves.toContain('the default permission NO_PERMISSIONS does not permit read');
       await expect(decidingRows(page)).resolves.toEqual(['Default permission']);
-      await axe(page, 'explain: default');
+      await expectAccessible(page, 'explain: default');
 
       // The API's MLflow-shaped refusal shows as the screen's error message.
       await explainFor(page, 'read', `nobody-${suffix}`);
@@ -172,7 +160,7 @@ describe('Explain access on the Manage screens', () => {
       await explainFor(page, 'manage');
       await verdict(page).getByText('Allowed: maria may manage this experiment').waitFor();
       await expect(decidingRows(page)).resolves.toEqual(['Direct grant to maria']);
-      await axe(page, 'explain as manager');
+      await expectAccessible(page, 'explain as manager');
 
       // What the panel does not offer, the API refuses too.
       const status = await page.evaluate(

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
@@ -8,6 +6,7 @@ import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps } from '../helpers/python-ops.js';
 import { jsonCaller } from '../helpers/admin-calls.js';
+import { expectAccessible } from '../helpers/ui-pages.js';
 
 /**
  * Issue 23, in Debian's chromium against the real MLflow, under a base path and at the root: the
@@ -21,7 +20,6 @@ const SCENARIOS = [
   { name: 'at /', basePath: '', screens: false },
 ] as const;
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SCREENSHOTS = process.env.FLOWGATE_UI_SCREENSHOTS === '1';
 const EVIL = '<img src=x onerror=alert(1)>';
 // MLflow's UI bundle is large; under load it can take long to render (see oidc-browser.test.ts).
@@ -98,19 +96,6 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
   }
   const menuItem = (page: Page, text: string) => page.locator('#fg-menu-panel').getByText(text, { exact: true });
 
-  /** axe-core, evaluated in the page (not a script tag, which the CSP would refuse): no serious or critical violation. */
-  async function axe(page: Page, screen: string): Promise<void> {
-    await page.evaluate(`${AXE}\n;0`);
-    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 3) })))`)) as {
-      id: string;
-      impact: string;
-      nodes: string[];
-    }[];
-    expect(
-      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-      `${screen}: ${JSON.stringify(violations)}`,
-    ).toEqual([]);
-  }
 
   async function shoot(page: Page, name: string): Promise<void> {
     if (screens && SCREENSHOTS) await page.screenshot({ path: `docs/ui/${name}.png`, fullPage: name === 'team-setup' });
@@ -142,7 +127,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
     async () => {
       const { context, page } = await newPage();
       await page.goto(`${base}/`);
-      await axe(page, 'sign-in page');
+      await expectAccessible(page, 'sign-in page');
       await shoot(page, 'sign-in');
       await signIn(page, ADMIN.username, ADMIN.token);
       const session = (await context.cookies()).find((c) => c.name === 'flowgate_session');
@@ -183,7 +168,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       expect(secret).toContain('kind: Secret');
       expect(secret).toContain(`MLFLOW_TRACKING_PASSWORD: "${token}"`);
       expect(await page.locator('#fg-poddefault-yaml').textContent()).toContain('kind: PodDefault');
-      await axe(page, 'team setup');
+      await expectAccessible(page, 'team setup');
       await shoot(page, 'team-setup');
 
       // The service account's MLflow client works on the shared experiment, through the same base path.
@@ -227,7 +212,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       ] as const) {
         await screen(page, route, heading);
         await page.getByRole('main').getByText(shows, { exact: true }).first().waitFor();
-        await axe(page, route);
+        await expectAccessible(page, route);
         if (route !== 'access-key') await shoot(page, route);
       }
       // Each kind's list holds that kind only: the prompt is not a registered model, nor the model a prompt.
@@ -236,12 +221,12 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       expect(await page.getByRole('link', { name: names.model }).count()).toBe(0);
       await screen(page, `groups/${encodeURIComponent(EVIL)}`, EVIL);
       await page.getByRole('table', { name: 'Direct grants' }).getByRole('link', { name: mariaExp }).waitFor();
-      await axe(page, 'group page');
+      await expectAccessible(page, 'group page');
       await shoot(page, 'group');
       await screen(page, `experiments/${mariaExp}`, names.exp);
       await page.getByRole('table', { name: 'Grants' }).getByText(EVIL).waitFor();
       expect(await page.locator('img[src="x"]').count()).toBe(0);
-      await axe(page, 'experiment page');
+      await expectAccessible(page, 'experiment page');
       await shoot(page, 'experiment-grants');
 
       // Change, then revoke, a grant by clicking; each confirmed first.
@@ -297,7 +282,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       await page.locator('#fg-check-user').fill(`${names.team}-pipelines`);
       await page.getByRole('button', { name: 'Check', exact: true }).click();
       await page.locator('#fg-check-result').getByText('default permission (no grant)').waitFor();
-      await axe(page, 'resource page (manager)');
+      await expectAccessible(page, 'resource page (manager)');
       await shoot(page, 'experiment-as-manager');
 
       const after = await runOps(mlflow.venv, `${fg.origin}${basePath}/`, 'colin', tokens.colin!, [
@@ -320,7 +305,7 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
       await page.getByRole('button', { name: 'Create access key' }).click();
       await confirm(page, 'Create access key');
       const key = (await page.locator('#fg-token').textContent()) ?? '';
-      await axe(page, 'access key shown');
+      await expectAccessible(page, 'access key shown');
       await shoot(page, 'access-key');
       const mine = await runOps(mlflow.venv, `${fg.origin}${basePath}/`, 'maria', key, [['get', 'get_experiment', mariaExp]]);
       expect(mine.get).toEqual({ ok: true, value: names.exp });

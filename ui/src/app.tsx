@@ -7,6 +7,7 @@ import { href, useRoute } from './router';
 import { AccessKey } from './screens/access-key';
 import { Audit } from './screens/audit';
 import { GroupPage, Groups } from './screens/groups';
+import { Patterns } from './screens/patterns';
 import { ResourceList, ResourcePage } from './screens/resources';
 import { ServiceAccounts } from './screens/service-accounts';
 import { TeamSetup } from './screens/team-setup';
@@ -21,6 +22,7 @@ const ADMIN_SCREENS = [
   ['users', 'Users'],
   ['service-accounts', 'Service accounts'],
   ['groups', 'Groups'],
+  ['patterns', 'Pattern grants'],
   ['team-setup', 'Team setup'],
   ['audit', 'Audit log'],
 ] as const;
@@ -60,6 +62,8 @@ function Screen({ me, parts }: { me: Me; parts: string[] }) {
       return <ServiceAccounts />;
     case 'groups':
       return second !== undefined ? <GroupPage name={second} /> : <Groups />;
+    case 'patterns':
+      return <Patterns />;
     case 'team-setup':
       return <TeamSetup />;
     case 'audit':

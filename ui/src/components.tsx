@@ -141,3 +141,80 @@ export function Secret({ label, value, id }: { label: string; value: string; id?
     </div>
   );
 }
+
+export interface Column<T> {
+  readonly title: string;
+  /** Read by screen readers only (an actions column needs a header, not a visible one). */
+  readonly hiddenTitle?: boolean;
+  readonly cell: (row: T) => ComponentChildren;
+}
+
+/** Rows as a table, one cell a column; `empty` is said when there are no rows (once loaded). */
+export function DataTable<T>({ label, columns, rows, rowKey, empty }: { label: string; columns: readonly Column<T>[]; rows: readonly T[]; rowKey: (row: T) => string; empty?: string }) {
+  return (
+    <table class="fg-table" aria-label={label}>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th scope="col">{c.hiddenTitle ? <span class="fg-sr">{c.title}</span> : c.title}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={rowKey(r)}>
+            {columns.map((c) => (
+              <td>{c.cell(r)}</td>
+            ))}
+          </tr>
+        ))}
+        {empty !== undefined && rows.length === 0 && (
+          <tr>
+            <td colSpan={columns.length} class="fg-muted">
+              {empty}
+            </td>
+          </tr>
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+/** A labelled choice among `options` ([value, text] pairs); named by `label` alone, not by the option chosen too. */
+export function SelectField({ label, id, value, options, onChange }: { label: string; id?: string; value: string; options: readonly (readonly [string, string])[]; onChange: (v: string) => void }) {
+  return (
+    <label class="fg-field">
+      <span>{label}</span>
+      <select id={id} aria-label={label} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        {options.map(([v, text]) => (
+          <option value={v}>{text}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** A labelled, required text input. */
+export function TextField({ label, id, value, placeholder, onChange }: { label: string; id?: string; value: string; placeholder?: string; onChange: (v: string) => void }) {
+  return (
+    <label class="fg-field">
+      <span>{label}</span>
+      <input id={id} value={value} required placeholder={placeholder} onInput={(e) => onChange((e.target as HTMLInputElement).value)} />
+    </label>
+  );
+}
+
+/** A row of fields that submits without leaving the page. */
+export function ToolbarForm({ onSubmit, children }: { onSubmit: () => void; children: ComponentChildren }) {
+  return (
+    <form
+      class="fg-toolbar"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}

@@ -1,23 +1,10 @@
 import { ApiError, seg, type AdminClient } from './client.js';
-import { UsageError } from './connection.js';
+import { GRANTEE_OPTIONS, granteeOf, granteeWords, type Grantee } from './grantee.js';
 import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
 import { KINDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
 
 type Row = Record<string, unknown>;
-const GRANTEE_OPTIONS = { user: { type: 'string' }, group: { type: 'string' } } as const;
-
-interface Grantee {
-  readonly segment: 'users' | 'groups';
-  readonly name: string;
-}
-
-function granteeOf(values: Record<string, unknown>): Grantee {
-  const user = values.user as string | undefined;
-  const group = values.group as string | undefined;
-  if ((user === undefined) === (group === undefined)) throw new UsageError('name exactly one of --user USERNAME or --group GROUP');
-  return user !== undefined ? { segment: 'users', name: user } : { segment: 'groups', name: group! };
-}
 
 export const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${seg(resource)}`;
 
@@ -73,7 +60,7 @@ export const GRANTS: Noun = {
       const g = granteeOf(values);
       const permission = permissionNamed(args[2]!);
       const raw = await setGrant(client, g, kindNamed(args[0]!), args[1]!, permission);
-      printDone(io, json, raw, `${g.segment === 'users' ? 'user' : 'group'} ${g.name}: ${permission} on ${args[0]} ${args[1]}`);
+      printDone(io, json, raw, `${granteeWords(g)}: ${permission} on ${args[0]} ${args[1]}`);
     },
   },
   delete: {

@@ -3,13 +3,14 @@ import type { Action, Noun } from './action.js';
 import { AUDIT } from './audit.js';
 import { ApiError, createAdminClient } from './client.js';
 import { CONNECTION_OPTIONS, connectionFrom, UsageError } from './connection.js';
+import { GRANT_PATTERN_VERBS } from './grant-patterns.js';
 import { GRANTS } from './grants.js';
 import { GROUPS } from './groups.js';
 import type { Io } from './output.js';
 import { TOKENS } from './tokens.js';
 import { USERS } from './users.js';
 
-export const ADMIN_NOUNS: Readonly<Record<string, Noun>> = { users: USERS, groups: GROUPS, grants: GRANTS, tokens: TOKENS, audit: AUDIT };
+export const ADMIN_NOUNS: Readonly<Record<string, Noun>> = { users: USERS, groups: GROUPS, grants: { ...GRANTS, ...GRANT_PATTERN_VERBS }, tokens: TOKENS, audit: AUDIT };
 
 export const CONNECTION_HELP =
   'Connection: --url URL --username NAME --password TOKEN, or MLFLOW_TRACKING_URI, MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD.\n' +
