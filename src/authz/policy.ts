@@ -45,8 +45,33 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     return next;
   }
 
-  /** The number of the latest re-read started per resource, while one is in flight. */
-  const latestRead = new Map<string, number>();
+  /** The latest re-read started per resource, while one is in flight. */
+  const inFlight = new Map<string, { readonly n: number; readonly done: Promise<void> }>();
+  let reads = 0;
+
+  function reread(ref: ResourceRef): Promise<void> {
+    const key = keyOf(ref.kind, ref.id);
+    const n = ++reads;
+    const done = grants.onResourceRaw(ref.kind, ref.id).then(
+      (rows): void | Promise<void> => {
+        const latest = inFlight.get(key);
+        // A newer read of the resource already landed (gone) or is on its way (wait for it).
+        if (latest === undefined) return;
+        if (latest.n !== n) return latest.done;
+        inFlight.delete(key);
+        const fresh = load(rows).get(key);
+        changedDuringReload?.set(key, fresh);
+        if (fresh) index.set(key, fresh);
+        else index.delete(key);
+      },
+      (err: unknown) => {
+        if (inFlight.get(key)?.n === n) inFlight.delete(key);
+        throw err;
+      },
+    );
+    inFlight.set(key, { n, done });
+    return done;
+  }
 
   /** Resources re-read while a full reload was in flight: its older snapshot must not undo them. */
   let changedDuringReload: Map<string, number[] | undefined> | undefined;
@@ -100,26 +125,12 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     /** The caller's and their groups' deciding pattern grants on the name. */
     bearingPatterns: patterns.bearing,
     /**
-     * The grants of these resources changed: re-read just them. Two re-reads of one resource may answer
-     * out of order (separate pool connections): only the one started last is kept.
+     * The grants of these resources changed: re-read just them. Resolves once the index holds a read
+     * started after this call: two re-reads of one resource may answer out of order (separate pool
+     * connections), and only the one started last is kept, so an earlier one waits for it.
      */
     async changed(...refs: readonly ResourceRef[]): Promise<void> {
-      const started = refs.map((ref) => {
-        const key = keyOf(ref.kind, ref.id);
-        const n = (latestRead.get(key) ?? 0) + 1;
-        latestRead.set(key, n);
-        return n;
-      });
-      const rows = await Promise.all(refs.map((ref) => grants.onResourceRaw(ref.kind, ref.id)));
-      refs.forEach((ref, i) => {
-        const key = keyOf(ref.kind, ref.id);
-        if (latestRead.get(key) !== started[i]) return;
-        latestRead.delete(key);
-        const fresh = load(rows[i]!).get(key);
-        changedDuringReload?.set(key, fresh);
-        if (fresh) index.set(key, fresh);
-        else index.delete(key);
-      });
+      await Promise.all(refs.map(reread));
     },
     reloadAll,
     get resources(): number {

@@ -109,4 +109,30 @@ describe('policy facts from the store', () => {
     await first;
     expect(policy.factsFor(a, ref).direct).toBeUndefined();
   });
+
+  it('a re-read overtaken by a later one resolves only when the later one has landed', async () => {
+    const ref = { kind: 'experiment', id: '5' } as const;
+    const a = { userId: alice.id, groupIds: [] };
+    let releaseSecond!: () => void;
+    const secondHeld = new Promise<void>((r) => (releaseSecond = r));
+    let reads = 0;
+    const onResourceRaw = async (kind: ResourceKind, id: string) => {
+      const n = ++reads;
+      const rows = await grants.onResourceRaw(kind, id);
+      if (n === 2) await secondHeld;
+      return rows;
+    };
+    const policy = createPolicyReader({ ...grants, onResourceRaw });
+    await policy.reloadAll();
+    await grants.insert({ type: 'user', id: alice.id }, 'experiment', '5', 'EDIT');
+    // The writer's own re-read, then one a notification started: the writer's answers first.
+    const writers = policy.changed(ref);
+    const notified = policy.changed(ref);
+    const first = await Promise.race([writers.then(() => 'landed'), new Promise((r) => setTimeout(() => r('waiting'), 30))]);
+    expect(first).toBe('waiting');
+    releaseSecond();
+    await writers;
+    expect(policy.factsFor(a, ref).direct).toBe('EDIT');
+    await notified;
+  });
 });
