@@ -76,7 +76,7 @@ const SQL = {
        AND instr(lower(u.username), lower(CAST(? AS TEXT))) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
   count: 'SELECT count(*) AS n FROM grants',
   resources: 'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
-  all: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants',
+  page: 'SELECT id, resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE id > ? ORDER BY id LIMIT ?',
   onResourceRaw: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
 } as const;
 
@@ -119,7 +119,18 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
     resources: async (): Promise<ResourceRef[]> =>
       (await sql.all<{ resource_kind: ResourceKind; resource_id: string }>(SQL.resources)).map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),
     /** Every grant, for the in-memory policy index. */
-    all: (): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.all),
+    /**
+     * Every grant, a page at a time in id order, for the in-memory policy index: a page is garbage as
+     * soon as it is indexed, so loading 100k grants never holds them all as rows.
+     */
+    async *pages(size = 5000): AsyncGenerator<RawGrant[]> {
+      for (let after = 0; ; ) {
+        const rows = await sql.all<RawGrant & { id: number }>(SQL.page, [after, size]);
+        if (rows.length > 0) yield rows;
+        if (rows.length < size) return;
+        after = rows[rows.length - 1]!.id;
+      }
+    },
     onResourceRaw: (kind: ResourceKind, id: string): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.onResourceRaw, [kind, id]),
   };
 }

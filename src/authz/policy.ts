@@ -34,8 +34,9 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   let index = new Map<string, number[]>();
   const patterns = createPatternPolicy(() => patternGrants.all());
 
-  function load(rows: Iterable<{ resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission }>) {
-    const next = new Map<string, number[]>();
+  type Row = { resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission };
+
+  function load(rows: Iterable<Row>, next = new Map<string, number[]>()) {
     for (const r of rows) {
       const key = keyOf(r.resource_kind, r.resource_id);
       let list = next.get(key);
@@ -80,8 +81,11 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     const mine = new Map<string, number[] | undefined>();
     changedDuringReload = mine;
     try {
-      const [rows] = await Promise.all([grants.all(), patterns.reload()]);
-      const next = load(rows);
+      const next = new Map<string, number[]>();
+      const loadGrants = async () => {
+        for await (const page of grants.pages()) load(page, next);
+      };
+      await Promise.all([loadGrants(), patterns.reload()]);
       for (const [key, fresh] of mine) {
         if (fresh) next.set(key, fresh);
         else next.delete(key);

@@ -56,4 +56,21 @@ describe('the grants repository', () => {
     expect(await grants.concernedUsers('experiment', '7', 'BOT', 10, 0)).toEqual([bot.id]);
     await sql.close();
   });
+
+  it('reads every grant a page at a time, in id order, none twice, the last page short', async () => {
+    const sql = openSqliteStore(':memory:');
+    const dir = createDirectory(sql);
+    const grants = createGrantsRepo(sql);
+    const ann = await dir.createUser({ username: 'ann', displayName: 'Ann', isAdmin: false, isServiceAccount: false });
+    for (let i = 0; i < 12; i++) await grants.insert({ type: 'user', id: ann.id }, 'experiment', String(i), 'READ');
+    const sizes: number[] = [];
+    const ids: string[] = [];
+    for await (const page of grants.pages(5)) {
+      sizes.push(page.length);
+      ids.push(...page.map((g) => g.resource_id));
+    }
+    expect(sizes).toEqual([5, 5, 2]);
+    expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => String(i)));
+    await sql.close();
+  });
 });

@@ -67,12 +67,13 @@ describe('policy facts from the store', () => {
     const held = new Promise<void>((r) => (release = r));
     let holding = false;
     // A slow full read (a big store, a remote one): its rows are read before the change below.
-    const slowAll = async () => {
-      const rows = await grants.all();
+    async function* slowPages() {
+      const rows = [];
+      for await (const page of grants.pages()) rows.push(...page);
       if (holding) await held;
-      return rows;
-    };
-    const policy = createPolicyReader({ ...grants, all: slowAll });
+      yield rows;
+    }
+    const policy = createPolicyReader({ ...grants, pages: slowPages });
     await policy.reloadAll();
     const a = { userId: alice.id, groupIds: [] };
     await grants.insert({ type: 'user', id: alice.id }, 'experiment', '3', 'READ');
