@@ -1,10 +1,9 @@
 import type { z } from 'zod';
-import type { Grantee } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { requireGroup, requireUser } from './lookups.js';
+import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { experimentIdSchema, groupNameSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
+import { experimentIdSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
 
 interface KindShape {
   readonly kind: ResourceKind;
@@ -21,35 +20,8 @@ const KINDS: readonly KindShape[] = [
   { kind: 'prompt', segment: 'prompts', param: 'name', idField: 'name', label: 'prompt', idSchema: modelNameSchema },
 ];
 
-interface GranteeShape {
-  readonly type: Grantee['type'];
-  readonly segment: string;
-  readonly param: string;
-  readonly nameField: string;
-}
-
-const GRANTEES: readonly GranteeShape[] = [
-  { type: 'user', segment: 'users', param: 'username', nameField: 'username' },
-  { type: 'group', segment: 'groups', param: 'group_name', nameField: 'group_name' },
-];
-
 function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission) {
   return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
-}
-
-async function grantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee> {
-  return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
-}
-
-/**
- * Groups mirror identity-provider roles and appear when someone holding the role first signs in;
- * a team's grants come first (the spec's step 2), so granting to a group not seen yet creates it.
- */
-async function groupCreatedOnFirstGrant(deps: AdminDeps, actor: string, name: string): Promise<Grantee> {
-  const known = await deps.directory.groupByName(name);
-  if (known) return { type: 'group', id: known.id };
-  const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
-  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
 }
 
 function resourceId(k: KindShape, req: AdminRequest): string {
@@ -70,7 +42,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       access: g.type === 'user' ? 'self' : 'admin',
       handler: async (req, deps) => {
         const name = who(req);
-        const rows = await deps.grants.listOf(await grantee(deps, g, name), k.kind);
+        const rows = await deps.grants.listOf(await existingGrantee(deps, g, name), k.kind);
         return { status: 200, body: { permissions: rows.map((r) => grantJson(k, r.resource_id, g, name, r.permission)) } };
       },
     },
@@ -85,7 +57,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = g.type === 'group' ? await groupCreatedOnFirstGrant(deps, req.principal.username, name) : await grantee(deps, g, name);
+        const ge = await granteeForGrant(deps, g, req.principal.username, name);
         const { permission } = req.body as z.infer<typeof permissionBody>;
         if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
@@ -102,7 +74,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const permission = await deps.grants.get(await grantee(deps, g, name), k.kind, id);
+        const permission = await deps.grants.get(await existingGrantee(deps, g, name), k.kind, id);
         if (permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
@@ -117,7 +89,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = await grantee(deps, g, name);
+        const ge = await existingGrantee(deps, g, name);
         const { permission } = req.body as z.infer<typeof permissionBody>;
         const old = await deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
@@ -134,7 +106,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = await grantee(deps, g, name);
+        const ge = await existingGrantee(deps, g, name);
         const old = await deps.grants.get(ge, k.kind, id);
         if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
         await deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import type { Grantee } from '../authz/grants-repo.js';
 import type { PatternGrant } from '../authz/pattern-index.js';
 import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest, notFound } from '../errors.js';
-import { requireGroup, requireUser } from './lookups.js';
+import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { groupNameSchema, parseWith, permissionSchema } from './validation.js';
+import { parseWith, permissionSchema } from './validation.js';
 
 const KINDS = ['experiment', 'registered_model', 'prompt'] as const satisfies readonly ResourceKind[];
 const resourceTypeSchema = z.enum(KINDS, { message: `must be one of ${KINDS.join(', ')}` });
@@ -17,18 +16,6 @@ const patternSchema = z.string({ message: 'must be a string' }).superRefine((pat
 });
 
 const patternGrantBody = z.strictObject({ resource_type: resourceTypeSchema, pattern: patternSchema, permission: permissionSchema });
-
-interface GranteeShape {
-  readonly type: Grantee['type'];
-  readonly segment: string;
-  readonly param: string;
-  readonly nameField: string;
-}
-
-const GRANTEES: readonly GranteeShape[] = [
-  { type: 'user', segment: 'users', param: 'username', nameField: 'username' },
-  { type: 'group', segment: 'groups', param: 'group_name', nameField: 'group_name' },
-];
 
 const patternJson = (kind: ResourceKind, pattern: string, g: GranteeShape, name: string, permission: Permission) => ({
   resource_type: kind,
@@ -41,19 +28,6 @@ const patternJson = (kind: ResourceKind, pattern: string, g: GranteeShape, name:
 function kindFilter(req: AdminRequest): ResourceKind | undefined {
   const value = req.query.get('resource_type');
   return value === null ? undefined : parseWith(resourceTypeSchema, value, "query parameter 'resource_type'");
-}
-
-async function existingGrantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee> {
-  return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
-}
-
-/** Like direct group grants: a team's patterns may come before anyone of the team has signed in. */
-async function granteeForGrant(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<Grantee> {
-  if (g.type === 'user') return existingGrantee(deps, g, name);
-  const known = await deps.directory.groupByName(name);
-  if (known) return { type: 'group', id: known.id };
-  const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
-  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
 }
 
 function routesFor(g: GranteeShape): AdminRoute[] {

@@ -1,0 +1,35 @@
+import type { Grantee } from '../authz/grants-repo.js';
+import { requireGroup, requireUser } from './lookups.js';
+import type { AdminDeps } from './types.js';
+import { groupNameSchema, parseWith } from './validation.js';
+
+/** Who a grant route names in its path: a user or a group, and the JSON field naming them. */
+export interface GranteeShape {
+  readonly type: Grantee['type'];
+  readonly segment: string;
+  readonly param: string;
+  readonly nameField: string;
+}
+
+export const GRANTEES: readonly GranteeShape[] = [
+  { type: 'user', segment: 'users', param: 'username', nameField: 'username' },
+  { type: 'group', segment: 'groups', param: 'group_name', nameField: 'group_name' },
+];
+
+/** The named user or group, which must exist (404 otherwise). */
+export async function existingGrantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee> {
+  return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
+}
+
+/**
+ * The grantee of a new grant. Groups mirror identity-provider roles and appear when someone holding
+ * the role first signs in; a team's grants come first (the spec's step 2), so granting to a group not
+ * seen yet creates it (audited). A user must exist.
+ */
+export async function granteeForGrant(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<Grantee> {
+  if (g.type === 'user') return existingGrantee(deps, g, name);
+  const known = await deps.directory.groupByName(name);
+  if (known) return { type: 'group', id: known.id };
+  const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
+  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
+}
