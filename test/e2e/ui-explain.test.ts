@@ -1,11 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../helpers/browser.js';
 import { ADMIN } from '../helpers/flowgate.js';
-import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
-import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { jsonCaller } from '../helpers/admin-calls.js';
-import { expectAccessible } from '../helpers/ui-pages.js';
+import { expectAccessible, signInToManage, startUiStack, type UiStack } from '../helpers/ui-pages.js';
 
 /**
  * Issue 27's "Explain access" panel on the Manage screens, in Debian's chromium against the real
@@ -18,8 +15,7 @@ const BASE_PATH = '/mlflow';
 const SCREENSHOTS = process.env.FLOWGATE_UI_SCREENSHOTS === '1';
 
 describe('Explain access on the Manage screens', () => {
-  let mlflow: MlflowServer;
-  let fg: FlowgateProcess;
+  let stack: UiStack;
   let browser: Browser;
   let base = '';
   const suffix = Date.now().toString(36);
@@ -29,11 +25,8 @@ describe('Explain access on the Manage screens', () => {
   const { call, basicOf, tokens, withTokens } = jsonCaller(() => base);
 
   beforeAll(async () => {
-    mlflow = await startMlflowServer();
-    fg = await startFlowgateProcess({
-      env: { FLOWGATE_BASE_PATH: BASE_PATH, FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_SESSION_COOKIE_SECURE: 'false' },
-    });
-    base = fg.url;
+    stack = await startUiStack(BASE_PATH);
+    ({ browser, url: base } = stack);
     await withTokens(['maria', 'colin', 'dora']);
     // maria creates the experiment and so holds MANAGE on it directly; colin reads it through a group;
     // dora holds nothing (the default is NO_PERMISSIONS). On the model colin holds EDIT directly.
@@ -46,25 +39,17 @@ describe('Explain access on the Manage screens', () => {
     await call('POST', '/api/2.0/mlflow/registered-models/create', { name: names.prompt, tags: [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] });
     await call('POST', `/api/2.0/mlflow/permissions/groups/${names.group}/prompts/${names.prompt}`, { permission: 'NO_PERMISSIONS' });
     await call('POST', `/api/2.0/mlflow/permissions/users/colin/prompts/${names.prompt}`, { permission: 'READ' });
-    browser = await launchBrowser();
   }, 240_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await fg?.stop();
-    await mlflow?.stop();
+    await stack?.stop();
   });
 
   /** Signs in on the Manage screens themselves (not MLflow's heavy page) and opens a resource's page. */
   async function openResource(username: string, token: string, route: string, heading: string): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${base}/flowgate/ui/#/access-key`);
-    await page.waitForURL((u) => u.pathname === `${BASE_PATH}/flowgate/login`);
-    await page.getByLabel('User name').fill(username);
-    await page.getByLabel('Access token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'My access key' }).waitFor();
+    await signInToManage(page, base, BASE_PATH, username, token);
     await page.goto(`${base}/flowgate/ui/#/${route}`);
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
     await page.getByRole('heading', { level: 2, name: 'Explain access' }).waitFor();
