@@ -261,6 +261,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     ? (await import('./inference/index.js')).openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
     : undefined;
 
+  let openapiDocument: string | undefined;
   const forwarder = createForwarder(mlflow);
   const listener = createRequestListener({
     basePath: config.basePath,
@@ -281,7 +282,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     gate,
     forwarder,
     readiness: createReadiness(store.ready, mlflow, logger),
-    openapi: JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION)),
+    openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
     inFlight: metrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     enforcing: config.enforce,

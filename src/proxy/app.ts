@@ -43,7 +43,8 @@ export interface AppDeps {
   readonly gate: MlflowGate;
   readonly forwarder: Forwarder;
   readonly readiness: ReadinessCheck;
-  readonly openapi: string;
+  /** The admin API's OpenAPI document, built when first asked for (most flowgates never are). */
+  readonly openapi: () => string;
   /** Tried before anything else (inference routes). */
   readonly preRoutes?: readonly ((req: IncomingMessage, res: ServerResponse) => boolean)[];
   /** flowgate's own pages under the base path, tried after normalization and before authentication. */
@@ -110,7 +111,7 @@ export function createRequestListener(deps: AppDeps) {
       if (method === 'GET' && path === '/flowgate/openapi.json') {
         scope.route = '/flowgate/openapi.json';
         res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
-        res.end(deps.openapi);
+        res.end(deps.openapi());
         return;
       }
       for (const own of deps.ownRoutes ?? []) {
