@@ -174,6 +174,17 @@ describe('pattern grants decide on MLflow resources', () => {
     expect(into.body.message).toMatch(/name-pattern grants/);
     expect(await nameOf(plain)).toBe(`plain-${suffix}`);
     expect((await getExperiment('alice', plain)).status).toBe(403);
+    // Other spellings: a double-encoded body (MLflow 3.17 decodes it and renames), and lowerCamelCase,
+    // which flowgate reads as the same field as it does for every body id (this endpoint ignores it).
+    const camel = await request(fg.url).post(`${V2}/experiments/update`).set('Authorization', as('bob')).send({ experiment_id: plain, newName: `team-a/leak-${suffix}` });
+    expect(camel.status).toBe(403);
+    const encoded = await request(fg.url)
+      .post(`${V2}/experiments/update`)
+      .set('Authorization', as('bob'))
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(JSON.stringify({ experiment_id: plain, new_name: `team-a/leak-${suffix}` })));
+    expect(encoded.status).toBe(403);
+    expect(await nameOf(plain)).toBe(`plain-${suffix}`);
 
     expect((await rename('bob', plain, `plain-renamed-${suffix}`)).status).toBe(200);
 
