@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { PatternGrant } from '../authz/pattern-index.js';
 import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest, notFound } from '../errors.js';
@@ -83,15 +82,9 @@ function routesFor(g: GranteeShape): AdminRoute[] {
 
 /** Every pattern grant, with its grantee's name. */
 async function listAll(deps: AdminDeps, kind: ResourceKind | undefined) {
-  const grants: PatternGrant[] = kind === undefined ? await deps.patternGrants.all() : await deps.patternGrants.list(kind);
-  const [users, groups] = await Promise.all([deps.directory.listUsers(), deps.directory.listGroups()]);
-  const userNames = new Map(users.map((u) => [u.id, u.username]));
-  const groupNames = new Map(groups.map((gr) => [gr.id, gr.name]));
-  return grants.map((p) => {
-    const g = p.grantee.type === 'user' ? GRANTEES[0]! : GRANTEES[1]!;
-    const name = (p.grantee.type === 'user' ? userNames : groupNames).get(p.grantee.id) ?? String(p.grantee.id);
-    return patternJson(p.kind, p.pattern, g, name, p.permission);
-  });
+  return (await deps.patternGrants.named(kind)).map((p) =>
+    patternJson(p.kind, p.pattern, p.grantee.type === 'user' ? GRANTEES[0]! : GRANTEES[1]!, p.granteeName, p.permission),
+  );
 }
 
 export const PATTERN_GRANT_ROUTES: readonly AdminRoute[] = [

@@ -21,7 +21,7 @@ export interface GranteePatternGrant {
 const COLUMNS = 'SELECT resource_kind, pattern, user_id, group_id, permission FROM pattern_grants';
 
 /** Sorted here, not in SQL: PostgreSQL's collation would order the same rows differently from SQLite's. */
-function ordered(rows: Row[]): Row[] {
+function ordered<R extends Row>(rows: R[]): R[] {
   const text = (a: string, b: string) => (a === b ? 0 : a < b ? -1 : 1);
   const isGroup = (r: Row) => Number(r.user_id === null);
   const id = (r: Row) => (r.user_id ?? r.group_id) as number;
@@ -48,6 +48,16 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
     },
     async list(kind: ResourceKind): Promise<PatternGrant[]> {
       return ordered(await sql.all<Row>(`${COLUMNS} WHERE resource_kind = ?`, [kind])).map(toGrant);
+    },
+    /** Every pattern grant (of one kind, if given) with its grantee's name, in one query. */
+    async named(kind?: ResourceKind): Promise<Array<PatternGrant & { readonly granteeName: string }>> {
+      const rows = await sql.all<Row & { grantee_name: string }>(
+        `SELECT p.resource_kind, p.pattern, p.user_id, p.group_id, p.permission, COALESCE(u.username, g.name) AS grantee_name
+           FROM pattern_grants p LEFT JOIN users u ON u.id = p.user_id LEFT JOIN groups g ON g.id = p.group_id
+          WHERE CAST(? AS TEXT) IS NULL OR p.resource_kind = ?`,
+        [kind ?? null, kind ?? null],
+      );
+      return ordered(rows).map((r) => ({ ...toGrant(r), granteeName: r.grantee_name }));
     },
     /** Sets the grantee's permission on the pattern; false when it already held exactly that one. */
     async upsert(grantee: Grantee, kind: ResourceKind, pattern: string, permission: Permission): Promise<boolean> {

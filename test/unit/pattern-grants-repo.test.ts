@@ -108,6 +108,19 @@ describe('pattern grants repository', () => {
     expect(await repo.all()).toEqual([]);
   });
 
+  it('lists grants with their grantees\' names, of every kind or of one', async () => {
+    await repo.upsert(alice, 'experiment', 'a*', 'READ');
+    await repo.upsert(teamA, 'experiment', 'a*', 'EDIT');
+    await repo.upsert(bob, 'registered_model', 'm-*', 'MANAGE');
+    const names = (gs: Awaited<ReturnType<PatternGrantsRepo['named']>>) => gs.map((g) => [g.kind, g.pattern, g.grantee.type, g.granteeName, g.permission]);
+    expect(names(await repo.named())).toEqual([
+      ['experiment', 'a*', 'user', 'alice', 'READ'],
+      ['experiment', 'a*', 'group', 'team-a', 'EDIT'],
+      ['registered_model', 'm-*', 'user', 'bob', 'MANAGE'],
+    ]);
+    expect(names(await repo.named('registered_model'))).toEqual([['registered_model', 'm-*', 'user', 'bob', 'MANAGE']]);
+  });
+
   it('goes with its grantee when the user or group is deleted', async () => {
     await repo.upsert(alice, 'experiment', 'a*', 'READ');
     await repo.upsert(teamA, 'experiment', 'b*', 'READ');
