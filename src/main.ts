@@ -13,6 +13,7 @@ import { createPatternGrantsRepo } from './authz/pattern-grants-repo.js';
 import { createPatternWriter } from './authz/pattern-writer.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
+import { FlowgateError } from './errors.js';
 import { createLogger, requestLineLogger, type Logger } from './logging.js';
 import { createSessionStore } from './oidc/sessions.js';
 import { countedAuthenticator, countedLoader, createMetrics } from './metrics/registry.js';
@@ -25,6 +26,7 @@ import { createMappingForgetter, type MappingForgetter } from './authz/mapping-f
 import { followStore } from './follow-store.js';
 import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
+import { ensureBootstrapAdmin } from './principals/bootstrap-admin.js';
 import { createEvaluator } from './authz/evaluate.js';
 import { createExplainer } from './authz/explain.js';
 import type { Principal } from './principals/types.js';
@@ -39,6 +41,7 @@ import { createExistingResolver, createResourceResolver } from './authz/resolve.
 import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
+import { answerClientError } from './http/client-error.js';
 import { decideBeforeContinue } from './http/expect-continue.js';
 import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
@@ -103,7 +106,6 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     cacheSize: config.tokenCacheSize,
     onCache: metrics.cache('token'),
   });
-  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays });
   const patternGrants = createPatternGrantsRepo(sql);
   const policy = createPolicyReader(grants, patternGrants);
   const sessions = createSessionStore(sql, {
@@ -113,6 +115,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     ...(options.now ? { now: options.now } : {}),
     onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
   });
+  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf });
   let mappings: MappingForgetter | undefined;
   // Following starts as the index is read, so no change committed in between is missed.
   await policy.reloadAll();
@@ -120,7 +123,12 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
   const canManage = (principal: Principal, ref: ResourceRef): boolean | Promise<boolean> => {
     // An experiment's name (for pattern grants) needs MLflow, reached through the evaluator built below.
-    if (policy.needsName(principal, ref)) return Promise.resolve(evaluator.decideNamed(principal, 'manage', [ref])).then((d) => d.allow);
+    // An experiment MLflow does not have is refused as one the caller may not manage: its existence is not theirs to learn.
+    if (policy.needsName(principal, ref))
+      return Promise.resolve(evaluator.decideNamed(principal, 'manage', [ref])).then(
+        (d) => d.allow,
+        (e: unknown) => (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST' ? false : Promise.reject(e)),
+      );
     return decide({
       isAdmin: principal.isAdmin,
       need: 'manage',
@@ -133,7 +141,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
   const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
-  const principalWriter = createPrincipalWriter({ sql, directory, audit });
+  const principalWriter = createPrincipalWriter({ sql, directory, audit, bootstrapAdmin: config.admin?.username });
   const adminDeps: AdminDeps = {
     sql,
     directory,
@@ -157,11 +165,19 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
     defaultPermission: config.defaultPermission,
     // The gate's parts are built below; explanations are asked for only once flowgate serves.
-    explain: (principal, request) => explainer(principal, request),
+    explain: (principal, request, options) => explainer(principal, request, options),
     principalOf: (userId) => principals.principal(userId, 'basic'),
   };
 
-  if (config.admin) await bootstrapAdmin(config.admin, config.tokenMaxDays, adminDeps, logger);
+  if (config.admin)
+    await ensureBootstrapAdmin(config.admin, Date.now() + config.tokenMaxDays * DAY_MS, {
+      sql,
+      directory,
+      principalWriter,
+      tokens,
+      endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+      logger,
+    });
 
   const oidc =
     config.oidc?.redirectUrl !== undefined
@@ -215,9 +231,10 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     readVersion: () => readMlflowVersion(mlflow),
     staticPrefix: config.upstreamStaticPrefix,
   });
-  mappings = createMappingForgetter(lookups, createMappingChanges(sql), (err) =>
-    logger.warn({ err: { message: err.message } }, 'mapping change not recorded for other flowgates'),
-  );
+  mappings = createMappingForgetter(lookups, createMappingChanges(sql), (err) => {
+    metrics.afterHookFailed('mapping_changes');
+    logger.warn({ err: { message: err.message } }, 'mapping change not recorded for other flowgates');
+  });
   const matcher = createRouteMatcher(ROUTE_CATALOG);
   const resolve = createResourceResolver(lookups);
   const evaluator = createEvaluator({
@@ -251,6 +268,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     maxBodyBytes: config.maxBodyBytes,
     logger,
     enforcing: config.enforce,
+    onHookFailure: (hook) => metrics.afterHookFailed(hook),
     pageTokens: createPageTokenSealer({
       current: config.pageTokenKeys.current ?? (await storedPageTokenKey(sql)),
       previous: config.pageTokenKeys.previous,
@@ -317,6 +335,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
   decideBeforeContinue(server, listener);
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -362,24 +381,4 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       logger.flush();
     },
   };
-}
-
-/** The configured admin exists, is an admin, and holds the configured token: at every start. */
-async function bootstrapAdmin(admin: NonNullable<Config['admin']>, maxDays: number, deps: AdminDeps, logger: Logger): Promise<void> {
-  // Replicas starting together on one store take turns: the first creates, the others find.
-  await deps.sql.transaction(async () => {
-    await deps.sql.lock('flowgate-bootstrap-admin');
-    let user = await deps.directory.userByName(admin.username);
-    if (!user) {
-      user = await deps.principalWriter.createUser(
-        'flowgate',
-        { username: admin.username, displayName: admin.username, isAdmin: true, isServiceAccount: false },
-        { is_admin: true },
-      );
-    } else if (!user.isAdmin || user.isServiceAccount) {
-      throw new Error(`FLOWGATE_ADMIN_USERNAME: '${admin.username}' exists and is not an administrator; choose another name`);
-    }
-    await deps.tokens.install('flowgate', user, admin.token, Date.now() + maxDays * DAY_MS);
-  });
-  logger.info({ user: admin.username }, 'bootstrap admin ready');
 }

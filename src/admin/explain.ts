@@ -47,7 +47,8 @@ export const EXPLAIN_ROUTES: readonly AdminRoute[] = [
         }
       }
       const { path, search } = splitTarget(q.path);
-      const explanation = await deps.explain(principal, { method: q.method, path, search, body });
+      // Someone who is not an administrator learns nothing here about what they may not read.
+      const explanation = await deps.explain(principal, { method: q.method, path, search, body }, { onlyReadable: !req.principal.isAdmin });
       return { status: 200, body: { username, ...explanation } };
     },
   },

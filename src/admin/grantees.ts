@@ -21,6 +21,12 @@ export async function existingGrantee(deps: AdminDeps, g: GranteeShape, name: st
   return g.type === 'user' ? { type: 'user', id: (await requireUser(deps, name)).id } : { type: 'group', id: (await requireGroup(deps, name)).id };
 }
 
+/** The named user or group, or undefined when there is none. */
+export async function knownGrantee(deps: AdminDeps, g: GranteeShape, name: string): Promise<Grantee | undefined> {
+  const found = g.type === 'user' ? await deps.directory.userByName(name) : await deps.directory.groupByName(name);
+  return found ? { type: g.type, id: found.id } : undefined;
+}
+
 /**
  * The grantee of a new grant. Groups mirror identity-provider roles and appear when someone holding
  * the role first signs in; a team's grants come first (the spec's step 2), so granting to a group not

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
+import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { experimentIdSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
 
@@ -26,6 +26,16 @@ function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, perm
 
 function resourceId(k: KindShape, req: AdminRequest): string {
   return parseWith(k.idSchema, req.params[k.param], `${k.param} in the path`);
+}
+
+/**
+ * The grantee of an existing grant and its permission here. For a manager who is not an
+ * administrator, a grantee that does not exist holds no permission here, like one that does:
+ * which names exist is not theirs to learn from a resource's grants.
+ */
+async function grantHere(req: AdminRequest, deps: AdminDeps, g: GranteeShape, name: string, k: KindShape, id: string) {
+  const ge = req.principal.isAdmin ? await existingGrantee(deps, g, name) : await knownGrantee(deps, g, name);
+  return { ge, permission: ge ? await deps.grants.get(ge, k.kind, id) : undefined };
 }
 
 function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
@@ -74,7 +84,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const permission = await deps.grants.get(await existingGrantee(deps, g, name), k.kind, id);
+        const { permission } = await grantHere(req, deps, g, name, k, id);
         if (permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
@@ -89,10 +99,9 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = await existingGrantee(deps, g, name);
+        const { ge, permission: old } = await grantHere(req, deps, g, name, k, id);
         const { permission } = req.body as z.infer<typeof permissionBody>;
-        const old = await deps.grants.get(ge, k.kind, id);
-        if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
+        if (!ge || old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
         await deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
         return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
       },
@@ -106,9 +115,8 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = await existingGrantee(deps, g, name);
-        const old = await deps.grants.get(ge, k.kind, id);
-        if (old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
+        const { ge, permission: old } = await grantHere(req, deps, g, name, k, id);
+        if (!ge || old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
         await deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
         return { status: 200, body: {} };
       },

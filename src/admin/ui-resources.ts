@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { effectivePermission } from '../authz/decide.js';
+import { effectivePermission, permits } from '../authz/decide.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
-import { badRequest } from '../errors.js';
+import { badRequest, FlowgateError } from '../errors.js';
 import type { User } from '../principals/types.js';
 import type { AdminDeps, AdminRoute } from './types.js';
 import { paged, pageQuery, readQuery } from './ui-query.js';
@@ -47,6 +47,35 @@ export async function explain(deps: AdminDeps, user: User, kind: ResourceKind, i
   return { ...who, permission, source, groups };
 }
 
+/**
+ * What a manager who is not an administrator sees of who may use their resource: the grants on it,
+ * user by user, as those grants give it. Never a user's groups, administrator or service-account
+ * standing beyond the grant shown, nor anything about a user holding no grant here: a name that
+ * holds nothing here, or no account at all, answers the same (no rows).
+ */
+async function grantsHere(deps: AdminDeps, kind: ResourceKind, id: string, q: z.infer<typeof effectiveQuery>) {
+  if (q.username !== undefined) {
+    const user = await deps.directory.userByName(q.username);
+    const permission = user && (await deps.grants.get({ type: 'user', id: user.id }, kind, id));
+    const shown = user && permission ? [grantRow({ grantee_type: user.isServiceAccount ? 'service_account' : 'user', name: user.username, permission })] : [];
+    return { users: shown, scope: GRANTS_HERE };
+  }
+  // Users and service accounts come before groups, so a page of them is a prefix of the search.
+  const rows = (await deps.grants.searchOnResource(kind, id, q.q, q.max_results + 1, q.page_token)).filter((r) => r.grantee_type !== 'group');
+  const page = paged(rows, q);
+  return { users: page.rows.map(grantRow), scope: GRANTS_HERE, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) };
+}
+
+/** Tells the screens a manager's view is of the grants here, not of each user's every grant. */
+const GRANTS_HERE = 'grants-here';
+
+function grantRow(r: { grantee_type: string; name: string; permission: Permission }) {
+  return { username: r.name, permission: r.permission, source: 'direct' as const, groups: [] as string[], is_service_account: r.grantee_type === 'service_account' };
+}
+
+/** A resource the caller may not read, or one that does not exist: the same, and nothing about why. */
+const UNREADABLE = { permission: 'NO_PERMISSIONS' as Permission, source: 'none', groups: [] as string[] };
+
 const effectiveQuery = pageQuery.extend({ username: z.string().max(128).optional() });
 const mineQuery = z.object({ id: z.array(z.string()).min(1).max(200) });
 
@@ -78,6 +107,7 @@ function routesFor(k: (typeof KINDS)[number]): AdminRoute[] {
       handler: async (req, deps) => {
         const id = idOf(req.params);
         const q = readQuery(effectiveQuery, req.query);
+        if (!req.principal.isAdmin) return { status: 200, body: await grantsHere(deps, k.kind, id, q) };
         if (q.username !== undefined) {
           const user = await deps.directory.userByName(q.username);
           return { status: 200, body: { users: user ? [await explain(deps, user, k.kind, id)] : [] } };
@@ -106,8 +136,19 @@ const MINE: AdminRoute = {
     const permissions: Record<string, { permission: Permission; source: string; groups: string[] }> = {};
     for (const raw of ids) {
       const id = parseWith(k.idSchema, raw, 'id');
-      const e = await explain(deps, me, k.kind, id);
-      permissions[id] = { permission: e.permission, source: e.source, groups: e.groups };
+      let e: Awaited<ReturnType<typeof explain>>;
+      try {
+        e = await explain(deps, me, k.kind, id);
+      } catch (error) {
+        // An experiment's name looked up for pattern grants: one MLflow does not have is one the caller may not read.
+        if (error instanceof FlowgateError && error.code === 'RESOURCE_DOES_NOT_EXIST') {
+          permissions[id] = UNREADABLE;
+          continue;
+        }
+        throw error;
+      }
+      // Why the caller may not read it (a deny of theirs, a pattern matching its name) is about the resource.
+      permissions[id] = me.isAdmin || permits(e.permission, 'read') ? { permission: e.permission, source: e.source, groups: e.groups } : UNREADABLE;
     }
     return { status: 200, body: { permissions } };
   },

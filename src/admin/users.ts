@@ -5,21 +5,35 @@ import { requireUser } from './lookups.js';
 import type { AdminDeps, AdminRoute } from './types.js';
 import { usernameSchema } from './validation.js';
 
+/**
+ * `local`: access tokens and the sign-in page, never an OIDC sign-in. `oidc`: a person who signs in
+ * through the identity provider; the account of their first sign-in under this name is linked to
+ * them, and only it signs in as them after that.
+ */
+const signInSchema = z.enum(['local', 'oidc'], { message: "must be 'local' or 'oidc'" });
+
 const createUserBody = z
   .strictObject({
     username: usernameSchema,
     display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
     is_admin: z.boolean({ message: 'must be a boolean' }).default(false),
     is_service_account: z.boolean({ message: 'must be a boolean' }).default(false),
+    sign_in: signInSchema.default('local'),
   })
   .refine((b) => !(b.is_admin && b.is_service_account), {
     message: 'a service account cannot be an admin',
     path: ['is_admin'],
+  })
+  .refine((b) => !(b.is_service_account && b.sign_in === 'oidc'), {
+    message: 'a service account never signs in',
+    path: ['sign_in'],
   });
 
 const updateUserBody = z.strictObject({
   display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
   is_admin: z.boolean({ message: 'must be a boolean' }).optional(),
+  /** `oidc` links a local user to the identity-provider account of their next sign-in; `local` unlinks. */
+  sign_in: signInSchema.optional(),
 });
 
 async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): Promise<User> {
@@ -29,6 +43,7 @@ async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof c
     displayName: body.display_name ?? body.username,
     isAdmin: body.is_admin,
     isServiceAccount: body.is_service_account,
+    signIn: body.sign_in,
   });
 }
 
@@ -93,7 +108,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
   {
     method: 'PATCH',
     path: '/mlflow/permissions/users/:username',
-    summary: "Update a user's display name or admin flag",
+    summary: "Update a user's display name, admin flag or way of signing in",
     access: 'admin',
     body: updateUserBody,
     handler: async (req, deps) => {
@@ -102,7 +117,15 @@ export const USER_ROUTES: readonly AdminRoute[] = [
       if (body.is_admin && user.isServiceAccount) throw badRequest('a service account cannot be an admin');
       if (body.is_admin === false && user.username === req.principal.username)
         throw badRequest('you cannot remove your own admin rights');
-      const updated = await deps.principalWriter.updateUser(req.principal.username, user, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin);
+      const actor = req.principal.username;
+      const updated = await deps.sql.transaction(async () => {
+        const profile = body.display_name !== undefined || body.is_admin !== undefined || body.sign_in === undefined;
+        const after = profile ? await deps.principalWriter.updateUser(actor, user, body.display_name ?? user.displayName, body.is_admin ?? user.isAdmin) : user;
+        if (body.sign_in === undefined || !(await deps.principalWriter.setSignIn(actor, after, body.sign_in))) return after;
+        return (await deps.directory.userById(user.id))!;
+      });
+      // Unlinked or relinked: the sessions the identity-provider account opened are no longer this user's.
+      if (body.sign_in !== undefined && body.sign_in !== user.signIn) await deps.endSessionsOf?.(user.id);
       await deps.policyChanged();
       return { status: 200, body: { user: userJson(updated) } };
     },

@@ -328,8 +328,9 @@ const registryRoutes = [
   authenticated('GET', `${V2}/registered-models/search`, 'filter_search_registered_models'),
   onModel('POST', `${V2}/registered-models/get-latest-versions`, 'read'),
   onModel('GET', `${V2}/registered-models/get-latest-versions`, 'read'),
-  { ...onModel('POST', `${V2}/registered-models/set-tag`, 'edit'), after: 'forget_prompt_flag' as const },
-  { ...onModel('DELETE', `${V2}/registered-models/delete-tag`, 'manage'), after: 'forget_prompt_flag' as const },
+  // The prompt flag (`mlflow.prompt.is_prompt`) moves a model between model and prompt grants: MANAGE on both.
+  { ...onModel('POST', `${V2}/registered-models/set-tag`, 'edit'), after: 'forget_prompt_flag' as const, kindTag: 'key' },
+  { ...onModel('DELETE', `${V2}/registered-models/delete-tag`, 'manage'), after: 'forget_prompt_flag' as const, kindTag: 'key' },
   onModel('POST', `${V2}/registered-models/alias`, 'edit'),
   onModel('DELETE', `${V2}/registered-models/alias`, 'manage'),
   onModel('GET', `${V2}/registered-models/alias`, 'read'),
@@ -444,8 +445,10 @@ const ajaxOnlyRoutes = [
   // set-experiment-tag, derived from the schedule tags the UI has just written (MLflow 3.18's own
   // auth app has no rule for it yet and refuses it to non-admins; the UI treats a refusal as "later").
   onExperiment('POST', `${AJAX_V3}/issues/schedule/state`, 'edit', experimentId('body')),
-  // Demo data lands in new experiments; deleting it removes them whoever owns them.
-  route('POST', `${AJAX_V3}/demo/generate`, 'create', 'experiment'),
+  // MLflow acts here with its own authority on shared objects: generating writes traces, runs and
+  // datasets into the one "MLflow Demo" experiment whoever owns it (or whoever created one of that
+  // name) and deletes and re-registers the `mlflow-demo.*` prompts; deleting hard-deletes them all.
+  admin('POST', `${AJAX_V3}/demo/generate`),
   admin('POST', `${AJAX_V3}/demo/delete`),
   // Jobs are owned by whoever submitted them; flowgate has no job → owner look-up.
   admin('GET', `${AJAX_V3}/jobs/:job_id`),

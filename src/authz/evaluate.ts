@@ -1,7 +1,7 @@
 import type { Principal } from '../principals/types.js';
-import { badRequest } from '../errors.js';
+import { badRequest, FlowgateError } from '../errors.js';
 import { decide, type Decision } from './decide.js';
-import { guardedField } from './field-guards.js';
+import { guardedField, isPromptFlagKey } from './field-guards.js';
 import type { GraphqlPlan } from './graphql-policy.js';
 import type { CachedMlflowLookups, ReviewQueueByName } from './mlflow-lookups.js';
 import { modelVersionSourceRefs } from './model-source.js';
@@ -11,7 +11,7 @@ import { bodyLeavesOf, readField, type ExistingResolver, type ResourceResolver, 
 import type { AlsoCheck, IdSource, Need, Permission, ResourceRef, RouteEntry } from './types.js';
 
 /** Every check one request goes through; the verdict names the one that decided. */
-export type CheckName = 'main' | 'guard' | 'rename' | 'also' | 'queue' | 'source' | 'graphql-field';
+export type CheckName = 'main' | 'guard' | 'rename' | 'kind' | 'also' | 'queue' | 'source' | 'graphql-field';
 
 export interface CheckOutcome {
   readonly check: CheckName;
@@ -64,6 +64,20 @@ const loadGraphqlPolicy = () => (graphqlPolicy ??= import('./graphql-policy.js')
 const describe = (refs: readonly ResourceRef[]) =>
   refs.length ? ` on ${refs.map((ref) => `${ref.kind.replace('_', ' ')} '${ref.id}'`).join(', ')}` : '';
 
+/**
+ * What a refusal says it is about: only what the caller sent. An experiment reached through a run,
+ * trace, name or other id is not named (its id would tell more than MLflow tells), and a model named
+ * by the caller is not called a prompt or a model (its prompt flag is the hidden model's own).
+ */
+function describeSent(id: IdSource, refs: readonly ResourceRef[]): string {
+  if (refs.length === 0) return '';
+  if (id.kind === 'experiment_id' || id.kind === 'experiment_ids') return describe(refs);
+  if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${refs.map((ref) => `'${ref.id}'`).join(', ')}`;
+  return 'field' in id ? ` what its '${id.field}' belongs to` : '';
+}
+
+const isMissing = (e: unknown) => e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST';
+
 class Refusal {
   constructor(
     readonly outcome: CheckOutcome,
@@ -103,7 +117,10 @@ export function createEvaluator(deps: EvaluatorDeps) {
       const known = deps.lookups.knownExperimentName(ref.id);
       if (known !== undefined) return { ...ref, name: known };
       waiting = true;
-      return deps.lookups.experimentNameById(ref.id).then((name) => ({ ...ref, name }));
+      return deps.lookups.experimentNameById(ref.id).then(
+        (name) => ({ ...ref, name }),
+        (e: unknown) => (isMissing(e) ? { ...ref, name: null } : Promise.reject(e)),
+      );
     });
     return waiting ? Promise.all(out) : (out as ResourceRef[]);
   }
@@ -114,10 +131,11 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return ready instanceof Promise ? ready.then((r) => decideFor(principal, need, r)) : decideFor(principal, need, ready);
   }
 
-  async function granted(check: CheckName, principal: Principal, need: Need, refs: readonly ResourceRef[], context = ''): Promise<CheckOutcome> {
+  /** `shown` is what the refusal may name: by default the refs, which the caller then sent themself. */
+  async function granted(check: CheckName, principal: Principal, need: Need, refs: readonly ResourceRef[], context = '', shown = describe(refs)): Promise<CheckOutcome> {
     const decision = await decideNamed(principal, need, refs);
     const outcome = { check, allow: decision.allow, reason: decision.reason };
-    if (!decision.allow) throw new Refusal(outcome, `Permission denied: ${principal.username} may not ${need}${describe(refs)}${context}`);
+    if (!decision.allow) throw new Refusal(outcome, `Permission denied: ${principal.username} may not ${need}${shown}${context}`);
     return outcome;
   }
 
@@ -139,7 +157,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const checks = [{ check: 'main' as const, allow: decision.allow, reason: decision.reason }];
     return decision.allow
       ? { allow: true, reason: decision.reason, checks, permission: decision.permission }
-      : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${entry.need}${describe(refs)}` };
+      : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${entry.need}${describeSent(entry.id, refs)}` };
   }
 
   /**
@@ -161,6 +179,24 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return moves ? granted('rename', principal, 'manage', refs, ' (the new name changes which name-pattern grants apply)') : undefined;
   }
 
+  /**
+   * Setting or removing the prompt flag moves a registered model between model and prompt grants
+   * (EDIT on the model plus a prompt pattern's MANAGE would become delete rights on it): MANAGE on
+   * it as it is and as it will be, like a rename that changes which patterns match.
+   */
+  async function kindChange(input: EvaluationInput): Promise<CheckOutcome | undefined> {
+    const { principal, entry, request, refs } = input;
+    const name = refs[0]?.id;
+    if (entry.kindTag === undefined || name === undefined) return undefined;
+    const keys = readField({ kind: 'model_name', field: entry.kindTag, from: 'auto' }, request);
+    if (!keys.some(isPromptFlagKey)) return undefined;
+    const sides: ResourceRef[] = [
+      { kind: 'registered_model', id: name },
+      { kind: 'prompt', id: name },
+    ];
+    return granted('kind', principal, 'manage', sides, ' (the prompt flag moves it between model and prompt grants)', ` on '${name}'`);
+  }
+
   async function also(input: EvaluationInput, check: AlsoCheck): Promise<CheckOutcome | undefined> {
     const { principal, entry, request, refs } = input;
     if (check.clientChosen) {
@@ -168,12 +204,12 @@ export function createEvaluator(deps: EvaluatorDeps) {
       // An existing object may only be written where it already lives: never moved into the request's experiment.
       const elsewhere = existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id));
       if (elsewhere)
-        refuse('also', 'object-in-other-experiment', `Permission denied: the request names an existing object of experiment '${elsewhere.id}', not of the experiment it writes to`);
-      return existing.length > 0 ? await granted('also', principal, check.need, existing) : undefined;
+        refuse('also', 'object-in-other-experiment', 'Permission denied: the request names an existing object of another experiment, not of the experiment it writes to');
+      return existing.length > 0 ? await granted('also', principal, check.need, existing, '', describeSent(check.id, existing)) : undefined;
     }
     if (readField(check.id, request).length === 0) return undefined;
     const more = await deps.resolve({ ...entry, resource: check.resource ?? 'experiment', id: check.id, need: check.need }, request);
-    return await granted('also', principal, check.need, more);
+    return await granted('also', principal, check.need, more, '', describeSent(check.id, more));
   }
 
   async function queue(input: EvaluationInput, permission: Permission | undefined): Promise<{ outcome: CheckOutcome; lookedUp?: ReviewQueueByName['answer'] }> {
@@ -184,7 +220,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const experiment = refs[0];
     if (!byId && !queueName) throw badRequest("Missing value for required parameter 'name'");
     // Allowed with a resolved experiment always carries these; anything else is refused.
-    if (!queueName || !experiment || !permission) return refuse('queue', 'default-permission', `Permission denied: ${principal.username} may not ${entry.need}${describe(refs)}`);
+    if (!queueName || !experiment || !permission) return refuse('queue', 'default-permission', `Permission denied: ${principal.username} may not ${entry.need}${describeSent(entry.id, refs)}`);
     const found = byId ? undefined : await deps.lookups.reviewQueueByName(experiment.id, queueName);
     const users = found ? found.users : await deps.lookups.reviewQueueUsers(queueName);
     if (!queueRuleAllows(rule, permission, users, principal.username))
@@ -208,7 +244,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
         if (!decision.allow)
           refuse('graphql-field', decision.reason, `Permission denied: ${principal.username} may not use GraphQL field '${name}' (administrators only)`);
         outcomes.push({ check: 'graphql-field', allow: true, reason: decision.reason });
-      } else outcomes.push(await granted('graphql-field', principal, need, refs, ` (GraphQL field '${name}')`));
+      } else outcomes.push(await granted('graphql-field', principal, need, refs, ` (GraphQL field '${name}')`, ''));
     };
     // Fields that need no look-up are decided first: a refused document costs MLflow nothing.
     for (const check of plan.checks) if (!check.twin) await field(check.field, check.need, []);
@@ -235,6 +271,10 @@ export function createEvaluator(deps: EvaluatorDeps) {
         const outcome = await rename(input);
         if (outcome) checks.push(outcome);
       }
+      if (entry.kindTag !== undefined) {
+        const outcome = await kindChange(input);
+        if (outcome) checks.push(outcome);
+      }
       for (const check of entry.also ?? []) {
         const outcome = await also(input, check);
         if (outcome) checks.push(outcome);
@@ -246,7 +286,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
       }
       if (entry.alsoReads === 'model_version_source') {
         const sources = await modelVersionSourceRefs(request.body, deps.lookups);
-        if (sources.length > 0) checks.push(await granted('source', principal, 'read', sources, ' (the model version source)'));
+        if (sources.length > 0) checks.push(await granted('source', principal, 'read', sources, '', ' the model version source'));
       }
       if (entry.after === 'graphql') {
         const fields = await graphqlFields(input);
@@ -269,7 +309,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     evaluate,
     /** Whether the row declares checks beyond the main one (administrators skip them). */
     hasFurtherChecks: (entry: RouteEntry) =>
-      entry.guards !== undefined || entry.renames !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
+      entry.guards !== undefined || entry.renames !== undefined || entry.kindTag !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
   };
 }
 

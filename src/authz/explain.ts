@@ -1,12 +1,13 @@
+import { FlowgateError } from '../errors.js';
 import type { Principal } from '../principals/types.js';
-import { effectivePermission } from './decide.js';
+import { effectivePermission, permits } from './decide.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { GrantsRepo } from './grants-repo.js';
 import type { PatternGrant } from './pattern-index.js';
 import type { PolicyReader } from './policy.js';
 import type { ResourceResolver } from './resolve.js';
 import type { RouteMatcher } from './route-matcher.js';
-import type { Permission, ResourceRef } from './types.js';
+import type { Permission, ResourceRef, RouteEntry } from './types.js';
 
 export interface ExplainRequest {
   readonly method: string;
@@ -41,6 +42,31 @@ export interface ExplainedPattern {
   readonly grantee: string;
   readonly permission: Permission;
 }
+
+export interface ExplainOptions {
+  /**
+   * For a caller who is not an administrator: a request naming anything they may not read is
+   * answered as one naming nothing that exists, so explain tells no name, id, grant or existence
+   * that MLflow would not tell them.
+   */
+  readonly onlyReadable?: boolean;
+}
+
+/** The one answer for a request that names something the caller may not read, or nothing that exists. */
+function notExplained(route: Explanation['route']): Explanation {
+  return {
+    route,
+    resources: [],
+    verdict: {
+      allow: false,
+      reason: 'not-readable',
+      checks: [],
+      message: 'This request names something you may not read, or something that does not exist; flowgate explains only what you may read',
+    },
+  };
+}
+
+const doesNotExist = (e: unknown) => e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST';
 
 /** The pattern that decided, for each pattern reason; undefined for the others. */
 function decidingPattern(rule: string, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
@@ -77,7 +103,23 @@ export function createExplainer(d: {
     return { ...ref, name: await d.experimentName(ref.id) };
   }
 
-  return async function explain(principal: Principal, r: ExplainRequest): Promise<Explanation> {
+  /** Whether the caller may read every resource, as the gate decides it (pattern grants matched against MLflow's names). */
+  function readsAll(principal: Principal, refs: readonly ResourceRef[]): boolean {
+    return refs.every((ref) => permits(effectivePermission(d.policy.factsFor(principal, ref), d.defaultPermission).permission, 'read'));
+  }
+
+  return async function explain(principal: Principal, r: ExplainRequest, options: ExplainOptions = {}): Promise<Explanation> {
+    if (!options.onlyReadable || principal.isAdmin) return explainFully(principal, r);
+    const m = d.matcher.match(r.method, r.path);
+    try {
+      return await explainFully(principal, r, true);
+    } catch (e) {
+      if (e instanceof Unreadable || doesNotExist(e)) return notExplained(m ? routeOf(m.entry) : null);
+      throw e;
+    }
+  };
+
+  async function explainFully(principal: Principal, r: ExplainRequest, onlyReadable = false): Promise<Explanation> {
     const m = d.matcher.match(r.method, r.path);
     if (!m) {
       const allow = principal.isAdmin;
@@ -88,11 +130,15 @@ export function createExplainer(d: {
       };
     }
     const { entry, params } = m;
-    const route = { method: entry.method, pattern: entry.pattern, need: entry.need, resource: entry.resource };
+    const route = routeOf(entry);
     const request = { method: r.method, query: new URLSearchParams(r.search), body: r.body, params, headers: {} };
     const decidesOnResources = entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage';
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
+    const named = await Promise.all(refs.map((ref) => withName(principal, ref)));
+    if (onlyReadable && !readsAll(principal, named)) throw new Unreadable();
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
+    // A further id (a model version's source, a linked run) refused is a resource the caller may not read either.
+    if (onlyReadable && !verdict.allow && FURTHER_RESOURCE_CHECKS.has(verdict.checks.at(-1)?.check ?? 'main')) throw new Unreadable();
     const memberOf = new Set(await d.groupNamesOf(principal.userId));
     const groupNames = new Map((await (d.groupsOf?.(principal.userId) ?? Promise.resolve([]))).map((g) => [g.id, g.name]));
     const explained = (p: PatternGrant): ExplainedPattern => ({
@@ -101,20 +147,19 @@ export function createExplainer(d: {
       permission: p.permission,
     });
     const resources: Array<Explanation['resources'][number]> = [];
-    for (const unnamed of refs) {
-      const ref = await withName(principal, unnamed);
+    for (const ref of named) {
       const on = await d.grants.onResource(ref.kind, ref.id);
       const direct = on.users.find((g) => g.name === principal.username)?.permission ?? null;
       const facts = d.policy.factsFor(principal, ref);
       const groups = on.groups.filter((g) => memberOf.has(g.name)).map((g) => ({ group: g.name, permission: g.permission }));
       const effective = effectivePermission(facts, d.defaultPermission);
       const name = ref.kind === 'experiment' ? ref.name : ref.id;
-      const bearing = name === undefined ? [] : d.policy.bearingPatterns(ref.kind, name, principal);
+      const bearing = name === undefined || name === null ? [] : d.policy.bearingPatterns(ref.kind, name, principal);
       const decided = decidingPattern(effective.reason, effective.permission, bearing);
       resources.push({
         kind: ref.kind,
         id: ref.id,
-        ...(ref.kind === 'experiment' && ref.name !== undefined ? { name: ref.name } : {}),
+        ...(ref.kind === 'experiment' && typeof ref.name === 'string' ? { name: ref.name } : {}),
         direct,
         groups,
         patterns: bearing.map(explained),
@@ -128,7 +173,14 @@ export function createExplainer(d: {
       resources,
       verdict: { allow: verdict.allow, reason: verdict.reason, checks: verdict.checks, ...(verdict.message ? { message: verdict.message } : {}) },
     };
-  };
+  }
 }
+
+const routeOf = (entry: RouteEntry): NonNullable<Explanation['route']> => ({ method: entry.method, pattern: entry.pattern, need: entry.need, resource: entry.resource });
+
+/** Thrown inside an explanation that reached a resource the caller may not read. */
+class Unreadable {}
+
+const FURTHER_RESOURCE_CHECKS: ReadonlySet<string> = new Set(['also', 'source', 'graphql-field']);
 
 export type Explainer = ReturnType<typeof createExplainer>;

@@ -1,4 +1,5 @@
 import { bodyLeavesOf, otlpExportOf, readField, spellings, type ResolveRequest } from './resolve.js';
+import { PROMPT_TAG } from './mlflow-lookups.js';
 import type { FieldGuard } from './types.js';
 
 /**
@@ -21,6 +22,13 @@ const RESERVED_FOLDED = new Set([...RESERVED_TRACE_TAGS].map((key) => key.toLowe
  * it, so a key spelled `MLFLOW.ARTIFACTLOCATION ` cannot overwrite the real one there.
  */
 const isReserved = (key: string) => RESERVED_FOLDED.has(key.trim().toLowerCase());
+
+/**
+ * The tag that makes a registered model a prompt (MLflow reads it by exact key in Python, but a
+ * case-insensitive, space-padding database would store and delete `MLFLOW.PROMPT.IS_PROMPT ` as it):
+ * compared the same folded way.
+ */
+export const isPromptFlagKey = (key: string) => key.trim().toLowerCase() === PROMPT_TAG;
 
 /** The first field of the request that `guard` forbids a non-administrator to set, or undefined. */
 export function guardedField(guard: FieldGuard, request: ResolveRequest): string | undefined {

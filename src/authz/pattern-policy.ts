@@ -69,6 +69,7 @@ export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
       if (facts.direct !== undefined || facts.groups.length > 0) return facts;
       // A model's or prompt's id is its name; an experiment's name comes from MLflow.
       const name = ref.kind === 'experiment' ? ref.name : ref.id;
+      if (name === null) return facts;
       if (name === undefined) throw experimentNameMissing(ref.id);
       return withPatterns(facts, index.factsFor(ref.kind, name, who.userId, who.groupIds));
     },

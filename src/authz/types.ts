@@ -111,6 +111,11 @@ export interface RouteEntry {
    * match it grants or takes away access, so it needs MANAGE, as granting does.
    */
   readonly renames?: string;
+  /**
+   * The field holding the key of a tag the request sets or removes: the prompt flag decides whether
+   * a registered model is governed by model or by prompt grants, so changing it needs MANAGE on both.
+   */
+  readonly kindTag?: string;
 }
 
 export interface AlsoCheck {
@@ -130,7 +135,11 @@ export type ResourceRef =
   | {
       readonly kind: 'experiment';
       readonly id: string;
-      /** Its name as MLflow answered it (never as a client sent it): what experiment pattern grants match. */
-      readonly name?: string;
+      /**
+       * Its name as MLflow answered it (never as a client sent it): what experiment pattern grants match.
+       * `null` when MLflow has no such experiment: no pattern matches it, so a missing experiment is decided
+       * like a hidden one and a pattern holder cannot tell them apart.
+       */
+      readonly name?: string | null;
     }
   | { readonly kind: 'registered_model' | 'prompt'; readonly id: string };

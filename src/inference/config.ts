@@ -59,6 +59,15 @@ const routeSchema = z
   .refine((r) => !r.stripPrefix || r.pathPrefix !== undefined, {
     message: 'stripPrefix needs a pathPrefix',
     path: ['stripPrefix'],
+  })
+  // A gateway behind the route that routes on Host (Knative, Istio) would send the request to
+  // whichever model the client's Host names, while flowgate checked the key against the path only.
+  .refine((r) => !r.preserveHost || r.hosts !== undefined, {
+    error: (issue) => {
+      const name = (issue.input as { name?: unknown }).name;
+      return `route ${typeof name === 'string' ? `"${name}" ` : ''}sets preserveHost without hosts: list the Host names it serves in hosts, so flowgate checks the Host the model server's gateway routes on`;
+    },
+    path: ['preserveHost'],
   });
 
 const inferenceConfigSchema = z

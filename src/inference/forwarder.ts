@@ -1,13 +1,15 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { createProxyServer } from 'http-proxy-3';
 import { FlowgateError } from '../errors.js';
+import { framingHeader, type BodyFraming } from '../http/framing.js';
 
 export interface ForwardTarget {
   readonly upstream: URL;
   /** Path and query as the model server should see them. */
   readonly pathAndQuery: string;
   readonly preserveHost: boolean;
+  /** How the client delimited its body (see http/framing.ts); flowgate writes it again for its own hop. */
+  readonly framing: BodyFraming;
 }
 
 export interface Forwarder {
@@ -23,37 +25,108 @@ export interface ForwarderOptions {
 }
 
 /**
- * One proxy and one keep-alive agent pair for every inference route. Bodies are piped both ways,
- * never collected, so tensors and event streams pass at the pace the two ends set.
+ * Headers that describe one hop rather than the request (RFC 9110 §7.6.1), the body's framing among
+ * them: flowgate frames its own request. `Expect` was answered to the client already, and trailers
+ * are not passed on, so announcing them would be false.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'content-length', 'host']);
+
+/** The same in the model server's answer: Node frames the client's response itself. */
+const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/**
+ * One keep-alive agent pair for every inference route, on Node's own client: flowgate writes every
+ * header the model server gets, the framing included, so no request can carry a second one in its
+ * body. Bodies are piped both ways, never collected, so tensors and event streams pass at the pace
+ * the two ends set.
  */
 export function createForwarder(opts: ForwarderOptions): Forwarder {
   const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets, maxFreeSockets: 32 };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
-  const proxy = createProxyServer({ proxyTimeout: opts.timeoutMs, xfwd: false, ws: false });
-  const timedOut = new WeakSet<IncomingMessage>();
-
-  // http-proxy-3 destroys the upstream request on timeout, which surfaces as a plain reset; marking
-  // the request first lets the error be told apart as a 504.
-  proxy.on('proxyReq', (proxyReq, req) => {
-    proxyReq.once('timeout', () => timedOut.add(req));
-  });
 
   return {
     forward(req, res, target, onError) {
-      req.url = target.pathAndQuery;
-      const agent = target.upstream.protocol === 'https:' ? agents.https : agents.http;
-      proxy.web(req, res, { target: target.upstream, agent, changeOrigin: !target.preserveHost }, (err) => {
-        const error = err as NodeJS.ErrnoException;
-        const mapped = timedOut.has(req) || error.code === 'ETIMEDOUT'
+      const { upstream } = target;
+      const secure = upstream.protocol === 'https:';
+      const headers = forwardedHeaders(req.headers);
+      headers.host = target.preserveHost && req.headers.host ? req.headers.host : upstream.host;
+      Object.assign(headers, framingHeader(target.framing));
+      const outgoing = (secure ? https : http).request({
+        protocol: upstream.protocol,
+        hostname: upstream.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: upstream.port || (secure ? 443 : 80),
+        method: req.method,
+        path: upstream.pathname.replace(/\/+$/, '') + target.pathAndQuery,
+        headers,
+        agent: secure ? agents.https : agents.http,
+      });
+      // A body that does not match its own Content-Length is an error, never a request boundary moved.
+      // (Node's OutgoingMessage has the switch on its client side too; @types/node lists it for responses only.)
+      Object.assign(outgoing, { strictContentLength: true });
+
+      let timedOut = false;
+      let clientGone = false;
+      outgoing.setTimeout(opts.timeoutMs, () => {
+        timedOut = true;
+        outgoing.destroy();
+      });
+      outgoing.on('error', (err: NodeJS.ErrnoException) => {
+        if (clientGone) return;
+        if (res.headersSent) return void res.destroy();
+        const mapped = timedOut
           ? new FlowgateError('GATEWAY_TIMEOUT', 'The model server did not answer in time')
           : new FlowgateError('BAD_GATEWAY', 'The model server could not be reached');
-        onError(mapped, error);
+        onError(mapped, err);
       });
+      outgoing.on('response', (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayedHeaders(answer.rawHeaders));
+        answer.on('error', () => res.destroy());
+        answer.on('aborted', () => res.destroy());
+        answer.pipe(res);
+      });
+      // A client that goes away (before or during the answer) ends the call to the model server.
+      const stop = () => {
+        if (res.writableFinished) return;
+        clientGone = true;
+        outgoing.destroy();
+      };
+      res.once('close', stop);
+      req.once('error', stop);
+      req.pipe(outgoing);
     },
     async close() {
-      proxy.close();
       agents.http.destroy();
       agents.https.destroy();
     },
   };
+}
+
+/** The client's headers minus hop-by-hop ones and those its `Connection` header names. */
+function forwardedHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = new Set((incoming.connection ?? '').split(',').map((h) => h.trim().toLowerCase()));
+  const out: OutgoingHttpHeaders = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * The model server's raw header list, hop-by-hop headers left out and `Content-Length` last (Node
+ * re-encodes a `Content-Disposition` written after a known length, nodejs/node#46528).
+ */
+function relayedHeaders(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  let length: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP_RESPONSE.has(lower)) continue;
+    if (lower === 'content-length') length = raw[i + 1]!;
+    else out.push(name, raw[i + 1]!);
+  }
+  if (length !== undefined) out.push('Content-Length', length);
+  return out;
 }

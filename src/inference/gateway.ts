@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { FlowgateError, sendError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { continueAuthorized } from '../http/expect-continue.js';
+import { requestFraming, type BodyFraming } from '../http/framing.js';
 import { API_KEY_HEADER, checkApiKey, type KeyCheck } from './api-key.js';
 import type { InferenceConfig } from './config.js';
 import { createForwarder } from './forwarder.js';
@@ -61,13 +62,13 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
   };
 
   /** Only a request already allowed gets to this point: now the client may send its body. */
-  const forward = (req: IncomingMessage, res: ServerResponse, match: RouteMatch, query: string, outcome: { result: InferenceResult }) => {
+  const forward = (req: IncomingMessage, res: ServerResponse, match: RouteMatch, query: string, framing: BodyFraming, outcome: { result: InferenceResult }) => {
     delete req.headers[API_KEY_HEADER];
     continueAuthorized(req, res);
     forwarder.forward(
       req,
       res,
-      { upstream: match.route.config.upstream, pathAndQuery: match.upstreamPath + query, preserveHost: match.route.config.preserveHost },
+      { upstream: match.route.config.upstream, pathAndQuery: match.upstreamPath + query, preserveHost: match.route.config.preserveHost, framing },
       (error, cause) => {
         outcome.result = 'upstream_error';
         log.warn({ route: match.route.name, code: (cause as NodeJS.ErrnoException).code, status: error.status }, 'model server request failed');
@@ -95,6 +96,16 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
       const route = match.route;
       const outcome = observe(route.name, res);
 
+      // Read before any key check, like the path: a body the model server would delimit differently is refused.
+      let framing: BodyFraming;
+      try {
+        framing = requestFraming(req.headers);
+      } catch (err) {
+        outcome.result = 'bad_request';
+        reject(req, res, err as FlowgateError);
+        return true;
+      }
+
       const target = readModelServerPath(req.method, match.upstreamPath, route.config.stripPrefix ? undefined : route.prefix);
       if (target.kind === 'metrics') {
         outcome.result = 'not_found';
@@ -104,7 +115,7 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
 
       if (route.config.publicHealth && target.kind !== 'unknown' && target.health) {
         outcome.result = 'health';
-        forward(req, res, match, query, outcome);
+        forward(req, res, match, query, framing, outcome);
         return true;
       }
 
@@ -119,7 +130,7 @@ export function createInferenceGateway(opts: InferenceGatewayOptions): Inference
       }
 
       log.debug({ route: route.name, method: req.method, path, keyId: check.keyId }, 'inference request allowed');
-      forward(req, res, match, query, outcome);
+      forward(req, res, match, query, framing, outcome);
       return true;
     },
     close: () => forwarder.close(),

@@ -36,6 +36,8 @@ export interface Metrics {
   /** One upstream exchange: `status` 0 when no response came (connection failure, timeout). */
   upstream(route: string, status: number, seconds: number): void;
   readonly inFlight: { inc(): void; dec(): void };
+  /** An after-hook that failed, leaving a change MLflow made unrecorded (a grant, a forgotten mapping): `hook` is its catalog name. */
+  afterHookFailed(hook: string): void;
 }
 
 export interface MetricsOptions {
@@ -101,6 +103,12 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     name: 'flowgate_cache_requests_total',
     help: 'Cache look-ups by cache and result (hit or miss).',
     labelNames: ['cache', 'result'] as const,
+    registers,
+  });
+  const hookFailures = batchedCounter({
+    name: 'flowgate_after_hook_failures_total',
+    help: 'After-hooks that failed after MLflow answered (a creator grant not written, a changed mapping not recorded for other flowgates): should stay 0.',
+    labelNames: ['hook'] as const,
     registers,
   });
   const build = new Gauge({
@@ -183,6 +191,9 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       observe(seconds);
     },
     inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
+    afterHookFailed(hook) {
+      hookFailures.series({ hook: REASON.test(hook) ? hook : 'other' })();
+    },
   };
 }
 

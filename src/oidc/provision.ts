@@ -10,27 +10,50 @@ export interface ProvisionOptions {
   readonly groupsClaim: string;
   readonly adminRole: string | undefined;
   readonly allowedRoles: readonly string[] | undefined;
-  /** The bootstrap admin: never demoted by a login that lacks the admin role. */
+  /** The bootstrap admin: no sign-in ever reaches it. */
   readonly protectedAdmin: string | undefined;
 }
 
+/**
+ * Why a name could not be signed in to, for the log only (the page says the same for all, so a
+ * sign-in learns nothing about who holds a name): the bootstrap admin, a local user (tokens, the
+ * sign-in page), or an OIDC user linked to another identity-provider account.
+ */
+export type NameHolder = 'bootstrap_admin' | 'local_user' | 'other_account';
+
 export type ProvisionResult =
   | { readonly ok: true; readonly user: User; readonly roles: readonly string[]; readonly changed: boolean }
-  | { readonly ok: false; readonly reason: 'no_username' | 'bad_username' | 'service_account' | 'role_not_allowed'; readonly username?: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'no_username' | 'bad_username' | 'no_subject' | 'service_account' | 'role_not_allowed' | 'name_taken';
+      readonly username?: string;
+      readonly holder?: NameHolder;
+    };
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
 const ACTOR = 'oidc';
 
 /**
- * A login's claims applied to the store, in one transaction: the user is created at first login;
- * the admin flag follows the admin role (when one is configured); one group per role is created on
- * first sight; and the user's memberships become exactly the roles in this token. Refusals
- * (service account, no allowed role) change nothing.
+ * A login's claims applied to the store, in one transaction. Who signs in is the identity-provider
+ * account (the ID token's `iss` and `sub`), never the name claim alone: the OIDC specification
+ * does not make `preferred_username` unique, and flowgate's local users share its name space.
+ * - The user bound to this account signs in, whatever name the provider sends now.
+ * - Otherwise the name claim creates a user bound to the account, or binds the OIDC user of that
+ *   name still awaiting their first sign-in (made by an administrator, or from before bindings).
+ * - A name held by anyone else (the bootstrap admin, a local user, a service account, an OIDC user
+ *   bound to another account) is refused.
+ * Then the admin flag follows the admin role (when one is configured); one group per role is created
+ * on first sight; and the user's memberships become exactly the roles in this token. Refusals
+ * change nothing.
  */
 export async function provisionLogin(sql: Sql, directory: Directory, writer: PrincipalWriter, o: ProvisionOptions, claims: Claims): Promise<ProvisionResult> {
   const username = stringClaim(claims, o.usernameClaim);
   if (!username) return { ok: false, reason: 'no_username' };
   if (!USERNAME.test(username)) return { ok: false, reason: 'bad_username', username };
+  const issuer = typeof claims.iss === 'string' ? claims.iss : undefined;
+  const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
+  if (!issuer || !subject) return { ok: false, reason: 'no_subject', username };
+  const account = { issuer, subject };
   const displayName = (stringClaim(claims, o.displayNameClaim) ?? username).slice(0, 256);
   const roles = rolesFrom(readClaimPath(claims, o.groupsClaim));
   const hasAdminRole = o.adminRole !== undefined && roles.includes(o.adminRole);
@@ -40,22 +63,34 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
 
   return sql.transaction(async (): Promise<ProvisionResult> => {
     let changed = false;
-    let user = await directory.userByName(username);
-    if (user?.isServiceAccount) return { ok: false, reason: 'service_account', username };
+    let user = await directory.userBySubject(account);
+    // (A bound user whom configuration has named the bootstrap admin since is refused too.)
+    if ((user?.username ?? username) === o.protectedAdmin) return { ok: false, reason: 'name_taken', username, holder: 'bootstrap_admin' };
     if (!user) {
-      user = await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false });
+      const named = await directory.userByName(username);
+      const refused = named && refusal(named);
+      if (refused) return { ok: false, username, ...refused };
+      // The name's OIDC user awaiting a first sign-in is bound now; of two sign-ins racing for it, one is.
+      if (named && !(await writer.bindSubject(ACTOR, named, account))) return { ok: false, reason: 'name_taken', username, holder: 'other_account' };
+      user = named ?? (await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false, oidc: account }));
       changed = true;
-    } else {
-      let isAdmin = user.isAdmin;
-      if (o.adminRole !== undefined) isAdmin = hasAdminRole || (user.isAdmin && username === o.protectedAdmin);
-      if (isAdmin !== user.isAdmin || displayName !== user.displayName) {
-        user = await writer.updateUser(ACTOR, user, displayName, isAdmin);
-        changed = true;
-      }
+    }
+    const isAdmin = o.adminRole !== undefined ? hasAdminRole : user.isAdmin;
+    if (isAdmin !== user.isAdmin || displayName !== user.displayName) {
+      user = await writer.updateUser(ACTOR, user, displayName, isAdmin);
+      changed = true;
     }
     const groups: Group[] = [];
     for (const role of roles) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role)));
     if (await writer.setMemberships(ACTOR, user, groups)) changed = true;
     return { ok: true, user, roles, changed };
   });
+}
+
+/** Why an account bound to no user may not sign in as `user`, who holds its name claim; undefined when `user` awaits a first sign-in. */
+function refusal(user: User): { reason: 'service_account' | 'name_taken'; holder?: NameHolder } | undefined {
+  if (user.isServiceAccount) return { reason: 'service_account' };
+  if (user.signIn !== 'oidc') return { reason: 'name_taken', holder: 'local_user' };
+  if (user.oidcSubject !== null) return { reason: 'name_taken', holder: 'other_account' };
+  return undefined;
 }

@@ -60,6 +60,17 @@ const REFUSALS: Record<Exclude<ProvisionResult, { ok: true }>['reason'], { title
     title: 'Access not granted',
     message: 'Your account does not hold a role that may use this service. Ask an administrator to grant you one, then sign in again.',
   },
+  no_subject: {
+    title: 'Sign-in incomplete',
+    message: 'The identity provider did not say which account signed in (no issuer or subject). Ask an administrator to check the provider settings.',
+  },
+  // The same words whoever holds the name, so a sign-in learns nothing about them.
+  name_taken: {
+    title: 'Account not linked',
+    message:
+      'Your user name is already used here by another account, so signing in could not continue and nothing was changed. ' +
+      'If that account is yours, ask an administrator to link it to your sign-in.',
+  },
 };
 
 export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
@@ -110,13 +121,13 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
 
     const result = await d.provision(claims);
     if (!result.ok) {
-      d.logger.warn({ requestId: ctx.requestId, reason: result.reason, user: result.username }, 'oidc login refused');
+      d.logger.warn({ requestId: ctx.requestId, reason: result.reason, user: result.username, holder: result.holder }, 'oidc login refused');
       const r = REFUSALS[result.reason];
       return sendPage(res, 403, messagePage(r.title, r.message), { 'Set-Cookie': clearCookie(d.cookies, d.cookies.binding) });
     }
     const previous = readCookie(req, d.cookies.session);
     if (previous !== undefined) await d.sessions.destroy(previous);
-    const { id } = await d.sessions.create(result.user.id, idToken);
+    const { id } = await d.sessions.create(result.user.id, { idToken });
     d.logger.info({ requestId: ctx.requestId, user: result.user.username, groups: result.roles.length }, 'oidc login');
     // Most often the provider does not put roles where flowgate reads them (Keycloak's realm roles
     // are in neither the ID token nor userinfo until a mapper adds them): say so, naming no values.
@@ -130,17 +141,39 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
     });
   };
 
+  /** GET only asks: a link or an image on another site must not sign anyone out (as oauth2-proxy's sign_out page). */
+  const confirmLogout: Handler = (_req, res) =>
+    sendPage(res, 200, {
+      title: 'Sign out',
+      body: `<p>Sign out of MLflow?</p>
+<form method="post" action="${esc(at(OIDC_PATHS.logout))}"><button type="submit">Sign out</button></form>
+<p><a href="${esc(home)}">Back to MLflow</a></p>`,
+    });
+
   const logout: Handler = async (req, res) => {
     const id = readCookie(req, d.cookies.session);
-    if (req.method === 'POST' && id !== undefined) {
-      const s = await d.sessions.validate(id);
-      if (s && !csrfAllows(req, d.externalOrigin, s.csrfSecret))
-        return sendPage(res, 403, messagePage('Sign-out refused', 'This sign-out request came from another site.'));
-    }
+    const s = id !== undefined ? await d.sessions.validate(id) : undefined;
+    // Without a session only the page's Origin (or Referer) can pass: the provider's logout follows, and that is a change too.
+    if (!csrfAllows(req, d.externalOrigin, s?.csrfSecret ?? ''))
+      return sendPage(res, 403, messagePage('Sign-out refused', 'This sign-out request came from another site.'));
     const idToken = id !== undefined ? await d.sessions.destroy(id) : undefined;
     const after = d.externalOrigin + at(OIDC_PATHS.loggedOut);
-    const target = d.provider.endSessionUrl(after, idToken)?.href ?? at(OIDC_PATHS.loggedOut);
-    redirect(res, target, { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) });
+    const target = d.provider.endSessionUrl(after, idToken)?.href;
+    const cleared = { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) };
+    if (target === undefined) return redirect(res, at(OIDC_PATHS.loggedOut), cleared);
+    // A sign-out form's page holds "form-action 'self'", which browsers apply to where the form's answer
+    // redirects too: a page of this origin goes on to the provider instead.
+    sendPage(
+      res,
+      200,
+      {
+        title: 'Signing out',
+        body: `<p>Your session here has ended; signing you out at the identity provider.</p>
+<p><a id="continue" class="button" href="${esc(target)}">Continue</a></p>`,
+        script: "location.replace(document.getElementById('continue').href);",
+      },
+      cleared,
+    );
   };
 
   const loggedOut: Handler = (_req, res) =>
@@ -165,7 +198,8 @@ It is shown <strong>once</strong>: save it now. Creating a new key makes your pr
 <pre><code id="usage"></code></pre>
 </div>
 <p id="error" role="alert" hidden></p>
-<p><a href="${esc(home)}">Back to MLflow</a> · <a href="${esc(at(OIDC_PATHS.logout))}">Sign out</a></p>`,
+<p><a href="${esc(home)}">Back to MLflow</a></p>
+<form method="post" action="${esc(at(OIDC_PATHS.logout))}"><button type="submit">Sign out</button></form>`,
       script: `
 const btn = document.getElementById('create');
 btn.addEventListener('click', async () => {
@@ -215,7 +249,7 @@ btn.addEventListener('click', async () => {
   const table = new Map<string, { methods: readonly string[]; handler: Handler }>([
     [OIDC_PATHS.login, { methods: ['GET'], handler: login }],
     [OIDC_PATHS.callback, { methods: ['GET'], handler: callback }],
-    [OIDC_PATHS.logout, { methods: ['GET', 'HEAD', 'POST'], handler: logout }],
+    [OIDC_PATHS.logout, { methods: ['GET', 'HEAD', 'POST'], handler: (req, res, ctx) => (req.method === 'POST' ? logout(req, res, ctx) : confirmLogout(req, res, ctx)) }],
     [OIDC_PATHS.loggedOut, { methods: ['GET', 'HEAD'], handler: loggedOut }],
     [OIDC_PATHS.accessKey, { methods: ['GET', 'HEAD'], handler: accessKey }],
   ]);

@@ -12,6 +12,12 @@ export interface LiveSession {
   lastSeenAt: number;
 }
 
+/** The access token a sign-in without OIDC proved: the session ends when it is revoked, replaced or expires. */
+export interface OpeningToken {
+  readonly id: number;
+  readonly expiresAt: number;
+}
+
 export interface NewSession {
   /** The opaque id for the cookie: never stored, only its hash. */
   readonly id: string;
@@ -60,7 +66,8 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
     perf: { now },
   });
   const SQL = {
-    insert: 'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    insert:
+      'INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token, token_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     byHash: 'SELECT id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at FROM sessions WHERE id_hash = ?',
     idToken: 'SELECT id_token FROM sessions WHERE id_hash = ?',
     touch: 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?',
@@ -68,6 +75,8 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
     deleteOfUser: 'DELETE FROM sessions WHERE user_id = ?',
     purge: 'DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?',
   } as const;
+  /** Bumped whenever sessions are forgotten: a read that started before must not cache what it read. */
+  let forgets = 0;
   const inBackground = (write: Promise<unknown>, what: string) => {
     write.catch((err: Error) => options.onError?.(what, err));
   };
@@ -75,8 +84,14 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
   const expired = (s: LiveSession, t: number) => t >= s.expiresAt || t - s.lastSeenAt >= options.idleMs;
 
   async function forget(idHash: string): Promise<void> {
+    forgets++;
     cache.delete(idHash);
     await sql.run(SQL.delete, [idHash]);
+  }
+
+  function forgetCachedOf(userId: number): void {
+    forgets++;
+    for (const [k, v] of cache.entries()) if (v.userId === userId) cache.delete(k);
   }
 
   /** Expiry and the last-seen time, for a session found in the cache or the store. */
@@ -93,6 +108,7 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
   }
 
   async function load(idHash: string, t: number): Promise<LiveSession | undefined> {
+    const startedAt = forgets;
     const r = await sql.get<Row>(SQL.byHash, [idHash]);
     if (!r) return undefined;
     const s: LiveSession = {
@@ -103,13 +119,17 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
       lastSeenAt: r.last_seen_at,
       expiresAt: r.expires_at,
     };
-    cache.set(idHash, s);
+    if (startedAt === forgets) cache.set(idHash, s);
     return check(s, t);
   }
 
   return {
-    /** `idToken`: the provider's ID token for this login, kept only to be handed back at logout. */
-    async create(userId: number, idToken?: string): Promise<NewSession> {
+    /**
+     * `idToken`: the provider's ID token for this login, kept only to be handed back at logout.
+     * `token`: the access token that opened it; the store ends the session when the token is revoked
+     * (migration 10), and the session never outlives the token's expiry.
+     */
+    async create(userId: number, opened: { readonly idToken?: string; readonly token?: OpeningToken } = {}): Promise<NewSession> {
       const t = now();
       const id = randomId();
       const session: LiveSession = {
@@ -118,9 +138,9 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
         csrfSecret: randomId(),
         createdAt: t,
         lastSeenAt: t,
-        expiresAt: t + options.absoluteMs,
+        expiresAt: Math.min(t + options.absoluteMs, opened.token?.expiresAt ?? Infinity),
       };
-      await sql.run(SQL.insert, [session.idHash, userId, session.csrfSecret, t, t, session.expiresAt, idToken ?? null]);
+      await sql.run(SQL.insert, [session.idHash, userId, session.csrfSecret, t, t, session.expiresAt, opened.idToken ?? null, opened.token?.id ?? null]);
       cache.set(session.idHash, session);
       return { id, session };
     },
@@ -145,9 +165,14 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
 
     /** Ends every session of a user (admin action, user deletion); returns how many there were. */
     async destroyAllOf(userId: number): Promise<number> {
-      for (const [k, v] of cache.entries()) if (v.userId === userId) cache.delete(k);
-      return sql.run(SQL.deleteOfUser, [userId]);
+      forgetCachedOf(userId);
+      const ended = await sql.run(SQL.deleteOfUser, [userId]);
+      forgetCachedOf(userId);
+      return ended;
     },
+
+    /** The user's tokens were revoked here: the store ended what they opened, so nothing of theirs may answer from memory. */
+    forgetCachedOf,
 
     purgeExpired(): Promise<number> {
       const t = now();
@@ -155,11 +180,13 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
     },
 
     clearCache(): void {
+      forgets++;
       cache.clear();
     },
 
     /** Sessions ended elsewhere (another flowgate on the store), by the SHA-256 of their ids: `'all'` drops every one cached. */
     forgetCached(idHashes: readonly string[] | 'all'): void {
+      forgets++;
       if (idHashes === 'all') cache.clear();
       else for (const h of idHashes) cache.delete(h);
     },

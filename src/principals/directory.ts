@@ -1,5 +1,5 @@
 import type { Sql, SqlValue } from '../store/sql.js';
-import type { Group, User } from './types.js';
+import type { Group, SignIn, User } from './types.js';
 
 interface UserRow {
   id: number;
@@ -8,6 +8,9 @@ interface UserRow {
   is_admin: number;
   is_service_account: number;
   created_at: number;
+  sign_in: SignIn;
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
 }
 interface GroupRow {
   id: number;
@@ -22,6 +25,9 @@ const toUser = (r: UserRow): User => ({
   isAdmin: r.is_admin === 1,
   isServiceAccount: r.is_service_account === 1,
   createdAt: r.created_at,
+  signIn: r.sign_in,
+  oidcIssuer: r.oidc_issuer,
+  oidcSubject: r.oidc_subject,
 });
 const toGroup = (r: GroupRow): Group => ({ id: r.id, name: r.name, createdAt: r.created_at });
 
@@ -30,6 +36,15 @@ export interface NewUser {
   displayName: string;
   isAdmin: boolean;
   isServiceAccount: boolean;
+  /** `local` when absent. */
+  signIn?: SignIn;
+  /** The identity-provider account a sign-in creates the user for. */
+  oidc?: OidcIdentity;
+}
+
+export interface OidcIdentity {
+  readonly issuer: string;
+  readonly subject: string;
 }
 
 const SQL = {
@@ -37,8 +52,14 @@ const SQL = {
   userById: 'SELECT * FROM users WHERE id = ?',
   listUsers: 'SELECT * FROM users WHERE is_service_account = ? ORDER BY username',
   listAllUsers: 'SELECT * FROM users ORDER BY username',
-  insertUser: 'INSERT INTO users (username, display_name, is_admin, is_service_account, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+  userBySubject: 'SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?',
+  insertUser: `INSERT INTO users (username, display_name, is_admin, is_service_account, created_at, sign_in, oidc_issuer, oidc_subject)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
   updateUser: 'UPDATE users SET display_name = ?, is_admin = ? WHERE id = ?',
+  // Only a user still awaiting their first sign-in is bound: of two sign-ins racing, one binds.
+  bindSubject: "UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ? AND sign_in = 'oidc' AND oidc_subject IS NULL",
+  setSignIn: 'UPDATE users SET sign_in = ?, oidc_issuer = NULL, oidc_subject = NULL WHERE id = ?',
+  makeBootstrapAdmin: "UPDATE users SET is_admin = 1, is_service_account = 0, sign_in = 'local', oidc_issuer = NULL, oidc_subject = NULL WHERE id = ?",
   deleteUser: 'DELETE FROM users WHERE id = ?',
   groupByName: 'SELECT * FROM groups WHERE name = ?',
   listGroups: 'SELECT * FROM groups ORDER BY name',
@@ -70,12 +91,32 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
   return {
     userByName: (username: string): Promise<User | undefined> => user(SQL.userByName, [username]),
     userById: (id: number): Promise<User | undefined> => user(SQL.userById, [id]),
+    userBySubject: (who: OidcIdentity): Promise<User | undefined> => user(SQL.userBySubject, [who.issuer, who.subject]),
     listUsers: (serviceAccounts?: boolean): Promise<User[]> =>
       serviceAccounts === undefined ? users(SQL.listAllUsers) : users(SQL.listUsers, [serviceAccounts ? 1 : 0]),
     createUser: async (u: NewUser): Promise<User> =>
-      (await user(SQL.insertUser, [u.username, u.displayName, u.isAdmin ? 1 : 0, u.isServiceAccount ? 1 : 0, now()]))!,
+      (await user(SQL.insertUser, [
+        u.username,
+        u.displayName,
+        u.isAdmin ? 1 : 0,
+        u.isServiceAccount ? 1 : 0,
+        now(),
+        u.oidc ? 'oidc' : (u.signIn ?? 'local'),
+        u.oidc?.issuer ?? null,
+        u.oidc?.subject ?? null,
+      ]))!,
     updateUser: async (id: number, displayName: string, isAdmin: boolean): Promise<void> => {
       await sql.run(SQL.updateUser, [displayName, isAdmin ? 1 : 0, id]);
+    },
+    /** False when the user was not awaiting a first OIDC sign-in (nothing written). */
+    bindSubject: async (id: number, who: OidcIdentity): Promise<boolean> => (await sql.run(SQL.bindSubject, [who.issuer, who.subject, id])) > 0,
+    /** A change of sign-in always drops the binding: an OIDC user made anew awaits a first sign-in. */
+    setSignIn: async (id: number, signIn: SignIn): Promise<void> => {
+      await sql.run(SQL.setSignIn, [signIn, id]);
+    },
+    /** What configuration says the bootstrap admin is: an administrator, a person, reached by no sign-in. */
+    makeBootstrapAdmin: async (id: number): Promise<void> => {
+      await sql.run(SQL.makeBootstrapAdmin, [id]);
     },
     deleteUser: async (id: number): Promise<void> => {
       await sql.run(SQL.deleteUser, [id]);

@@ -1,16 +1,33 @@
 import type { AuditLog } from '../audit/audit-log.js';
+import { badRequest } from '../errors.js';
 import type { Sql } from '../store/sql.js';
-import type { Directory } from './directory.js';
-import { userJson, type Group, type User } from './types.js';
+import type { Directory, OidcIdentity } from './directory.js';
+import { userJson, type Group, type SignIn, type User } from './types.js';
 
 /**
  * The one writer of users, groups and memberships: the admin API, sign-in provisioning and the
  * bootstrap admin change principals only here, each change in one transaction with its audit
  * entry. Callers validate first and tell the caches afterwards (they know how many changes a
  * request makes).
+ *
+ * The bootstrap admin (`bootstrapAdmin`, FLOWGATE_ADMIN_USERNAME) belongs to configuration: no
+ * change made here may demote, delete or relink it, whichever route or batch asks, so the operator
+ * cannot be locked out by another administrator.
  */
-export function createPrincipalWriter(deps: { readonly sql: Sql; readonly directory: Directory; readonly audit: AuditLog }) {
+export function createPrincipalWriter(deps: {
+  readonly sql: Sql;
+  readonly directory: Directory;
+  readonly audit: AuditLog;
+  readonly bootstrapAdmin?: string | undefined;
+}) {
   const { sql, directory, audit } = deps;
+  const refuseForBootstrapAdmin = (user: User, what: string): void => {
+    if (deps.bootstrapAdmin !== undefined && user.username === deps.bootstrapAdmin)
+      throw badRequest(
+        `'${user.username}' is the bootstrap administrator (FLOWGATE_ADMIN_USERNAME): configuration owns it, so it cannot ${what}. ` +
+          'Change FLOWGATE_ADMIN_USERNAME and restart flowgate first.',
+      );
+  };
 
   return {
     async createUser(actor: string, fields: Parameters<Directory['createUser']>[0], audited: unknown = undefined): Promise<User> {
@@ -22,6 +39,7 @@ export function createPrincipalWriter(deps: { readonly sql: Sql; readonly direct
     },
 
     async updateUser(actor: string, user: User, displayName: string, isAdmin: boolean): Promise<User> {
+      if (!isAdmin) refuseForBootstrapAdmin(user, 'lose its admin rights');
       return sql.transaction(async () => {
         await directory.updateUser(user.id, displayName, isAdmin);
         const after = (await directory.userById(user.id))!;
@@ -31,9 +49,48 @@ export function createPrincipalWriter(deps: { readonly sql: Sql; readonly direct
     },
 
     async deleteUser(actor: string, user: User): Promise<void> {
+      refuseForBootstrapAdmin(user, 'be deleted');
       await sql.transaction(async () => {
         await directory.deleteUser(user.id);
         await audit.record({ actor, action: 'user.delete', target: `user:${user.username}`, oldValue: userJson(user) });
+      });
+    },
+
+    /**
+     * How the user signs in: `oidc` links them to the identity-provider account of their next sign-in
+     * (an administrator's explicit act), `local` unlinks them. False when it already was so.
+     */
+    async setSignIn(actor: string, user: User, signIn: SignIn): Promise<boolean> {
+      if (user.signIn === signIn) return false;
+      refuseForBootstrapAdmin(user, 'be reached by a sign-in');
+      if (user.isServiceAccount) throw badRequest(`'${user.username}' is a service account: service accounts never sign in`);
+      return sql.transaction(async () => {
+        await directory.setSignIn(user.id, signIn);
+        await audit.record({ actor, action: 'user.sign-in', target: `user:${user.username}`, oldValue: userJson(user), newValue: { sign_in: signIn } });
+        return true;
+      });
+    },
+
+    /** Binds a user awaiting their first OIDC sign-in to the account signing in; false when another sign-in bound it first. */
+    async bindSubject(actor: string, user: User, who: OidcIdentity): Promise<boolean> {
+      return sql.transaction(async () => {
+        if (!(await directory.bindSubject(user.id, who))) return false;
+        await audit.record({ actor, action: 'user.bind', target: `user:${user.username}`, newValue: { issuer: who.issuer, subject: who.subject } });
+        return true;
+      });
+    },
+
+    /**
+     * Makes the configured bootstrap admin what configuration says (an administrator, a person, no
+     * sign-in) when the store says otherwise; audited with what it was. False when nothing was wrong.
+     */
+    async repairBootstrapAdmin(actor: string, user: User): Promise<boolean> {
+      if (user.isAdmin && !user.isServiceAccount && user.signIn === 'local' && user.oidcSubject === null) return false;
+      return sql.transaction(async () => {
+        await directory.makeBootstrapAdmin(user.id);
+        const after = (await directory.userById(user.id))!;
+        await audit.record({ actor, action: 'user.repair', target: `user:${user.username}`, oldValue: userJson(user), newValue: userJson(after) });
+        return true;
       });
     },
 

@@ -5,7 +5,17 @@ export interface User {
   readonly isAdmin: boolean;
   readonly isServiceAccount: boolean;
   readonly createdAt: number;
+  /**
+   * How the person signs in: `local` (access tokens, the sign-in page) is never reached by an OIDC
+   * sign-in; `oidc` is bound to one identity-provider account (`oidcIssuer` + `oidcSubject`), or
+   * awaits the first sign-in that binds it when those are null.
+   */
+  readonly signIn: SignIn;
+  readonly oidcIssuer: string | null;
+  readonly oidcSubject: string | null;
 }
+
+export type SignIn = 'local' | 'oidc';
 
 export interface Group {
   readonly id: number;
@@ -32,5 +42,8 @@ export function userJson(u: User) {
     is_admin: u.isAdmin,
     is_service_account: u.isServiceAccount,
     created_at: new Date(u.createdAt).toISOString(),
+    sign_in: u.signIn,
+    // Whether the OIDC account is linked yet; the subject itself stays in the store.
+    oidc_linked: u.signIn === 'oidc' && u.oidcSubject !== null,
   };
 }

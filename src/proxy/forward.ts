@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
-import { sendError } from '../errors.js';
+import { FlowgateError, sendError } from '../errors.js';
+import { requestFraming, type BodyFraming } from '../http/framing.js';
 import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
 import type { Listening, SilenceWatch } from '../upstream/silence-watch.js';
 
@@ -31,7 +32,7 @@ export interface ForwardRequest {
  * hop rather than the request (RFC 9110 7.6.1), since the pool to MLflow frames and keeps its own
  * connections. `Expect` was answered by Node's server already (100 Continue).
  */
-const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive|proxy-connection|transfer-encoding|upgrade|expect)$/;
+const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive|proxy-connection|transfer-encoding|te|trailer|upgrade|expect)$/;
 
 /**
  * The headers MLflow gets: the client's, minus credentials, identity headers, hop-by-hop headers and
@@ -269,6 +270,12 @@ class ForwardedCall implements Dispatcher.DispatchHandler, Listening {
 export function createForwarder(mlflow: MlflowConnection) {
   return {
     forward(req: IncomingMessage, res: ServerResponse, f: ForwardRequest): void {
+      let framing: BodyFraming;
+      try {
+        framing = requestFraming(req.headers);
+      } catch (err) {
+        return sendError(res, err as FlowgateError);
+      }
       const headers = forwardedHeaders(req.headers);
       headers.host = mlflow.host;
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
@@ -278,7 +285,7 @@ export function createForwarder(mlflow: MlflowConnection) {
       if (f.body) {
         headers['content-length'] = String(f.body.length);
         body = f.body;
-      } else if (hasBody(req)) body = req;
+      } else if (hasBody(framing)) body = req;
       const streamed = body === req;
       // undici's own limits only for an upload (its clock restarts with each piece sent); 0 leaves the rest to the watch.
       const uploadLimit = streamed ? mlflow.silence.timeoutMs : 0;
@@ -298,10 +305,12 @@ export function createForwarder(mlflow: MlflowConnection) {
   };
 }
 
-/** Whether the client announced a body (a length above zero, or chunks): only then is the request streamed on. */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return length === undefined ? req.headers['transfer-encoding'] !== undefined : length !== '0';
+/**
+ * Whether the client announced a body (a length above zero, or chunks): only then is the request
+ * streamed on, and undici writes its framing again (the client's length, or chunks of its own).
+ */
+function hasBody(framing: BodyFraming): boolean {
+  return framing.kind === 'chunked' || (framing.kind === 'length' && framing.length > 0);
 }
 
 export type Forwarder = ReturnType<typeof createForwarder>;

@@ -33,6 +33,8 @@ export interface MlflowGateDeps {
   readonly pageTokens: PageTokenSealer;
   /** False in shadow mode (FLOWGATE_ENFORCE=false): refusals are noted as would-deny and the request goes on. */
   readonly enforcing?: boolean;
+  /** Counts an after-hook that failed once MLflow had answered. */
+  readonly onHookFailure?: (hook: string) => void;
 }
 
 /** Answers the caller with MLflow's answer to the look-up that decided the request (the same call). */
@@ -59,6 +61,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     upstream: deps.upstream,
     pageTokens: deps.pageTokens,
     logger: deps.logger,
+    onHookFailure: deps.onHookFailure,
   };
 
   const enforcing = deps.enforcing ?? true;

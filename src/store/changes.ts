@@ -13,7 +13,7 @@ export interface StoreChangeListener {
   principals(): void;
   /** Pattern grants changed (or may have): re-read them. */
   patterns(): void;
-  /** Browser sessions ended (logout, user deleted): by the SHA-256 of their ids. */
+  /** Browser sessions ended (sign-out, end-sessions, a revoked token, a deleted user): by the SHA-256 of their ids. */
   sessionsEnded(idHashes: readonly string[] | 'all'): void;
   /** Cached MLflow mappings (names, tags, traces) changed. */
   mappings(changes: readonly MappingChange[] | 'all'): void;

@@ -378,4 +378,64 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER pattern_grants_bump_generation AFTER INSERT OR UPDATE OR DELETE ON pattern_grants FOR EACH STATEMENT EXECUTE FUNCTION flowgate_bump_generation();
     `,
   },
+  {
+    version: 10,
+    description: 'a session opened with an access token ends with it (revoked, replaced, deleted); ended sessions logged for every flowgate on a SQLite file',
+    sqlite: `
+      ALTER TABLE sessions ADD COLUMN token_id INTEGER REFERENCES access_tokens (id) ON DELETE CASCADE;
+      CREATE INDEX sessions_by_token ON sessions (token_id) WHERE token_id IS NOT NULL;
+      -- In the store, not in the token module: every way a token is revoked (API, CLI, another
+      -- flowgate, an operator's sqlite3) ends what it opened.
+      CREATE TRIGGER access_tokens_revoke_ends_sessions AFTER UPDATE OF revoked_at ON access_tokens
+        WHEN NEW.revoked_at IS NOT NULL AND OLD.revoked_at IS NULL
+        BEGIN DELETE FROM sessions WHERE token_id = NEW.id; END;
+      -- SQLite cannot notify: other flowgates on the file poll this log (PostgreSQL's sessions_notify_end does it there).
+      CREATE TABLE session_ends (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        id_hash TEXT    NOT NULL
+      );
+      CREATE TRIGGER sessions_delete_logs_end AFTER DELETE ON sessions BEGIN
+        INSERT INTO session_ends (id_hash) VALUES (OLD.id_hash);
+      END;
+    `,
+    postgres: `
+      ALTER TABLE sessions ADD COLUMN token_id BIGINT REFERENCES access_tokens (id) ON DELETE CASCADE;
+      CREATE INDEX sessions_by_token ON sessions (token_id) WHERE token_id IS NOT NULL;
+      CREATE FUNCTION flowgate_end_sessions_of_revoked_token() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM sessions WHERE token_id = NEW.id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER access_tokens_revoke_ends_sessions AFTER UPDATE OF revoked_at ON access_tokens FOR EACH ROW
+        WHEN (NEW.revoked_at IS NOT NULL AND OLD.revoked_at IS NULL)
+        EXECUTE FUNCTION flowgate_end_sessions_of_revoked_token();
+    `,
+  },
+  {
+    version: 11,
+    description: 'how a person signs in: local (access tokens) or OIDC, bound to the issuer and subject of their first sign-in',
+    // Users from before this version: whoever has signed in through OIDC (an audit entry by the
+    // sign-in, or a session holding an ID token) stays an OIDC user and is bound at the next sign-in;
+    // everyone else is local, whom no sign-in reaches until an administrator links them.
+    sqlite: `
+      ALTER TABLE users ADD COLUMN sign_in TEXT NOT NULL DEFAULT 'local' CHECK (sign_in IN ('local', 'oidc'));
+      ALTER TABLE users ADD COLUMN oidc_issuer TEXT;
+      ALTER TABLE users ADD COLUMN oidc_subject TEXT;
+      CREATE UNIQUE INDEX users_by_oidc_subject ON users (oidc_issuer, oidc_subject) WHERE oidc_subject IS NOT NULL;
+      UPDATE users SET sign_in = 'oidc'
+       WHERE is_service_account = 0
+         AND (EXISTS (SELECT 1 FROM audit_log a WHERE a.actor = 'oidc' AND a.target = 'user:' || users.username)
+              OR EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id AND s.id_token IS NOT NULL));
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN sign_in TEXT NOT NULL DEFAULT 'local' CHECK (sign_in IN ('local', 'oidc'));
+      ALTER TABLE users ADD COLUMN oidc_issuer TEXT;
+      ALTER TABLE users ADD COLUMN oidc_subject TEXT;
+      CREATE UNIQUE INDEX users_by_oidc_subject ON users (oidc_issuer, oidc_subject) WHERE oidc_subject IS NOT NULL;
+      UPDATE users SET sign_in = 'oidc'
+       WHERE is_service_account = 0
+         AND (EXISTS (SELECT 1 FROM audit_log a WHERE a.actor = 'oidc' AND a.target = 'user:' || users.username)
+              OR EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id AND s.id_token IS NOT NULL));
+    `,
+  },
 ];

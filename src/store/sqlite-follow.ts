@@ -2,6 +2,7 @@ import type { StoreChangeListener, Following } from './changes.js';
 import type { Db } from './database.js';
 import { watchExternalChanges } from './external-changes.js';
 import { watchMappingChanges } from './mapping-changes.js';
+import { watchSessionEnds } from './session-ends.js';
 
 /**
  * Another process on the same file (a second flowgate, an operator's sqlite3) committed: polled, since
@@ -17,11 +18,14 @@ export function followSqlite(db: Db, intervalMs: number, listener: StoreChangeLi
     listener.grants(grants);
   });
   const mappings = watchMappingChanges(db, intervalMs, (changes) => listener.mappings(changes));
+  // Ending a session moves no policy generation: its own log says which ones ended.
+  const sessions = watchSessionEnds(db, intervalMs, (idHashes) => listener.sessionsEnded(idHashes));
   return {
     live: () => true,
     stop: async () => {
       policy.stop();
       mappings.stop();
+      sessions.stop();
     },
   };
 }

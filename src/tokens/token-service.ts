@@ -43,8 +43,14 @@ export function createTokenService(deps: {
   audit: AuditLog;
   maxDays: number;
   now?: () => number;
+  /** The user's tokens changed: the store has ended the sessions a revoked one opened (migration 10); drop them from memory. */
+  sessionsEndedOf?: (userId: number) => void;
 }) {
   const now = deps.now ?? Date.now;
+  const forgetUser = (userId: number): void => {
+    deps.verifier.forgetUser(userId);
+    deps.sessionsEndedOf?.(userId);
+  };
   /** The token `install` put in place, which the API may not touch. */
   let bootstrap: { readonly tokenId: number; readonly userId: number } | undefined;
 
@@ -75,7 +81,7 @@ export function createTokenService(deps: {
           newValue: { token_id: id, expires_at: new Date(expiresAt).toISOString() },
         });
       });
-      deps.verifier.forgetUser(user.id);
+      forgetUser(user.id);
       return { token, expiresAt };
     },
     /**
@@ -96,7 +102,7 @@ export function createTokenService(deps: {
           await deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
         }
       });
-      deps.verifier.forgetUser(user.id);
+      forgetUser(user.id);
     },
     /**
      * A named access key. A name held by a live key is refused (revoke it first); one held by an
@@ -124,7 +130,7 @@ export function createTokenService(deps: {
           newValue: { token_id: id, name, expires_at: new Date(expiresAt).toISOString() },
         });
       });
-      deps.verifier.forgetUser(user.id);
+      forgetUser(user.id);
       return { token, expiresAt };
     },
     /** The user's named keys that still work, by name. */
@@ -137,7 +143,7 @@ export function createTokenService(deps: {
         if ((await deps.repo.revokeNamed(user.id, name, now())) === 0) throw notFound(`Access key '${name}' of '${user.username}' does not exist`);
         await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { name } });
       });
-      deps.verifier.forgetUser(user.id);
+      forgetUser(user.id);
     },
     /** True for the bootstrap admin: its configured token stays valid beside any token issued to it. */
     holdsBootstrapToken: (userId: number): boolean => bootstrap?.userId === userId,
@@ -154,7 +160,7 @@ export function createTokenService(deps: {
         n = await deps.repo.revokeAllOfUser(user.id, now());
         if (n > 0) await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n } });
       });
-      deps.verifier.forgetUser(user.id);
+      forgetUser(user.id);
       return n;
     },
   };

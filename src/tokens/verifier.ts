@@ -6,11 +6,11 @@ export interface VerifiedToken {
   readonly tokenId: number;
   readonly userId: number;
   readonly username: string;
-}
-
-interface CachedToken extends VerifiedToken {
+  /** A session this token opens ends then too. */
   readonly expiresAt: number;
 }
+
+type CachedToken = VerifiedToken;
 
 export interface TokenVerifierOptions {
   readonly repo: TokenRepo;

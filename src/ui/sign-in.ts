@@ -55,9 +55,10 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     if (!fromThisHost(req)) return form(res, 403, returnTo, 'This sign-in came from another site and was refused.');
     const username = (fields.get('username') ?? '').trim();
     const token = (fields.get('token') ?? '').trim();
-    const verified = username && token ? await d.verifier.verifyEncoded(Buffer.from(`${username}:${token}`).toString('base64')) : undefined;
-    const principal = verified && verified !== MALFORMED ? await d.principals.principal(verified.userId, 'session') : undefined;
-    if (!principal) {
+    const answer = username && token ? await d.verifier.verifyEncoded(Buffer.from(`${username}:${token}`).toString('base64')) : undefined;
+    const verified = answer === MALFORMED ? undefined : answer;
+    const principal = verified && (await d.principals.principal(verified.userId, 'session'));
+    if (!verified || !principal) {
       d.logger.warn({ requestId, user: username }, 'ui sign-in refused');
       return form(res, 401, returnTo, 'Unknown user name or access token, or the token has expired.', username);
     }
@@ -65,13 +66,26 @@ export function createSignIn(d: SignInDeps): OwnRoute {
       return form(res, 403, returnTo, 'Service accounts use access tokens with the API and cannot sign in to the UI.', username);
     const previous = readCookie(req, d.cookies.session);
     if (previous !== undefined) await d.sessions.destroy(previous);
-    const { id } = await d.sessions.create(principal.userId);
+    const { id, session } = await d.sessions.create(principal.userId, { token: { id: verified.tokenId, expiresAt: verified.expiresAt } });
     d.logger.info({ requestId, user: principal.username }, 'ui sign-in');
-    redirect(res, returnTo, { 'Set-Cookie': setCookie(d.cookies, d.cookies.session, id, d.sessionMaxAgeSeconds) });
+    const maxAge = Math.min(d.sessionMaxAgeSeconds, Math.floor((session.expiresAt - session.createdAt) / 1000));
+    redirect(res, returnTo, { 'Set-Cookie': setCookie(d.cookies, d.cookies.session, id, maxAge) });
+  }
+
+  /** GET only asks: a link or an image on another site must not sign anyone out. */
+  function confirmLogout(req: IncomingMessage, res: ServerResponse): void {
+    sendUiPage(res, 200, {
+      basePath: d.basePath,
+      title: 'Sign out',
+      head: req.method === 'HEAD',
+      body: `<p>Sign out of MLflow?</p>
+<form method="post" action="${esc(at(UI_PATHS.logout))}" class="fg-form"><button type="submit" class="fg-button fg-primary">Sign out</button></form>
+<p><a href="${esc(homeOf(d.basePath))}">Back to MLflow</a></p>`,
+    });
   }
 
   async function logout(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method === 'POST' && !fromThisHost(req))
+    if (!fromThisHost(req))
       return sendUiPage(res, 403, { basePath: d.basePath, title: 'Sign-out refused', body: '<p>This sign-out request came from another site.</p>' });
     const id = readCookie(req, d.cookies.session);
     if (id !== undefined) await d.sessions.destroy(id);
@@ -88,7 +102,15 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     }
     if (ctx.path === UI_PATHS.logout) {
       req.resume();
-      await logout(req, res);
+      if (method === 'POST') await logout(req, res);
+      else if (method === 'GET' || method === 'HEAD') confirmLogout(req, res);
+      else
+        sendUiPage(
+          res,
+          405,
+          { basePath: d.basePath, title: 'Method not allowed', body: `<p>${esc(UI_PATHS.logout)} does not accept ${esc(method)}.</p>` },
+          { Allow: 'GET, HEAD, POST' },
+        );
       return true;
     }
     if (ctx.path === UI_PATHS.loggedOut) {

@@ -280,7 +280,7 @@ describe('explaining a decision', () => {
   const explain = (params: Record<string, string>, as = asMallory) => as(api().get(`/api/2.0/mlflow/permissions/explain?${new URLSearchParams(params)}`));
 
   it('names the row, the resources, the grants considered and the deciding check, as the gate decides', async () => {
-    const denied = await explain({ method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' });
+    const denied = await explain({ username: 'mallory', method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' }, asAdmin);
     expect(denied.status).toBe(200);
     expect(denied.body).toMatchObject({
       username: 'mallory',
@@ -291,16 +291,22 @@ describe('explaining a decision', () => {
     const allowed = await explain({ method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=1' });
     expect(allowed.body).toMatchObject({ resources: [{ id: '1', direct: 'MANAGE', rule: 'direct-grant' }], verdict: { allow: true, reason: 'direct-grant' } });
     // A further check refuses: the verdict carries every check and the refusing one's reason.
-    const further = await explain({
+    const logBatch = {
       method: 'POST',
       path: '/api/2.0/mlflow/runs/log-batch',
       body: JSON.stringify({ run_id: 'r1', metrics: [{ key: 'k', value: 1, timestamp: 1, model_id: 'm-secret' }] }),
-    });
+    };
+    const further = await explain({ username: 'mallory', ...logBatch }, asAdmin);
     expect(further.body.verdict).toMatchObject({ allow: false, reason: 'default-permission' });
     expect(further.body.verdict.checks).toEqual([
       { check: 'main', allow: true, reason: 'direct-grant' },
       { check: 'also', allow: false, reason: 'default-permission' },
     ]);
+    // Asked by mallory herself, what she may not read is explained as nothing at all.
+    for (const own of [{ method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' }, logBatch]) {
+      const mine = await explain(own);
+      expect(mine.body).toMatchObject({ username: 'mallory', resources: [], verdict: { allow: false, reason: 'not-readable', checks: [] } });
+    }
   });
 
   it('answers a user about themself only, an administrator about anyone', async () => {

@@ -93,6 +93,7 @@ describe.skipIf('unavailable' in home)(`flowgate with a real Keycloak ${KEYCLOAK
 
     // Sign-out goes through Keycloak's end-session endpoint (with the ID token as hint, so no confirmation page).
     await page.goto(`${base}/flowgate/logout`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${base}/flowgate/logged-out`);
     expect((await context.cookies()).find((c) => c.name === 'flowgate_session')).toBeUndefined();
     const sessions = (await (await keycloak.admin('GET', `/users/${await kate()}/sessions`)).json()) as unknown[];

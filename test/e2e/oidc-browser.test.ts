@@ -107,8 +107,9 @@ describe('signing in to the MLflow UI', () => {
     expect(py.stdout).toContain('team-a-experiment');
     expect(py.stdout).not.toContain('secret-experiment');
 
-    // Sign out: flowgate ends the session, the provider asks to confirm, then flowgate's page.
+    // Sign out: flowgate's page asks (a GET ends nothing), its form ends the session, the provider asks to confirm, then flowgate's page.
     await page.goto(`${base}/flowgate/logout`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL((u) => u.href.startsWith(idp.issuer));
     await page.click('button[name="logout"][value="yes"]');
     await page.waitForURL(`${base}/flowgate/logged-out`);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startStubUpstream } from '../helpers/flowgate.js';
 import {
+  afterSignOut,
   CLIENT,
   confirmProviderLogout,
   CookieJar,
@@ -77,9 +78,12 @@ const userRow = async (username: string) =>
 const groupsOf = async (jar: CookieJar) => ((await (await current(jar)).json()) as { user: { groups: string[] } }).user.groups;
 const sessionCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM sessions')) as { n: number }).n;
 
+/** The sign-out page's own form: a POST from flowgate's origin (a GET only shows that form). */
+const postLogout = (jar: CookieJar) => send(jar, `${base}/flowgate/logout`, { method: 'POST', headers: { accept: HTML, origin: base } });
+
 async function logout(jar: CookieJar): Promise<{ status: number; location: string }> {
-  const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
-  const location = res.headers.get('location')!;
+  const res = await postLogout(jar);
+  const location = (await afterSignOut(res, base)).href;
   if (location.startsWith(idp.issuer)) await confirmProviderLogout(jar, location);
   return { status: res.status, location };
 }
@@ -320,10 +324,16 @@ describe('sessions', () => {
       ((await fg.store.sql.get("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'dave' AND s.id_token IS NOT NULL")) as { n: number }).n;
     const before = await storedTokens();
     expect(before).toBeGreaterThanOrEqual(1);
-    const res = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
-    expect(res.status).toBe(302);
+    // A GET (a link, an image on another site) only shows the sign-out form.
+    const page = await send(jar, `${base}/flowgate/logout`, { headers: { accept: HTML } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<form method="post" action="/flowgate/logout">');
+    expect(await storedTokens()).toBe(before);
+    const res = await postLogout(jar);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('set-cookie')).toMatch(/^flowgate_session=;/);
     expect(await storedTokens()).toBe(before - 1);
-    const location = new URL(res.headers.get('location')!);
+    const location = await afterSignOut(res, base);
     expect(location.origin).toBe(idp.issuer);
     expect(location.searchParams.get('post_logout_redirect_uri')).toBe(`${base}/flowgate/logged-out`);
     // The ID token of this login goes back as the hint (providers such as Keycloak then skip their confirmation).

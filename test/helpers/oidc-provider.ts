@@ -16,6 +16,8 @@ export interface TestAccount {
   username: string;
   name: string;
   roles: string[];
+  /** The `preferred_username` claim when it is not `username` (which stays the login name and `sub`). */
+  preferredUsername?: string;
 }
 
 export const CLIENT = { id: 'flowgate', secret: 'flowgate-test-client-secret-0123456789' };
@@ -96,7 +98,7 @@ export async function startOidcProvider(o: {
         accountId: id,
         claims: () => ({
           sub: id,
-          preferred_username: a.username,
+          preferred_username: a.preferredUsername ?? a.username,
           name: a.name,
           groups: [...a.roles],
           realm_access: { roles: [...a.roles] },
@@ -256,6 +258,17 @@ export async function loginWithFetch(
 }
 
 /** Follows the provider's sign-out confirmation page (posting "yes") and any redirects after it. */
+/**
+ * Where flowgate's sign-out (a POST) sends the browser next: its redirect, or, when the provider
+ * ends the session too, the link its "Signing out" page follows by script.
+ */
+export async function afterSignOut(res: Response, base: string): Promise<URL> {
+  if (res.status >= 300 && res.status < 400) return new URL(res.headers.get('location')!, base);
+  const link = /<a id="continue"[^>]*href="([^"]+)"/.exec(await res.text());
+  if (res.status !== 200 || !link) throw new Error(`sign-out answered ${res.status} without a way on`);
+  return new URL(link[1]!.replace(/&amp;/g, '&'), base);
+}
+
 export async function confirmProviderLogout(jar: CookieJar, url: string): Promise<{ final: Response; finalUrl: string }> {
   let res = await send(jar, url, { headers: { accept: HTML } });
   let current = url;

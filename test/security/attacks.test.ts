@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterHookAttacks } from './attacks/after-hooks.js';
 import { artifactPathAttacks } from './attacks/artifact-paths.js';
 import { artifactRootAttacks } from './attacks/artifact-roots.js';
 import { cachedMappingAttacks } from './attacks/cached-mappings.js';
 import { datasetAttacks } from './attacks/datasets.js';
 import { grantLifecycleAttacks } from './attacks/grant-lifecycle.js';
+import { kindChangeAttacks } from './attacks/kind-changes.js';
 import { loggedModelAttacks } from './attacks/logged-models.js';
 import { modelSourceAttacks } from './attacks/model-sources.js';
 import { otlpExportAttacks } from './attacks/otlp-exports.js';
+import { ownAuthorityAttacks } from './attacks/own-authority.js';
 import { patternNameAttacks } from './attacks/pattern-names.js';
 import { runIdSpellingAttacks } from './attacks/run-id-spellings.js';
 import { runLinkAttacks } from './attacks/run-links.js';
@@ -38,6 +41,9 @@ const ATTACKS: readonly Attack[] = [
   ...grantLifecycleAttacks,
   ...cachedMappingAttacks,
   ...patternNameAttacks,
+  ...kindChangeAttacks,
+  ...ownAuthorityAttacks,
+  ...afterHookAttacks,
 ];
 
 let stack: Stack;

@@ -87,6 +87,17 @@ describe('inference config', () => {
     expect(problems.join('\n')).toMatch(message);
   });
 
+  it('refuses a route that keeps the client Host but matches on the path alone, naming the route', () => {
+    // Behind a gateway that routes on Host (Knative), a key checked for /models/iris would reach
+    // whichever model the client's Host names.
+    const problems = problemsOf(`routes:\n  - { name: iris, upstream: "http://127.0.0.1:1", pathPrefix: /models/iris, preserveHost: true }`);
+    expect(problems).toEqual([expect.stringMatching(/^routes\[0\]\.preserveHost: route "iris" sets preserveHost without hosts: list the Host names/)]);
+    const withHosts = parseInferenceConfig(
+      `routes:\n  - { name: iris, upstream: "http://127.0.0.1:1", pathPrefix: /models/iris, hosts: [iris.models.example.com], preserveHost: true }`,
+    );
+    expect(withHosts.routes[0]).toMatchObject({ preserveHost: true, hosts: ['iris.models.example.com'] });
+  });
+
   it('collects every problem before failing: duplicate names and duplicate matches', () => {
     const problems = problemsOf(`
 routes:

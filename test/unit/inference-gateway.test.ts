@@ -283,6 +283,27 @@ upstreamTimeoutSeconds: 0.3
     expect(text).not.toMatch(/invocations|nope-nope/); // no paths or keys as labels
   });
 
+  it("keeps the client's hop-by-hop headers, and the headers its Connection names, on the client's hop", async () => {
+    const r = await send(base, '/models/iris/invocations', {
+      method: 'POST',
+      headers: [
+        ['x-api-key', IRIS_KEY],
+        ['connection', 'keep-alive, x-hop-secret'],
+        ['x-hop-secret', 'for the first hop only'],
+        ['keep-alive', 'timeout=5'],
+        ['te', 'trailers'],
+        ['x-end-to-end', 'kept'],
+      ],
+      body: '{}',
+    });
+    expect(r.status).toBe(200);
+    const headers = upstream.requests[0]!.headers;
+    expect(headers['x-end-to-end']).toBe('kept');
+    expect(headers['x-hop-secret']).toBeUndefined();
+    expect(headers['keep-alive']).toBeUndefined();
+    expect(headers.te).toBeUndefined();
+  });
+
   it('never logs a presented key, rejected or accepted', async () => {
     await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', 'leaked-leaked-leaked']] });
     await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', FRAUD_KEY]] });

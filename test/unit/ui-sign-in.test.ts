@@ -96,10 +96,13 @@ describe.each(cases)('sign-in page $name', ({ base, secure, cookie }) => {
     expect((await change().set('Origin', 'https://evil.example').set('X-Flowgate-CSRF', csrf)).status).toBe(403);
     expect((await change()).status).toBe(403);
     expect((await change().set('X-Flowgate-CSRF', 'not-the-token')).status).toBe(403);
-    expect((await change().set('X-Flowgate-CSRF', csrf)).status).toBe(200);
-    const minted = await change().set('Origin', `http://${host}`);
+    const first = await change().set('X-Flowgate-CSRF', csrf);
+    expect(first.status).toBe(200);
+    // Minting replaced the token she signed in with, which ends the session it opened: she signs in with the new one.
+    expect((await change().set('Origin', `http://${host}`)).status).toBe(401);
+    const again = sessionOf(await signIn({ username: 'lena', token: first.body.token as string }))!;
+    const minted = await api().patch(`${base}/ajax-api/2.0/mlflow/permissions/users/access-token`).set('Cookie', again).set('Origin', `http://${host}`).send({});
     expect(minted.status).toBe(200);
-    // Minting revoked the token she signed in with; the new one is hers now.
     tokens.lena = minted.body.token as string;
   });
 

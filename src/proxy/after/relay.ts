@@ -1,4 +1,5 @@
 import { pipeline } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ResponseHandler, UpstreamResponse } from '../forward.js';
 
 /** Answers larger than this are relayed as they come, without the hook (MLflow's create answers are tiny). */
@@ -8,6 +9,36 @@ const MAX_INSPECTED_BYTES = 4 * 1024 * 1024;
 export function headersWithoutLength(upstream: UpstreamResponse): Record<string, string | string[]> {
   const { 'content-length': _length, ...headers } = upstream.headers;
   return headers;
+}
+
+/** The answer's bytes as MLflow meant them: a compressed answer is inflated for the hook (the client gets it as sent). */
+function decoded(body: Buffer, encoding: string | string[] | undefined): Buffer {
+  const codings = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  return codings.reduceRight((bytes, coding) => {
+    if (coding === 'gzip' || coding === 'x-gzip') return gunzipSync(bytes);
+    if (coding === 'deflate') return inflateSync(bytes);
+    if (coding === 'br') return brotliDecompressSync(bytes);
+    throw new Error(`answer in an encoding flowgate cannot read (${coding})`);
+  }, body);
+}
+
+/**
+ * Runs `act` as soon as MLflow has answered, whatever the status and whatever the body (empty,
+ * protobuf, JSON, compressed, large), then streams the answer on unchanged. For hooks that record
+ * that a change may have been made, not what the answer says: a write can land before MLflow
+ * reports an error, so the status is only given for the hook to decide.
+ */
+export function onceAnswered(act: (status: number) => void | Promise<void>, onHookError: (err: unknown) => void): ResponseHandler {
+  return (upstream, res) => {
+    try {
+      const done = act(upstream.statusCode);
+      if (done instanceof Promise) done.catch(onHookError);
+    } catch (err) {
+      onHookError(err);
+    }
+    res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+    pipeline(upstream.body, res, () => undefined);
+  };
 }
 
 /**
@@ -27,7 +58,9 @@ export function relayAfter(
       size += c.length;
       chunks.push(c);
       if (size <= maxInspectedBytes) return;
-      // Too big to look at: hand over what is held and pipe the rest as it arrives.
+      // Too big to look at: hand over what is held and pipe the rest as it arrives. The hook's
+      // work is not done, which is a failure like any other.
+      if (upstream.statusCode === 200) onHookError(new Error(`answer larger than ${maxInspectedBytes} bytes: not inspected`));
       upstream.body.off('data', collect);
       upstream.body.off('end', finish);
       res.writeHead(upstream.statusCode ?? 502, headersWithoutLength(upstream));
@@ -40,7 +73,7 @@ export function relayAfter(
         const body = Buffer.concat(chunks, size);
         if (upstream.statusCode === 200) {
           try {
-            await inspect(JSON.parse(body.toString('utf8')) as unknown);
+            await inspect(JSON.parse(decoded(body, upstream.headers['content-encoding']).toString('utf8')) as unknown);
           } catch (err) {
             onHookError(err);
           }

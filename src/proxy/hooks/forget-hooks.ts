@@ -1,18 +1,20 @@
 import { readField } from '../../authz/resolve.js';
 import type { MappingChange } from '../../store/mapping-changes.js';
-import { relayAfter } from '../after/relay.js';
+import { onceAnswered } from '../after/relay.js';
 import { hookFailed, type Hook, type HookCall } from './types.js';
 
 /**
  * A request that changes an MLflow mapping flowgate caches: forgotten here before forwarding (so no
- * look-up racing the change keeps the old value) and everywhere once MLflow has answered.
+ * look-up racing the change keeps the old value) and everywhere once MLflow has answered. The answer
+ * itself is never read (an OTLP export's is an empty protobuf body), and any answer counts: MLflow
+ * may have written before it failed, and forgetting a mapping that did not change costs one look-up.
  */
 function forgetting(changes: (call: HookCall) => MappingChange[]): Hook {
   return (call, ctx) => {
     const changed = changes(call);
     if (changed.length === 0) return {};
     ctx.mappings.forgetHere(changed);
-    return { onResponse: relayAfter(() => changed.forEach((change) => ctx.mappings.forget(change)), hookFailed(ctx, call.hook)) };
+    return { onResponse: onceAnswered(() => changed.forEach((change) => ctx.mappings.forget(change)), hookFailed(ctx, call.hook)) };
   };
 }
 

@@ -1,3 +1,4 @@
+import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
 import { readField } from '../../authz/resolve.js';
 import { relayAfter } from '../after/relay.js';
 import { hookFailed, obj, type Hook } from './types.js';
@@ -10,13 +11,24 @@ export const grantCreatorOfExperiment: Hook = ({ principal, hook }, ctx) => ({
   }, hookFailed(ctx, hook)),
 });
 
-/** The creator of a registered model or prompt gets MANAGE on the name MLflow answers with. */
-export const grantCreatorOfModel: Hook = ({ principal, refs, hook }, ctx) => {
-  const kind = refs.some((ref) => ref.kind === 'prompt') ? 'prompt' : 'registered_model';
+/** MLflow's own rule (`RegisteredModel._is_prompt`): the flag's last value, `true` in any case. */
+function storedAsPrompt(tags: unknown): boolean {
+  let value: unknown;
+  for (const tag of Array.isArray(tags) ? tags : []) if (obj(tag).key === PROMPT_TAG) value = obj(tag).value;
+  return typeof value === 'string' && value.toLowerCase() === 'true';
+}
+
+/**
+ * The creator of a registered model or prompt gets MANAGE on the name MLflow answers with, as the
+ * kind MLflow stored (its answer's tags), not the kind the request looked like.
+ */
+export const grantCreatorOfModel: Hook = ({ principal, hook }, ctx) => {
   return {
     onResponse: relayAfter(async (json) => {
-      const name = obj(obj(json).registered_model).name;
+      const model = obj(obj(json).registered_model);
+      const name = model.name;
       if (typeof name !== 'string' || !name) return;
+      const kind = storedAsPrompt(model.tags) ? 'prompt' : 'registered_model';
       await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind, id: name }, ['registered_model', 'prompt']);
       ctx.mappings.forget({ cache: 'model', key: name });
     }, hookFailed(ctx, hook)),

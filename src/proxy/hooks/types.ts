@@ -32,6 +32,8 @@ export interface HookContext {
   readonly upstream: UpstreamJson;
   readonly pageTokens: PageTokenSealer;
   readonly logger: Logger;
+  /** Counts a failed hook (a metric tests and alerts hold at zero). */
+  readonly onHookFailure?: (hook: string) => void;
 }
 
 /** A hook turns an allowed request into how it is forwarded: a new body, an answer handler, or an answer of flowgate's own. */
@@ -52,8 +54,10 @@ export const REWRITTEN_ANSWER_MAX_BYTES = 64 * 1024 * 1024;
 
 export const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
-export const hookFailed = (ctx: HookContext, hook: string) => (err: unknown) =>
+export const hookFailed = (ctx: HookContext, hook: string) => (err: unknown) => {
+  ctx.onHookFailure?.(hook);
   ctx.logger.error({ hook, err: { message: (err as Error).message } }, 'after-response hook failed');
+};
 
 /** Synchronous unless an experiment's name must be looked up for the caller's pattern grants. */
 export const canRead = (ctx: HookContext, principal: Principal, refs: readonly ResourceRef[]): boolean | Promise<boolean> => {

@@ -122,6 +122,9 @@ interface Effective {
   is_service_account: boolean;
 }
 
+/** The manager's view of the effective permissions (src/admin/ui-resources.ts): the grants here only. */
+const GRANTS_HERE = 'grants-here';
+
 const TYPE_LABEL = { user: 'User', service_account: 'Service account', group: 'Group' } as const;
 const granteeSegment = (t: Grant['grantee_type']) => (t === 'group' ? 'groups' : 'users');
 
@@ -146,7 +149,7 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
   const [eq, setEq] = useState('');
   const ePages = usePages();
   const effective = useLoad(
-    () => api<{ users: Effective[]; next_page_token?: string }>('GET', `${base}/effective${qs({ q: eq, page_token: ePages.token })}`),
+    () => api<{ users: Effective[]; next_page_token?: string; scope?: string }>('GET', `${base}/effective${qs({ q: eq, page_token: ePages.token })}`),
     [base, eq, ePages.token],
   );
   const [confirm, setConfirm] = useState<ConfirmRequest>();
@@ -269,7 +272,11 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
       <Pager pages={pages} next={grants.data?.next_page_token} />
 
       <h2>Effective permissions</h2>
-      <p class="fg-muted">Each user a grant here concerns, directly or through a group, with what they may do and why.</p>
+      <p class="fg-muted">
+        {effective.data?.scope === GRANTS_HERE
+          ? 'Each user holding a grant here, with what it gives them. Who else may use it (through a group, a pattern grant, or as an administrator) only administrators see.'
+          : 'Each user a grant here concerns, directly or through a group, with what they may do and why.'}
+      </p>
       <div class="fg-toolbar">
         <SearchBox
           label="Search users"
@@ -305,7 +312,7 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
         </tbody>
       </table>
       <Pager pages={ePages} next={effective.data?.next_page_token} />
-      <CheckUser base={base} />
+      <CheckUser base={base} grantsOnly={effective.data?.scope === GRANTS_HERE} />
       <ExplainPanel key={`${kind.route}/${id}`} kind={kind} id={id} />
       <ConfirmDialog request={confirm} onDone={done} />
     </section>
@@ -361,8 +368,8 @@ function GrantForm({ kind, id, label, ask }: { kind: Kind; id: string; label: st
   );
 }
 
-/** Anyone's effective permission here, also without any grant (then the default), and why. */
-function CheckUser({ base }: { base: string }) {
+/** Anyone's effective permission here, also without any grant (then the default), and why; a manager sees the grants here only. */
+function CheckUser({ base, grantsOnly }: { base: string; grantsOnly: boolean }) {
   const [name, setName] = useState('');
   const [result, setResult] = useState<{ name: string; found?: Effective }>();
   const [error, setError] = useState<unknown>();
@@ -396,6 +403,8 @@ function CheckUser({ base }: { base: string }) {
             <>
               {result.found.username}: <Tag p={result.found.permission} /> — {why(result.found)}
             </>
+          ) : grantsOnly ? (
+            `“${result.name}” holds no grant of their own here.`
           ) : (
             `No user named “${result.name}”.`
           )}

@@ -1,0 +1,337 @@
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.js';
+import { ADMIN, adminAuth, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { keycloakHome, KEYCLOAK_VERSION, startKeycloak, type Keycloak } from '../helpers/keycloak.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import {
+  CookieJar,
+  freePort,
+  HTML,
+  loginWithFetch,
+  send,
+  startOidcFlowgate,
+  startOidcProvider,
+  type OidcFlowgate,
+  type TestProvider,
+} from '../helpers/oidc-provider.js';
+import { caller, type Caller, type Reply } from './harness/http.js';
+import { randomHex } from './harness/world.js';
+
+/**
+ * Classes 9 and 12 of "nothing flowgate answers may grant more than MLflow would": the bootstrap
+ * administrator cannot be locked out, and a sign-in cannot take over someone else's account.
+ * flowgate runs with OIDC (the npm oidc-provider, and a real Keycloak where one can be had) in front
+ * of the real MLflow; every attacker's view is the one a browser or the MLflow client would have.
+ */
+const PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow'] as const;
+const SESSION = 'flowgate_session';
+const quiet = () => {};
+
+let mlflow: MlflowServer;
+let idp: TestProvider;
+let fg: OidcFlowgate;
+let base: string;
+let admin: Caller;
+const expiration = () => new Date(Date.now() + 86_400_000).toISOString();
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  idp = await startOidcProvider({
+    redirectUris: [`${base}/flowgate/callback`],
+    postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+    accounts: [
+      // Accounts whose name claim (preferred_username) is someone else's name at flowgate.
+      { username: 'idp-admin', preferredUsername: ADMIN.username, name: 'Not the operator', roles: ['mlflow-admin'] },
+      { username: 'idp-tina', preferredUsername: 'tina', name: 'Tina at the provider', roles: ['impostors'] },
+      { username: 'idp-ops', preferredUsername: 'ops', name: 'Ops at the provider', roles: [] },
+      { username: 'carl', name: 'Carl', roles: ['team-c'] },
+      { username: 'carl-twin', preferredUsername: 'carl', name: 'Carl twin', roles: ['mlflow-admin'] },
+      { username: 'alice-at-idp', preferredUsername: 'alice', name: 'Alice', roles: ['team-a'] },
+      { username: 'alice-twin', preferredUsername: 'alice', name: 'Alice twin', roles: ['mlflow-admin'] },
+    ],
+  });
+  fg = await startOidcFlowgate(
+    { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_OIDC_ISSUER_URL: idp.issuer, FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin' },
+    port,
+  );
+  admin = caller(base, adminAuth(), quiet);
+}, 300_000);
+
+afterAll(async () => {
+  await fg?.close();
+  await idp?.close();
+  await mlflow?.stop();
+  if (fg) removeDir(fg.dir);
+});
+
+function ok(reply: Reply, what: string): any {
+  if (reply.status >= 300) throw new Error(`${what}: ${reply.status} ${reply.text}`);
+  return reply.json;
+}
+/** A refusal in MLflow's error JSON. */
+function expectMlflowError(reply: Reply, status: number, what: string): void {
+  expect(reply.status, `${what}: ${reply.text}`).toBe(status);
+  expect(typeof reply.json?.error_code, what).toBe('string');
+  expect(typeof reply.json?.message, what).toBe('string');
+}
+
+/** A person with an access token (a "token user", local: no sign-in reaches them). */
+async function tokenUser(username: string, body: Record<string, unknown> = {}): Promise<Caller> {
+  ok(await admin('POST', `/api/2.0/mlflow/users/create`, { body: { username, ...body } }), `create ${username}`);
+  const token = ok(await admin('PATCH', `/api/2.0/mlflow/permissions/users/access-token`, { body: { username, expiration: expiration() } }), 'token').token as string;
+  return caller(base, basic(username, token), quiet);
+}
+async function experiment(name: string): Promise<string> {
+  return ok(await admin('POST', '/api/2.0/mlflow/experiments/create', { body: { name: `${name}-${randomHex(4)}` } }), 'experiment').experiment_id as string;
+}
+const userRow = (username: string) => fg.store.sql.get<Record<string, unknown>>('SELECT * FROM users WHERE username = ?', [username]);
+/** Everything a sign-in could change about a user: the record, memberships, grants, tokens, audit. */
+async function footprint(username: string): Promise<string> {
+  const sql = fg.store.sql;
+  return JSON.stringify([
+    await userRow(username),
+    await sql.all('SELECT g.name FROM group_members m JOIN groups g ON g.id = m.group_id JOIN users u ON u.id = m.user_id WHERE u.username = ? ORDER BY g.name', [username]),
+    await sql.all('SELECT resource_kind, resource_id, permission FROM grants WHERE user_id = (SELECT id FROM users WHERE username = ?) ORDER BY 1, 2', [username]),
+    await sql.all('SELECT id, revoked_at FROM access_tokens WHERE user_id = (SELECT id FROM users WHERE username = ?) ORDER BY id', [username]),
+    await sql.all('SELECT actor, action FROM audit_log WHERE target = ? ORDER BY id', [`user:${username}`]),
+  ]);
+}
+
+/** Signs in at the provider as `login`; a refusal is flowgate's page, with no session. */
+async function signIn(login: string): Promise<{ jar: CookieJar; status: number; page: string }> {
+  const jar = new CookieJar();
+  const run = await loginWithFetch(jar, `${base}/flowgate/login`, login);
+  return { jar, status: run.final.status, page: await run.final.text() };
+}
+const asSession = (jar: CookieJar, path: string) => send(jar, base + path, { headers: { accept: 'application/json' } });
+
+async function expectRefusedSignIn(login: string): Promise<CookieJar> {
+  const { jar, status, page } = await signIn(login);
+  expect(status, login).toBe(403);
+  expect(page).toContain('Account not linked');
+  expect(jar.get(SESSION)).toBeUndefined();
+  for (const prefix of PREFIXES) expect((await asSession(jar, `${prefix}/permissions/users/current`)).status, prefix).toBe(401);
+  return jar;
+}
+
+describe('class 12: a sign-in does not take over someone else\'s account', () => {
+  it('an identity-provider account named like the bootstrap admin is refused and changes nothing', async () => {
+    const before = await footprint(ADMIN.username);
+    await expectRefusedSignIn('idp-admin');
+    expect(await footprint(ADMIN.username)).toBe(before);
+    expect(await userRow(ADMIN.username)).toMatchObject({ is_admin: 1, sign_in: 'local', oidc_subject: null });
+  });
+
+  it('a name matching a token user inherits none of their grants (direct, through a group, by pattern) and leaves their groups', async () => {
+    const tina = await tokenUser('tina');
+    const [direct, viaGroup, viaPattern] = [await experiment('tina-direct'), await experiment('tina-group'), await experiment('tina-pattern')];
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/tina/experiments/${direct}`, { body: { permission: 'READ' } }), 'direct grant');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/groups/team-t/experiments/${viaGroup}`, { body: { permission: 'READ' } }), 'group grant');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/groups/team-t/users', { body: { username: 'tina' } }), 'membership');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/users/tina/patterns', { body: { resource_type: 'experiment', pattern: 'tina-pattern-*', permission: 'READ' } }), 'pattern grant');
+    for (const id of [direct, viaGroup, viaPattern]) expect((await tina('GET', '/api/2.0/mlflow/experiments/get', { query: { experiment_id: id } })).status, `tina reads ${id}`).toBe(200);
+    const before = await footprint('tina');
+
+    const jar = await expectRefusedSignIn('idp-tina');
+    for (const prefix of PREFIXES)
+      for (const id of [direct, viaGroup, viaPattern])
+        expect((await asSession(jar, `${prefix}/experiments/get?experiment_id=${id}`)).status, `${prefix} ${id}`).toBe(401);
+    expect(await footprint('tina')).toBe(before);
+    // tina herself is untouched: her token still reaches what she was granted, through MLflow.
+    for (const id of [direct, viaGroup, viaPattern]) expect((await tina('GET', '/ajax-api/2.0/mlflow/experiments/get', { query: { experiment_id: id } })).status).toBe(200);
+  });
+
+  it('with an admin role configured, a matching name does not demote another administrator', async () => {
+    const ops = await tokenUser('ops', { is_admin: true });
+    const before = await footprint('ops');
+    await expectRefusedSignIn('idp-ops');
+    expect(await footprint('ops')).toBe(before);
+    expect((await ops('GET', '/api/2.0/mlflow/permissions/users')).status).toBe(200);
+  });
+
+  it('an OIDC user is bound to the account of their sign-in: another account with the same name (even holding the admin role) is refused', async () => {
+    const carl = await signIn('carl');
+    expect(carl.status).toBe(302);
+    expect(await userRow('carl')).toMatchObject({ sign_in: 'oidc', oidc_issuer: idp.issuer, oidc_subject: 'carl', is_admin: 0 });
+    const before = await footprint('carl');
+    await expectRefusedSignIn('carl-twin');
+    expect(await footprint('carl')).toBe(before);
+    expect((await asSession(carl.jar, '/ajax-api/2.0/mlflow/permissions/users/current')).status).toBe(200);
+  });
+
+  it('an administrator pre-creates a person for OIDC and grants them; their first sign-in links them; no other account can after', async () => {
+    const created = ok(await admin('POST', '/ajax-api/2.0/mlflow/users/create', { body: { username: 'alice', sign_in: 'oidc' } }), 'create alice');
+    expect(created.user).toMatchObject({ username: 'alice', sign_in: 'oidc', oidc_linked: false });
+    const exp = await experiment('alice-work');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/alice/experiments/${exp}`, { body: { permission: 'READ' } }), 'grant alice');
+
+    const alice = await signIn('alice-at-idp');
+    expect(alice.status).toBe(302);
+    for (const prefix of PREFIXES) expect((await asSession(alice.jar, `${prefix}/experiments/get?experiment_id=${exp}`)).status, prefix).toBe(200);
+    expect(ok(await admin('GET', '/api/2.0/mlflow/permissions/users/alice'), 'get alice').user).toMatchObject({ sign_in: 'oidc', oidc_linked: true });
+    expect(await fg.store.sql.get("SELECT actor FROM audit_log WHERE action = 'user.bind' AND target = 'user:alice'")).toEqual({ actor: 'oidc' });
+
+    const before = await footprint('alice');
+    await expectRefusedSignIn('alice-twin');
+    expect(await footprint('alice')).toBe(before);
+  });
+
+  it('a local user is reached by a sign-in only after an administrator links them explicitly', async () => {
+    await tokenUser('ted');
+    idp.accounts.set('idp-ted', { username: 'idp-ted', preferredUsername: 'ted', name: 'Ted', roles: [] });
+    await expectRefusedSignIn('idp-ted');
+    const linked = ok(await admin('PATCH', '/api/2.0/mlflow/permissions/users/ted', { body: { sign_in: 'oidc' } }), 'link ted');
+    expect(linked.user).toMatchObject({ sign_in: 'oidc', oidc_linked: false });
+    const ted = await signIn('idp-ted');
+    expect(ted.status).toBe(302);
+    expect(JSON.parse(await (await asSession(ted.jar, '/api/2.0/mlflow/permissions/users/current')).text()).user.username).toBe('ted');
+  });
+});
+
+describe('class 9: the operator cannot be locked out', () => {
+  it('a second administrator cannot demote, delete or relink the bootstrap admin, by any route, prefix or spelling', async () => {
+    const root = await tokenUser('root', { is_admin: true });
+    const attempts: Array<[string, string, unknown, number]> = [];
+    for (const p of PREFIXES) {
+      for (const name of [ADMIN.username, '%61dmin'])
+        attempts.push(
+          ['PATCH', `${p}/permissions/users/${name}`, { is_admin: false }, 400],
+          ['PATCH', `${p}/permissions/users/${name}`, { is_admin: false, display_name: 'demoted' }, 400],
+          ['PATCH', `${p}/permissions/users/${name}`, { sign_in: 'oidc' }, 400],
+          ['DELETE', `${p}/permissions/users/${name}`, undefined, 400],
+        );
+      attempts.push(
+        ['POST', `${p}/permissions/batch`, { calls: [{ method: 'PATCH', path: `permissions/users/${ADMIN.username}`, body: { is_admin: false } }] }, 400],
+        ['POST', `${p}/permissions/batch`, { calls: [{ method: 'DELETE', path: `permissions/users/${ADMIN.username}` }] }, 400],
+        // A change before the refused one is undone with it.
+        ['POST', `${p}/permissions/batch`, { calls: [{ method: 'POST', path: 'users/create', body: { username: 'zed' } }, { method: 'DELETE', path: '/permissions/users/admin' }] }, 400],
+        ['POST', `${p}/users/create`, { username: ADMIN.username, is_service_account: true }, 409],
+        ['POST', `${p}/users`, { username: ADMIN.username, is_service_account: true }, 409],
+      );
+    }
+    for (const [method, path, body, status] of attempts) {
+      const reply = await root(method, path, body === undefined ? {} : { body });
+      expectMlflowError(reply, status, `${method} ${path} ${JSON.stringify(body)}`);
+      if (status === 400) expect(reply.json.message).toContain('bootstrap administrator');
+    }
+    expect(ok(await root('GET', `/api/2.0/mlflow/permissions/users/${ADMIN.username}`), 'get admin').user).toMatchObject({ is_admin: true, is_service_account: false, sign_in: 'local' });
+    expect(await userRow('zed')).toBeUndefined();
+    expect(await fg.store.sql.all("SELECT action FROM audit_log WHERE actor = 'root' AND target = ?", [`user:${ADMIN.username}`])).toEqual([]);
+    // The operator still reaches MLflow as an administrator.
+    expect((await admin('POST', '/api/2.0/mlflow/experiments/create', { body: { name: `operator-${randomHex(4)}` } })).status).toBe(200);
+  });
+
+  it('at restart configuration wins over a store that lost the bootstrap admin, on every replica, repaired once and audited', async () => {
+    const minted = ok(await admin('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { body: { username: ADMIN.username, expiration: expiration() } }), 'mint').token as string;
+    let replica: TestFlowgate = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url }, fg.dir);
+    try {
+      // What an older flowgate, or someone with the store, could leave: demoted, a service account, linked to a sign-in.
+      await fg.store.sql.run("UPDATE users SET is_admin = 0, is_service_account = 1, sign_in = 'oidc', oidc_issuer = ?, oidc_subject = 'idp-admin' WHERE username = ?", [
+        idp.issuer,
+        ADMIN.username,
+      ]);
+      fg = await fg.restart();
+      replica = await replica.restart();
+
+      expect(await userRow(ADMIN.username)).toMatchObject({ is_admin: 1, is_service_account: 0, sign_in: 'local', oidc_issuer: null, oidc_subject: null });
+      const repairs = await fg.store.sql.all<{ actor: string; old_value: string }>("SELECT actor, old_value FROM audit_log WHERE action = 'user.repair' AND target = ?", [`user:${ADMIN.username}`]);
+      expect(repairs).toHaveLength(1);
+      expect(repairs[0]!.actor).toBe('flowgate');
+      expect(JSON.parse(repairs[0]!.old_value)).toMatchObject({ is_admin: false, is_service_account: true, sign_in: 'oidc' });
+      for (const url of [fg.url, replica.url]) {
+        // The configured token is the administrator's, through MLflow; what the record held before is not.
+        expect((await caller(url, adminAuth(), quiet)('POST', '/ajax-api/2.0/mlflow/experiments/create', { body: { name: `repaired-${randomHex(4)}` } })).status).toBe(200);
+        expect((await caller(url, basic(ADMIN.username, minted), quiet)('GET', '/api/2.0/mlflow/permissions/users')).status).toBe(401);
+      }
+      await expectRefusedSignIn('idp-admin');
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
+const REALM_FILE = fileURLToPath(new URL('../fixtures/keycloak-realm.json', import.meta.url));
+const home = await keycloakHome();
+if ('unavailable' in home) console.warn(`identity: Keycloak part skipped, Keycloak ${KEYCLOAK_VERSION} cannot be had here: ${home.unavailable}`);
+
+describe.skipIf('unavailable' in home)(`class 12 with a real Keycloak ${KEYCLOAK_VERSION}`, () => {
+  let keycloak: Keycloak;
+  let kfg: OidcFlowgate;
+  let kbase = '';
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    kbase = `http://127.0.0.1:${port}`;
+    keycloak = await startKeycloak((home as { home: string }).home, REALM_FILE, { FLOWGATE: kbase, FLOWGATE_UNMAPPED: `http://127.0.0.1:${await freePort()}` });
+    kfg = await startOidcFlowgate(
+      {
+        FLOWGATE_UPSTREAM_URL: mlflow.url,
+        FLOWGATE_OIDC_ISSUER_URL: keycloak.issuer,
+        FLOWGATE_OIDC_SCOPES: 'openid profile email',
+        FLOWGATE_OIDC_GROUPS_CLAIM: 'realm_access.roles',
+        FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin',
+        FLOWGATE_OIDC_CLIENT_ID: 'mlflow',
+        FLOWGATE_OIDC_CLIENT_SECRET: 'mlflow-client-secret-for-tests-0123456789',
+      },
+      port,
+    );
+    browser = await launchBrowser();
+  }, 400_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await kfg?.close();
+    await keycloak?.stop();
+    if (kfg) removeDir(kfg.dir);
+  });
+
+  /** Signs in at Keycloak's own form and waits to be back at flowgate (its refusal page, or MLflow). */
+  async function keycloakSignIn(page: Page, username: string, password: string): Promise<void> {
+    await page.goto(`${kbase}/flowgate/login`);
+    await page.waitForURL((u) => u.href.startsWith(keycloak.issuer));
+    await page.fill('#username', username);
+    await page.fill('#password', password);
+    await page.click('#kc-login');
+    await page.waitForURL((u) => u.href.startsWith(kbase));
+    await page.waitForLoadState();
+  }
+  const kadmin = () => caller(kbase, adminAuth(), quiet);
+  const kRow = (username: string) => kfg.store.sql.get<Record<string, unknown>>('SELECT is_admin, sign_in, oidc_subject FROM users WHERE username = ?', [username]);
+
+  it('Keycloak user "admin" (holding the admin role) is refused the bootstrap admin; Keycloak user "tina" is refused the token user until an administrator links her', async () => {
+    ok(await kadmin()('POST', '/api/2.0/mlflow/users/create', { body: { username: 'tina' } }), 'create tina');
+    ok(await kadmin()('POST', '/api/2.0/mlflow/permissions/groups', { body: { group_name: 'team-t' } }), 'team-t');
+    ok(await kadmin()('POST', '/api/2.0/mlflow/permissions/groups/team-t/users', { body: { username: 'tina' } }), 'tina in team-t');
+    const adminBefore = JSON.stringify(await kRow(ADMIN.username));
+
+    for (const [username, password] of [[ADMIN.username, 'admin-at-keycloak-password'], ['tina', 'tina-password']] as const) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await keycloakSignIn(page, username, password);
+      expect((await context.cookies()).find((c) => c.name === SESSION), username).toBeUndefined();
+      expect(await page.title(), username).toContain('Account not linked');
+      for (const prefix of PREFIXES)
+        expect(await page.evaluate(async (p) => (await fetch(`${p}/permissions/users/current`)).status, prefix), `${username} ${prefix}`).toBe(401);
+      await context.close();
+    }
+    expect(JSON.stringify(await kRow(ADMIN.username))).toBe(adminBefore);
+    expect(await kRow('tina')).toMatchObject({ is_admin: 0, sign_in: 'local', oidc_subject: null });
+    expect(await kfg.store.sql.all("SELECT g.name FROM group_members m JOIN groups g ON g.id = m.group_id JOIN users u ON u.id = m.user_id WHERE u.username = 'tina'")).toEqual([{ name: 'team-t' }]);
+
+    ok(await kadmin()('PATCH', '/ajax-api/2.0/mlflow/permissions/users/tina', { body: { sign_in: 'oidc' } }), 'link tina');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await keycloakSignIn(page, 'tina', 'tina-password');
+    const me = (await page.evaluate(async () => (await fetch('/api/2.0/mlflow/permissions/users/current')).json())) as { user: { username: string; groups: string[] } };
+    expect(me.user.username).toBe('tina');
+    expect(me.user.groups).toContain('team-k');
+    const found = (await (await keycloak.admin('GET', '/users?username=tina&exact=true')).json()) as Array<{ id: string }>;
+    expect(await kRow('tina')).toMatchObject({ sign_in: 'oidc', oidc_subject: found[0]!.id });
+    await context.close();
+  }, 240_000);
+});

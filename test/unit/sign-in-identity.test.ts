@@ -1,0 +1,130 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createAuditLog } from '../../src/audit/audit-log.js';
+import { provisionLogin, type ProvisionOptions } from '../../src/oidc/provision.js';
+import { createDirectory } from '../../src/principals/directory.js';
+import { createPrincipalWriter } from '../../src/principals/principal-writer.js';
+import { openDatabase, openSqliteStore } from '../../src/store/database.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
+
+const ISSUER = 'https://idp.example';
+const OPTIONS: ProvisionOptions = {
+  usernameClaim: 'preferred_username',
+  displayNameClaim: 'name',
+  groupsClaim: 'groups',
+  adminRole: 'mlflow-admin',
+  allowedRoles: undefined,
+  protectedAdmin: 'admin',
+};
+
+function world() {
+  const sql = openSqliteStore(':memory:');
+  const directory = createDirectory(sql);
+  const writer = createPrincipalWriter({ sql, directory, audit: createAuditLog(sql), bootstrapAdmin: 'admin' });
+  const signIn = (sub: string, name: string, roles: string[] = [], iss = ISSUER) =>
+    provisionLogin(sql, directory, writer, OPTIONS, { iss, sub, preferred_username: name, name, groups: roles });
+  const person = (username: string, fields: Partial<Parameters<typeof directory.createUser>[0]> = {}) =>
+    directory.createUser({ username, displayName: username, isAdmin: false, isServiceAccount: false, ...fields });
+  const state = async () => JSON.stringify([await sql.all('SELECT * FROM users ORDER BY id'), await sql.all('SELECT * FROM group_members ORDER BY group_id, user_id'), await sql.all('SELECT * FROM groups ORDER BY id')]);
+  return { sql, directory, writer, signIn, person, state };
+}
+
+describe('an OIDC sign-in is the identity-provider account, never the name claim alone', () => {
+  it('refuses, changing nothing, a name held by the bootstrap admin, a local user, an admin, or an OIDC user of another account', async () => {
+    const w = world();
+    await w.person('admin', { isAdmin: true });
+    await w.person('tina');
+    await w.person('ops', { isAdmin: true });
+    expect(await w.signIn('carl-sub', 'carl')).toMatchObject({ ok: true });
+    const before = await w.state();
+    for (const [sub, name, roles, holder, iss] of [
+      ['x1', 'admin', ['mlflow-admin'], 'bootstrap_admin', ISSUER],
+      ['x2', 'tina', ['team'], 'local_user', ISSUER],
+      ['x3', 'ops', [], 'local_user', ISSUER],
+      ['x4', 'carl', [], 'other_account', ISSUER],
+      ['carl-sub', 'carl', [], 'other_account', 'https://other-idp.example'],
+    ] as const) {
+      expect(await w.signIn(sub, name, [...roles], iss), `${name} as ${iss} ${sub}`).toEqual({ ok: false, reason: 'name_taken', username: name, holder });
+    }
+    expect(await w.state()).toBe(before);
+  });
+
+  it('binds a user an administrator linked (sign-in oidc) at their first sign-in, and only that account after', async () => {
+    const w = world();
+    const alice = await w.person('alice', { signIn: 'oidc' });
+    const first = await w.signIn('alice-sub', 'alice', ['team']);
+    expect(first).toMatchObject({ ok: true, user: { id: alice.id } });
+    expect(await w.directory.userById(alice.id)).toMatchObject({ signIn: 'oidc', oidcIssuer: ISSUER, oidcSubject: 'alice-sub' });
+    expect(await w.signIn('mallory-sub', 'alice')).toMatchObject({ ok: false, reason: 'name_taken', holder: 'other_account' });
+    // The bound account signs in as alice whatever name its provider sends later.
+    expect(await w.signIn('alice-sub', 'alice.smith')).toMatchObject({ ok: true, user: { id: alice.id, username: 'alice' } });
+    expect(await w.directory.userByName('alice.smith')).toBeUndefined();
+  });
+
+  it('an administrator unlinking a user (sign-in local) drops the binding; relinking awaits the next sign-in', async () => {
+    const w = world();
+    expect(await w.signIn('bob-sub', 'bob')).toMatchObject({ ok: true });
+    const bob = (await w.directory.userByName('bob'))!;
+    expect(await w.writer.setSignIn('admin', bob, 'local')).toBe(true);
+    expect(await w.signIn('bob-sub', 'bob')).toMatchObject({ ok: false, holder: 'local_user' });
+    expect(await w.writer.setSignIn('admin', (await w.directory.userByName('bob'))!, 'oidc')).toBe(true);
+    expect(await w.signIn('bob-new-sub', 'bob')).toMatchObject({ ok: true, user: { id: bob.id } });
+  });
+
+  it('never binds the bootstrap admin, and refuses to link it or a service account', async () => {
+    const w = world();
+    const admin = await w.person('admin', { isAdmin: true });
+    const sa = await w.person('pipelines', { isServiceAccount: true });
+    await expect(w.writer.setSignIn('root', admin, 'oidc')).rejects.toThrow(/bootstrap administrator/);
+    await expect(w.writer.setSignIn('root', sa, 'oidc')).rejects.toThrow(/service account/);
+    expect(await w.signIn('pipelines', 'pipelines')).toMatchObject({ ok: false, reason: 'service_account' });
+  });
+});
+
+describe('the principal writer keeps the bootstrap admin', () => {
+  it('refuses to demote or delete it, and changes nothing', async () => {
+    const w = world();
+    const admin = await w.person('admin', { isAdmin: true });
+    const before = await w.state();
+    await expect(w.writer.updateUser('root', admin, 'Admin', false)).rejects.toMatchObject({ status: 400, code: 'INVALID_PARAMETER_VALUE' });
+    await expect(w.writer.deleteUser('root', admin)).rejects.toMatchObject({ status: 400 });
+    expect(await w.state()).toBe(before);
+    // Its display name is an ordinary change.
+    expect(await w.writer.updateUser('root', admin, 'The operator', true)).toMatchObject({ displayName: 'The operator', isAdmin: true });
+  });
+});
+
+describe('migration 11 on a store from before bindings', () => {
+  it('keeps users who signed in through OIDC OIDC users awaiting a binding; everyone else is local', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fg-identity-')), 'p.db');
+    const before = MIGRATIONS.filter((m) => m.version < 11);
+    const old = openDatabase(path, before);
+    const add = old.prepare("INSERT INTO users (username, display_name, is_service_account, created_at) VALUES (?, ?, ?, 0) RETURNING id");
+    const audit = old.prepare("INSERT INTO audit_log (at, actor, action, target) VALUES (0, ?, ?, ?)");
+    add.get('made-at-sign-in', 'm', 0);
+    audit.run('oidc', 'user.create', 'user:made-at-sign-in');
+    add.get('precreated-then-signed-in', 'p', 0);
+    audit.run('admin', 'user.create', 'user:precreated-then-signed-in');
+    audit.run('oidc', 'group.memberships', 'user:precreated-then-signed-in');
+    const withSession = add.get('session-only', 's', 0) as { id: number };
+    old.prepare("INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES ('h', ?, 'c', 0, 0, 9e15, 'a.b.c')").run(withSession.id);
+    add.get('token-user', 't', 0);
+    audit.run('admin', 'user.create', 'user:token-user');
+    add.get('pipelines', 'sa', 1);
+    audit.run('oidc', 'user.create', 'user:pipelines');
+    old.close();
+
+    const db = openDatabase(path);
+    const rows = db.prepare('SELECT username, sign_in, oidc_subject FROM users ORDER BY username').all();
+    expect(rows).toEqual([
+      { username: 'made-at-sign-in', sign_in: 'oidc', oidc_subject: null },
+      { username: 'pipelines', sign_in: 'local', oidc_subject: null },
+      { username: 'precreated-then-signed-in', sign_in: 'oidc', oidc_subject: null },
+      { username: 'session-only', sign_in: 'oidc', oidc_subject: null },
+      { username: 'token-user', sign_in: 'local', oidc_subject: null },
+    ]);
+    db.close();
+  });
+});
