@@ -85,8 +85,10 @@ export function createTokenService(deps: {
       return { token, expiresAt };
     },
     /**
-     * Installs the operator-chosen bootstrap token (refreshing its expiry at each start); the user's
-     * other tokens stay valid.
+     * Installs the operator-chosen bootstrap token (refreshing its expiry at each start). A token new
+     * to the store is a rotation (a leaked one is the usual reason): every other unnamed token of the
+     * user, the previous configured one included, is revoked with it, and the sessions they opened end.
+     * Named access keys stay.
      */
     async install(actor: string, user: { id: number; username: string }, token: string, expiresAt: number): Promise<void> {
       const hash = hashToken(token);
@@ -98,8 +100,15 @@ export function createTokenService(deps: {
           await deps.repo.reinstate(existing.id, expiresAt);
           bootstrap = { tokenId: existing.id, userId: user.id };
         } else {
-          bootstrap = { tokenId: await deps.repo.insert(user.id, hash, now(), expiresAt), userId: user.id };
-          await deps.audit.record({ actor, action: 'token.install', target: `user:${user.username}` });
+          const tokenId = await deps.repo.insert(user.id, hash, now(), expiresAt);
+          bootstrap = { tokenId, userId: user.id };
+          const revoked = await deps.repo.revokeUnnamedOfUser(user.id, now(), tokenId);
+          await deps.audit.record({
+            actor,
+            action: 'token.install',
+            target: `user:${user.username}`,
+            ...(revoked > 0 ? { oldValue: { revoked_tokens: revoked } } : {}),
+          });
         }
       });
       forgetUser(user.id);

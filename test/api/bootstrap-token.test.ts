@@ -72,13 +72,20 @@ describe('the bootstrap admin token', () => {
     expect((await whoAmI(adminAuth())).status).toBe(200);
   });
 
-  it('rotates as documented: a new configured token, then one mint revokes the old one and keeps the new', async () => {
+  it('rotates at the restart: a new configured token revokes the previous one and the personal one, and keeps itself', async () => {
     const rotated = 'rotated-admin-token-0123456789abcdef0123456789';
+    const personal = (await mintOwn(adminAuth())).body.token as string;
+    expect((await whoAmI(basic(ADMIN.username, personal))).status).toBe(200);
     await fg.close();
     fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_ADMIN_TOKEN: rotated }, fg.dir);
     const rotatedAuth = basic(ADMIN.username, rotated);
-    expect((await mintOwn(rotatedAuth)).status).toBe(200);
     expect((await whoAmI(adminAuth())).status).toBe(401);
+    expect((await whoAmI(basic(ADMIN.username, personal))).status).toBe(401);
+    expect((await whoAmI(rotatedAuth)).status).toBe(200);
+    // A restart with the same configured token revokes nothing more.
+    const again = (await mintOwn(rotatedAuth)).body.token as string;
+    fg = await fg.restart();
+    expect((await whoAmI(basic(ADMIN.username, again))).status).toBe(200);
     expect((await whoAmI(rotatedAuth)).status).toBe(200);
     expect((await revokeAdmin(rotatedAuth)).status).toBe(400);
   });
