@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { closestName } from './closest-name.js';
-
-export const PERMISSIONS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'] as const;
+import { PERMISSIONS, type Permission } from './resources/permissions.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })
@@ -137,7 +136,7 @@ export interface Config {
     readonly caCertificate: string | undefined;
   };
   readonly basePath: string;
-  readonly defaultPermission: (typeof PERMISSIONS)[number];
+  readonly defaultPermission: Permission;
   readonly createRequiresAdmin: boolean;
   /** False in shadow mode: refusals of MLflow calls are logged and counted as would-deny, and forwarded. */
   readonly enforce: boolean;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Reason } from './resources/reasons.js';
 
 /** MLflow's error codes, with the HTTP status each one maps to. */
 export const ERROR_STATUS = {
@@ -29,10 +30,10 @@ export class FlowgateError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
-  /** Why, from a bounded set (decision reasons); for metrics and logs, never shown as-is. */
-  readonly reason: string | undefined;
+  /** The decision reason of a refusal; for metrics and logs, never shown as-is. */
+  readonly reason: Reason | undefined;
 
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, reason?: string) {
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}, reason?: Reason) {
     super(message);
     this.name = 'FlowgateError';
     this.code = code;
@@ -47,7 +48,7 @@ export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="mlflow"' } as
 export const badRequest = (message: string) => new FlowgateError('INVALID_PARAMETER_VALUE', message);
 export const notFound = (message: string) => new FlowgateError('RESOURCE_DOES_NOT_EXIST', message);
 export const conflict = (message: string) => new FlowgateError('RESOURCE_ALREADY_EXISTS', message);
-export const forbidden = (message = 'Permission denied', reason?: string) =>
+export const forbidden = (message = 'Permission denied', reason?: Reason) =>
   new FlowgateError('PERMISSION_DENIED', message, {}, reason);
 export const unauthenticated = (message = 'Authentication required') =>
   new FlowgateError('UNAUTHENTICATED', message, { ...BASIC_CHALLENGE });

@@ -9,6 +9,7 @@ import { createAuditLog } from './audit/audit-log.js';
 import { decide } from './authz/decide.js';
 import { createGrantsRepo } from './authz/grants-repo.js';
 import { createPolicyReader } from './authz/policy.js';
+import { effectiveOn } from './authz/effective.js';
 import { createPatternGrantsRepo } from './authz/pattern-grants-repo.js';
 import { createPatternWriter } from './authz/pattern-writer.js';
 import type { ResourceRef } from './authz/types.js';
@@ -151,8 +152,8 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     patternGrants,
     patternWriter,
     // The MLflow look-ups are built below; the admin API asks only once flowgate serves.
-    patternFactsFor: async (who, ref) =>
-      policy.factsFor(who, ref.kind === 'experiment' && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref),
+    effectiveOn: async (who, ref) =>
+      effectiveOn(policy, who, ref.kind === 'experiment' && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission),
     audit,
     tokens,
     policyChanged: () => {
@@ -163,7 +164,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
     canManage,
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
-    defaultPermission: config.defaultPermission,
+    oidcSignIn: config.oidc !== undefined,
     // The gate's parts are built below; explanations are asked for only once flowgate serves.
     explain: (principal, request, options) => explainer(principal, request, options),
     principalOf: (userId) => principals.principal(userId, 'basic'),
@@ -250,9 +251,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     resolve,
     evaluator,
     policy,
-    grants,
     defaultPermission: config.defaultPermission,
-    groupNamesOf: async (userId) => (await directory.groupsOfUser(userId)).map((g) => g.name),
     groupsOf: (userId) => directory.groupsOfUser(userId),
     experimentName: (id) => lookups.experimentNameById(id),
   });
@@ -307,8 +306,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     onFinish: (scope, req, res) => {
       const route = scope.route ?? 'unmatched';
       if (scope.decision) {
-        const d = { decision: scope.decision, reason: scope.reason ?? 'none', resourceType: scope.resourceType ?? 'none', route };
-        metrics.recordDecision(d, scope.decisionSeconds);
+        metrics.recordDecision({ decision: scope.decision, reason: scope.reason ?? 'none', resourceType: scope.resourceType ?? 'none', route }, scope.decisionSeconds);
       }
       if (scope.upstreamSeconds !== undefined) metrics.upstream(route, scope.upstreamStatus ?? 0, scope.upstreamSeconds);
       requestLog.info(

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { badRequest, FlowgateError, forbidden, sendJson } from '../errors.js';
 import type { Principal } from '../principals/types.js';
+import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from './routes.js';
 import type { BatchCall } from './batch.js';
@@ -14,7 +15,7 @@ export interface AdminMatch {
 }
 
 /** The outcome of an admin route's access rule, with its reason for logs and metrics. */
-type AccessVerdict = { allow: boolean; reason: string };
+type AccessVerdict = { allow: boolean; reason: AdminAccessReason };
 
 function access(route: AdminRoute, principal: Principal, params: Record<string, string>, deps: AdminDeps): AccessVerdict | Promise<AccessVerdict> {
   if (principal.isAdmin) return { allow: true, reason: 'admin' };
@@ -28,7 +29,7 @@ function access(route: AdminRoute, principal: Principal, params: Record<string, 
     case 'manage': {
       const r = route.resource;
       const id = r && params[r.param];
-      const verdict = (allow: boolean) => (allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' });
+      const verdict = (allow: boolean): AccessVerdict => (allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' });
       if (r === undefined || id === undefined) return verdict(false);
       const allow = deps.canManage(principal, { kind: r.kind, id });
       return allow instanceof Promise ? allow.then(verdict) : verdict(allow);
@@ -40,7 +41,7 @@ function access(route: AdminRoute, principal: Principal, params: Record<string, 
 export interface AdminAccess {
   readonly match: AdminMatch;
   readonly principal: Principal;
-  readonly reason: string;
+  readonly reason: AdminAccessReason;
 }
 
 /** The admin API: a find-my-way router compiled once over the route table. */

@@ -1,9 +1,10 @@
 import type { z } from 'zod';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
+import { KIND_SPECS } from '../resources/kinds.js';
 import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { experimentIdSchema, modelNameSchema, parseWith, permissionBody } from './validation.js';
+import { parseWith, permissionBody, resourceIdSchema } from './validation.js';
 
 interface KindShape {
   readonly kind: ResourceKind;
@@ -14,11 +15,14 @@ interface KindShape {
   readonly idSchema: z.ZodType<string>;
 }
 
-const KINDS: readonly KindShape[] = [
-  { kind: 'experiment', segment: 'experiments', param: 'experiment_id', idField: 'experiment_id', label: 'experiment', idSchema: experimentIdSchema },
-  { kind: 'registered_model', segment: 'registered-models', param: 'name', idField: 'name', label: 'registered model', idSchema: modelNameSchema },
-  { kind: 'prompt', segment: 'prompts', param: 'name', idField: 'name', label: 'prompt', idSchema: modelNameSchema },
-];
+const KIND_SHAPES: readonly KindShape[] = KIND_SPECS.map((k) => ({
+  kind: k.kind,
+  segment: k.admin.segment,
+  param: k.admin.param,
+  idField: k.admin.param,
+  label: k.ui.one,
+  idSchema: resourceIdSchema(k.kind),
+}));
 
 function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission) {
   return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
@@ -139,7 +143,7 @@ function resourceSideRoutes(k: KindShape): AdminRoute[] {
   }));
 }
 
-export const GRANT_ROUTES: readonly AdminRoute[] = KINDS.flatMap((k) => [
+export const GRANT_ROUTES: readonly AdminRoute[] = KIND_SHAPES.flatMap((k) => [
   ...GRANTEES.flatMap((g) => routesFor(k, g)),
   ...resourceSideRoutes(k),
 ]);

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest, notFound } from '../errors.js';
+import { RESOURCE_KINDS } from '../resources/kinds.js';
 import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { parseWith, permissionSchema } from './validation.js';
 
-const KINDS = ['experiment', 'registered_model', 'prompt'] as const satisfies readonly ResourceKind[];
-const resourceTypeSchema = z.enum(KINDS, { message: `must be one of ${KINDS.join(', ')}` });
+const resourceTypeSchema = z.enum(RESOURCE_KINDS as [ResourceKind, ...ResourceKind[]], { message: `must be one of ${RESOURCE_KINDS.join(', ')}` });
 /** Checked here rather than left to the repository, so the 400 names the field. */
 const patternSchema = z.string({ message: 'must be a string' }).superRefine((pattern, ctx) => {
   const problem = patternProblem(pattern);

@@ -2,10 +2,11 @@ import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Explainer } from '../authz/explain.js';
 import type { BatchCall } from './batch.js';
-import type { GrantFacts } from '../authz/decide.js';
+import type { Effective } from '../authz/effective.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { PatternGrantsRepo } from '../authz/pattern-grants-repo.js';
+import type { Grantee } from '../authz/policy.js';
 import type { PatternWriter } from '../authz/pattern-writer.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
@@ -63,12 +64,16 @@ export interface AdminDeps {
   /** A user as the gate sees them (admin flag, groups), for explanations. */
   readonly principalOf?: (userId: number) => Principal | undefined | Promise<Principal | undefined>;
   /**
-   * The gate's facts for a user on a resource, pattern grants composed in (an experiment's name looked
-   * up in MLflow when the user holds experiment patterns): the effective-permission screens use it.
+   * A user's effective permission on a resource as the gate decides it (`effectiveOn`; an experiment's
+   * name looked up in MLflow when the user holds experiment patterns): the Manage screens use it.
    */
-  readonly patternFactsFor?: (who: { userId: number; groupIds: readonly number[] }, ref: ResourceRef) => Promise<GrantFacts>;
-  /** FLOWGATE_DEFAULT_PERMISSION, for explaining a user's effective permission (NO_PERMISSIONS when absent). */
-  readonly defaultPermission?: Permission;
+  readonly effectiveOn: (who: Grantee, ref: ResourceRef) => Promise<Effective>;
+  /**
+   * People sign in through an OIDC identity provider (FLOWGATE_OIDC_ISSUER_URL is set): a person an
+   * administrator creates without `sign_in` then awaits their first sign-in, as pre-creating someone
+   * to grant them things ahead of it means.
+   */
+  readonly oidcSignIn?: boolean;
 }
 
 export interface AdminRoute {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { userJson } from '../principals/types.js';
+import { adminUserJson, defaultSignIn } from './users.js';
 import type { AdminRoute } from './types.js';
 import { paged, pageQuery, readQuery } from './ui-query.js';
 
@@ -15,8 +15,9 @@ export const UI_DIRECTORY_ROUTES: readonly AdminRoute[] = [
     handler: async (req, deps) => {
       const q = readQuery(usersQuery, req.query);
       const page = paged(await deps.directory.searchUsers(q.type, q.q, q.max_results + 1, q.page_token), q);
-      const users = page.rows.map(userJson);
-      return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
+      const users = page.rows.map((u) => adminUserJson(deps, u));
+      // What a person created without `sign_in` gets: the create screen offers the choice where it is `oidc`.
+      return { status: 200, body: { users, sign_in_default: defaultSignIn(deps, false), ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
     },
   },
   {

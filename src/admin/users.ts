@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, conflict } from '../errors.js';
-import { userJson, type User } from '../principals/types.js';
+import { userJson, type SignIn, type User } from '../principals/types.js';
 import { requireUser } from './lookups.js';
 import type { AdminDeps, AdminRoute } from './types.js';
 import { usernameSchema } from './validation.js';
@@ -18,7 +18,8 @@ const createUserBody = z
     display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
     is_admin: z.boolean({ message: 'must be a boolean' }).default(false),
     is_service_account: z.boolean({ message: 'must be a boolean' }).default(false),
-    sign_in: signInSchema.default('local'),
+    /** Absent: `oidc` for a person where OIDC is configured (they await their first sign-in), else `local`. */
+    sign_in: signInSchema.optional(),
   })
   .refine((b) => !(b.is_admin && b.is_service_account), {
     message: 'a service account cannot be an admin',
@@ -36,6 +37,12 @@ const updateUserBody = z.strictObject({
   sign_in: signInSchema.optional(),
 });
 
+/**
+ * An administrator creating a person where people sign in through the identity provider means
+ * someone who will sign in there (granted things ahead of it); service accounts never sign in.
+ */
+export const defaultSignIn = (deps: AdminDeps, isServiceAccount: boolean): SignIn => (deps.oidcSignIn && !isServiceAccount ? 'oidc' : 'local');
+
 async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): Promise<User> {
   if (await deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
   return deps.principalWriter.createUser(actor, {
@@ -43,9 +50,15 @@ async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof c
     displayName: body.display_name ?? body.username,
     isAdmin: body.is_admin,
     isServiceAccount: body.is_service_account,
-    signIn: body.sign_in,
+    signIn: body.sign_in ?? defaultSignIn(deps, body.is_service_account),
   });
 }
+
+/** A user as an administrator's views show them: the bootstrap admin marked, since no change through the API reaches it. */
+export const adminUserJson = (deps: AdminDeps, user: User) => ({
+  ...userJson(user),
+  ...(deps.principalWriter.isBootstrapAdmin(user) ? { bootstrap: true } : {}),
+});
 
 const create: AdminRoute['handler'] = async (req, deps) => ({
   status: 201,
@@ -58,7 +71,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/users',
     summary: 'List all users and service accounts',
     access: 'admin',
-    handler: async (_req, deps) => ({ status: 200, body: { users: (await deps.directory.listUsers()).map(userJson) } }),
+    handler: async (_req, deps) => ({ status: 200, body: { users: (await deps.directory.listUsers()).map((u) => adminUserJson(deps, u)) } }),
   },
   {
     method: 'GET',
@@ -102,7 +115,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     handler: async (req, deps) => {
       const user = await requireUser(deps, req.params.username!);
       const groups = (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
-      return { status: 200, body: { user: { ...userJson(user), groups } } };
+      return { status: 200, body: { user: { ...adminUserJson(deps, user), groups } } };
     },
   },
   {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PERMISSIONS } from '../config.js';
+import { KINDS, type KindSpec, type ResourceKind } from '../resources/kinds.js';
+import { PERMISSIONS } from '../resources/permissions.js';
 import { badRequest } from '../errors.js';
 
 export const usernameSchema = z
@@ -23,6 +24,11 @@ export const modelNameSchema = z
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
 
 export const permissionBody = z.strictObject({ permission: permissionSchema });
+
+const ID_SCHEMAS = { numeric: experimentIdSchema, name: modelNameSchema } as const satisfies Record<KindSpec['id'], z.ZodType<string>>;
+
+/** How a resource of the kind is named in a path or query: its id's shape. */
+export const resourceIdSchema = (kind: ResourceKind): z.ZodType<string> => ID_SCHEMAS[KINDS[kind].id];
 
 /** Parses a value with a schema, turning every problem into one clear 400 message. */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'request body'): T {

@@ -1,3 +1,5 @@
+import { permits, strongest } from '../resources/permissions.js';
+import type { DecisionReason, GrantReason } from '../resources/reasons.js';
 import type { Need, Permission } from './types.js';
 
 /** The grants that bear on one (caller, resource) pair; gathered by the policy reader. */
@@ -8,29 +10,11 @@ export interface GrantFacts {
   readonly fromPattern?: boolean;
 }
 
-export type Reason =
-  | 'admin'
-  | 'public-route'
-  | 'authenticated-route'
-  | 'admin-only-route'
-  | 'create-open'
-  | 'create-admin-only'
-  | 'direct-grant'
-  | 'group-grant'
-  | 'group-deny'
-  | 'pattern-grant'
-  | 'group-pattern-grant'
-  | 'group-pattern-deny'
-  | 'default-permission';
-
 export interface Decision {
   readonly allow: boolean;
-  readonly reason: Reason;
+  readonly reason: DecisionReason;
   readonly permission?: Permission;
 }
-
-const RANK: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, EDIT: 2, MANAGE: 3 };
-const NEEDED: Record<'read' | 'edit' | 'manage', number> = { read: 1, edit: 2, manage: 3 };
 
 /**
  * The user's direct grant wins (NO_PERMISSIONS included); else NO_PERMISSIONS in any group denies;
@@ -40,20 +24,14 @@ const NEEDED: Record<'read' | 'edit' | 'manage', number> = { read: 1, edit: 2, m
 export function effectivePermission(
   facts: GrantFacts,
   defaultPermission: Permission,
-): { permission: Permission; reason: Reason } {
+): { permission: Permission; reason: GrantReason } {
   const pattern = facts.fromPattern === true;
   if (facts.direct !== undefined) return { permission: facts.direct, reason: pattern ? 'pattern-grant' : 'direct-grant' };
   if (facts.groups.length > 0) {
     if (facts.groups.includes('NO_PERMISSIONS')) return { permission: 'NO_PERMISSIONS', reason: pattern ? 'group-pattern-deny' : 'group-deny' };
-    let best: Permission = 'NO_PERMISSIONS';
-    for (const p of facts.groups) if (RANK[p] > RANK[best]) best = p;
-    return { permission: best, reason: pattern ? 'group-pattern-grant' : 'group-grant' };
+    return { permission: strongest(facts.groups), reason: pattern ? 'group-pattern-grant' : 'group-grant' };
   }
   return { permission: defaultPermission, reason: 'default-permission' };
-}
-
-export function permits(permission: Permission, need: 'read' | 'edit' | 'manage'): boolean {
-  return RANK[permission] >= NEEDED[need];
 }
 
 export interface DecisionInput {

@@ -1,4 +1,7 @@
 import type { Principal } from '../principals/types.js';
+import { knownName, MODEL_KINDS } from '../resources/kinds.js';
+import { isResourceNeed } from '../resources/permissions.js';
+import type { Reason } from '../resources/reasons.js';
 import { badRequest, FlowgateError } from '../errors.js';
 import { decide, type Decision } from './decide.js';
 import { guardedField, isPromptFlagKey } from './field-guards.js';
@@ -8,22 +11,22 @@ import { modelVersionSourceRefs } from './model-source.js';
 import type { PolicyReader } from './policy.js';
 import { queueRuleAllows } from './queue-rule.js';
 import { bodyLeavesOf, readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
-import type { AlsoCheck, IdSource, Need, Permission, ResourceRef, RouteEntry } from './types.js';
+import { routeChecks, type CheckName } from './route-checks.js';
+import type { AlsoCheck, FieldGuard, IdSource, Need, Permission, QueueRule, ResourceRef, RouteEntry } from './types.js';
 
-/** Every check one request goes through; the verdict names the one that decided. */
-export type CheckName = 'main' | 'guard' | 'rename' | 'kind' | 'also' | 'queue' | 'source' | 'graphql-field';
+export type { CheckName } from './route-checks.js';
 
 export interface CheckOutcome {
   readonly check: CheckName;
   readonly allow: boolean;
   /** A decision reason (`group-grant`, `default-permission`, …) or the check's own (`reserved-field`, …). */
-  readonly reason: string;
+  readonly reason: Reason;
 }
 
 export interface Verdict {
   readonly allow: boolean;
   /** The deciding check's reason: the first refusal's, else the main check's. */
-  readonly reason: string;
+  readonly reason: Reason;
   readonly checks: readonly CheckOutcome[];
   /** For a refusal: what the caller is told (no secrets: names and ids it sent). */
   readonly message?: string;
@@ -52,8 +55,6 @@ export interface EvaluatorDeps {
   readonly lookups: CachedMlflowLookups;
 }
 
-const resourceNeed = (need: Need) => need === 'read' || need === 'edit' || need === 'manage';
-
 /** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
 const REVIEW_QUEUE_NAME: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'name', from: 'auto' };
 
@@ -72,7 +73,8 @@ const describe = (refs: readonly ResourceRef[]) =>
 function describeSent(id: IdSource, refs: readonly ResourceRef[]): string {
   if (refs.length === 0) return '';
   if (id.kind === 'experiment_id' || id.kind === 'experiment_ids') return describe(refs);
-  if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${refs.map((ref) => `'${ref.id}'`).join(', ')}`;
+  // A name decided as both kinds (one MLflow does not have) is named once, as a hidden one is.
+  if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${[...new Set(refs.map((ref) => `'${ref.id}'`))].join(', ')}`;
   return 'field' in id ? ` what its '${id.field}' belongs to` : '';
 }
 
@@ -98,7 +100,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
       isAdmin: principal.isAdmin,
       need,
       // Only resource needs read grants: the others are decided without them (and without names).
-      facts: resourceNeed(need) ? refs.map((ref) => deps.policy.factsFor(principal, ref)) : [],
+      facts: isResourceNeed(need) ? refs.map((ref) => deps.policy.factsFor(principal, ref)) : [],
       defaultPermission: deps.defaultPermission,
       createRequiresAdmin: deps.createRequiresAdmin,
     });
@@ -110,7 +112,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
    * fails throws (MLflow's error JSON, 503 when MLflow did not answer): no decision without the patterns.
    */
   function named(principal: Principal, need: Need, refs: readonly ResourceRef[]): readonly ResourceRef[] | Promise<readonly ResourceRef[]> {
-    if (principal.isAdmin || refs.length === 0 || !resourceNeed(need) || !deps.policy.mayNeedExperimentNames(principal)) return refs;
+    if (principal.isAdmin || refs.length === 0 || !isResourceNeed(need) || !deps.policy.mayNeedExperimentNames(principal)) return refs;
     let waiting = false;
     const out = refs.map((ref): ResourceRef | Promise<ResourceRef> => {
       if (ref.kind !== 'experiment' || !deps.policy.needsName(principal, ref)) return ref;
@@ -139,7 +141,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return outcome;
   }
 
-  const refuse = (check: CheckName, reason: string, message: string): never => {
+  const refuse = (check: CheckName, reason: Reason, message: string): never => {
     throw new Refusal({ check, allow: false, reason }, message);
   };
 
@@ -164,13 +166,13 @@ export function createEvaluator(deps: EvaluatorDeps) {
    * A rename that changes which name-pattern grants match the resource (into a team's `team-a/*`, or
    * out of a `secret/*` deny) hands access to others or takes it away: MANAGE, like granting.
    */
-  async function rename(input: EvaluationInput): Promise<CheckOutcome | undefined> {
-    const { principal, entry, request, refs } = input;
+  async function rename(input: EvaluationInput, field: string): Promise<CheckOutcome | undefined> {
+    const { principal, request, refs } = input;
     const ref = refs[0];
-    if (ref === undefined || entry.renames === undefined || deps.policy.patternGrants === 0) return undefined;
-    const to = bodyLeavesOf(request.body, entry.renames).filter((v): v is string => typeof v === 'string');
+    if (ref === undefined || deps.policy.patternGrants === 0) return undefined;
+    const to = bodyLeavesOf(request.body, field).filter((v): v is string => typeof v === 'string');
     if (to.length === 0) return undefined;
-    const from = ref.kind === 'experiment' ? (ref.name ?? (await deps.lookups.experimentNameById(ref.id))) : ref.id;
+    const from = knownName(ref) ?? (await deps.lookups.experimentNameById(ref.id));
     const before = new Set(deps.policy.matchingPatterns(ref.kind, from));
     const moves = to.some((name) => {
       const after = deps.policy.matchingPatterns(ref.kind, name);
@@ -184,16 +186,13 @@ export function createEvaluator(deps: EvaluatorDeps) {
    * (EDIT on the model plus a prompt pattern's MANAGE would become delete rights on it): MANAGE on
    * it as it is and as it will be, like a rename that changes which patterns match.
    */
-  async function kindChange(input: EvaluationInput): Promise<CheckOutcome | undefined> {
-    const { principal, entry, request, refs } = input;
+  async function kindChange(input: EvaluationInput, field: string): Promise<CheckOutcome | undefined> {
+    const { principal, request, refs } = input;
     const name = refs[0]?.id;
-    if (entry.kindTag === undefined || name === undefined) return undefined;
-    const keys = readField({ kind: 'model_name', field: entry.kindTag, from: 'auto' }, request);
+    if (name === undefined) return undefined;
+    const keys = readField({ kind: 'model_name', field, from: 'auto' }, request);
     if (!keys.some(isPromptFlagKey)) return undefined;
-    const sides: ResourceRef[] = [
-      { kind: 'registered_model', id: name },
-      { kind: 'prompt', id: name },
-    ];
+    const sides: ResourceRef[] = MODEL_KINDS.map((kind) => ({ kind, id: name }));
     return granted('kind', principal, 'manage', sides, ' (the prompt flag moves it between model and prompt grants)', ` on '${name}'`);
   }
 
@@ -212,9 +211,8 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return await granted('also', principal, check.need, more, '', describeSent(check.id, more));
   }
 
-  async function queue(input: EvaluationInput, permission: Permission | undefined): Promise<{ outcome: CheckOutcome; lookedUp?: ReviewQueueByName['answer'] }> {
+  async function queue(input: EvaluationInput, rule: QueueRule, permission: Permission | undefined): Promise<{ outcome: CheckOutcome; lookedUp?: ReviewQueueByName['answer'] }> {
     const { principal, entry, request, refs } = input;
-    const rule = entry.queueRule!;
     const byId = entry.id.kind === 'owned_id';
     const queueName = readField(byId ? entry.id : REVIEW_QUEUE_NAME, request)[0];
     const experiment = refs[0];
@@ -252,46 +250,62 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return { outcomes, plan };
   }
 
-  /** Every check the row declares, in order; the first refusal decides. */
+  /** A guarded field set by a non-administrator refuses the request. */
+  function guard(request: ResolveRequest, guarded: FieldGuard): CheckOutcome {
+    const field = guardedField(guarded, request);
+    if (field !== undefined)
+      refuse('guard', 'reserved-field', `Permission denied: only administrators may set ${field === guarded.field ? `'${field}'` : field} here`);
+    return { check: 'guard', allow: true, reason: 'not-reserved' };
+  }
+
+  async function source(input: EvaluationInput): Promise<CheckOutcome | undefined> {
+    const sources = await modelVersionSourceRefs(input.request.body, deps.lookups);
+    return sources.length > 0 ? await granted('source', input.principal, 'read', sources, '', ' the model version source') : undefined;
+  }
+
+  /** Every check the row declares (`routeChecks`), in order; the first refusal decides. */
   async function evaluate(input: EvaluationInput): Promise<Verdict> {
     const first = await main(input.principal, input.entry, input.refs);
     if (!first.allow || input.principal.isAdmin) return first;
-    const { principal, entry, request } = input;
     const checks: CheckOutcome[] = [...first.checks];
+    const add = (outcome: CheckOutcome | undefined) => {
+      if (outcome) checks.push(outcome);
+    };
     let lookedUp: Verdict['lookedUp'];
     let graphql: GraphqlPlan | undefined;
     try {
-      for (const guard of entry.guards ?? []) {
-        const field = guardedField(guard, request);
-        if (field !== undefined)
-          refuse('guard', 'reserved-field', `Permission denied: only administrators may set ${field === guard.field ? `'${field}'` : field} here`);
-        checks.push({ check: 'guard', allow: true, reason: 'not-reserved' });
-      }
-      if (entry.renames !== undefined) {
-        const outcome = await rename(input);
-        if (outcome) checks.push(outcome);
-      }
-      if (entry.kindTag !== undefined) {
-        const outcome = await kindChange(input);
-        if (outcome) checks.push(outcome);
-      }
-      for (const check of entry.also ?? []) {
-        const outcome = await also(input, check);
-        if (outcome) checks.push(outcome);
-      }
-      if (entry.queueRule) {
-        const found = await queue(input, first.permission);
-        checks.push(found.outcome);
-        lookedUp = found.lookedUp;
-      }
-      if (entry.alsoReads === 'model_version_source') {
-        const sources = await modelVersionSourceRefs(request.body, deps.lookups);
-        if (sources.length > 0) checks.push(await granted('source', principal, 'read', sources, '', ' the model version source'));
-      }
-      if (entry.after === 'graphql') {
-        const fields = await graphqlFields(input);
-        checks.push(...fields.outcomes);
-        graphql = fields.plan;
+      for (const check of routeChecks(input.entry)) {
+        switch (check.check) {
+          case 'guard':
+            add(guard(input.request, check.guard));
+            break;
+          case 'rename':
+            add(await rename(input, check.field));
+            break;
+          case 'kind':
+            add(await kindChange(input, check.field));
+            break;
+          case 'also':
+            add(await also(input, check.also));
+            break;
+          case 'queue': {
+            const found = await queue(input, check.rule, first.permission);
+            add(found.outcome);
+            lookedUp = found.lookedUp;
+            break;
+          }
+          case 'source':
+            add(await source(input));
+            break;
+          case 'graphql-field': {
+            const fields = await graphqlFields(input);
+            checks.push(...fields.outcomes);
+            graphql = fields.plan;
+            break;
+          }
+          default:
+            check satisfies never;
+        }
       }
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
@@ -302,15 +316,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return { allow: true, reason: deciding.reason, checks, permission: first.permission, lookedUp, graphql };
   }
 
-  return {
-    decideFor,
-    decideNamed,
-    main,
-    evaluate,
-    /** Whether the row declares checks beyond the main one (administrators skip them). */
-    hasFurtherChecks: (entry: RouteEntry) =>
-      entry.guards !== undefined || entry.renames !== undefined || entry.kindTag !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql',
-  };
+  return { decideFor, decideNamed, main, evaluate };
 }
 
 export type Evaluator = ReturnType<typeof createEvaluator>;

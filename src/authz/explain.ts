@@ -1,8 +1,9 @@
 import { FlowgateError } from '../errors.js';
 import type { Principal } from '../principals/types.js';
-import { effectivePermission, permits } from './decide.js';
+import { knownName } from '../resources/kinds.js';
+import { isResourceNeed, permits } from '../resources/permissions.js';
+import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
-import type { GrantsRepo } from './grants-repo.js';
 import type { PatternGrant } from './pattern-index.js';
 import type { PolicyReader } from './policy.js';
 import type { ResourceResolver } from './resolve.js';
@@ -87,12 +88,9 @@ export function createExplainer(d: {
   readonly resolve: ResourceResolver;
   readonly evaluator: Evaluator;
   readonly policy: PolicyReader;
-  readonly grants: GrantsRepo;
   readonly defaultPermission: Permission;
-  /** The names of the groups a user belongs to. */
-  readonly groupNamesOf: (userId: number) => Promise<readonly string[]>;
-  /** The groups a user belongs to, by id (to name the groups of pattern grants). */
-  readonly groupsOf?: (userId: number) => Promise<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
+  /** The groups a user belongs to, by name (to name the groups of grants and pattern grants). */
+  readonly groupsOf: (userId: number) => Promise<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
   /** An experiment's name from MLflow, for callers holding experiment pattern grants. */
   readonly experimentName?: (experimentId: string) => Promise<string>;
 }) {
@@ -105,7 +103,7 @@ export function createExplainer(d: {
 
   /** Whether the caller may read every resource, as the gate decides it (pattern grants matched against MLflow's names). */
   function readsAll(principal: Principal, refs: readonly ResourceRef[]): boolean {
-    return refs.every((ref) => permits(effectivePermission(d.policy.factsFor(principal, ref), d.defaultPermission).permission, 'read'));
+    return refs.every((ref) => permits(effectiveOn(d.policy, principal, ref, d.defaultPermission).permission, 'read'));
   }
 
   return async function explain(principal: Principal, r: ExplainRequest, options: ExplainOptions = {}): Promise<Explanation> {
@@ -132,15 +130,15 @@ export function createExplainer(d: {
     const { entry, params } = m;
     const route = routeOf(entry);
     const request = { method: r.method, query: new URLSearchParams(r.search), body: r.body, params, headers: {} };
-    const decidesOnResources = entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage';
+    const decidesOnResources = isResourceNeed(entry.need);
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
     const named = await Promise.all(refs.map((ref) => withName(principal, ref)));
     if (onlyReadable && !readsAll(principal, named)) throw new Unreadable();
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
     // A further id (a model version's source, a linked run) refused is a resource the caller may not read either.
     if (onlyReadable && !verdict.allow && FURTHER_RESOURCE_CHECKS.has(verdict.checks.at(-1)?.check ?? 'main')) throw new Unreadable();
-    const memberOf = new Set(await d.groupNamesOf(principal.userId));
-    const groupNames = new Map((await (d.groupsOf?.(principal.userId) ?? Promise.resolve([]))).map((g) => [g.id, g.name]));
+    const memberOf = await d.groupsOf(principal.userId);
+    const groupNames = new Map(memberOf.map((g) => [g.id, g.name]));
     const explained = (p: PatternGrant): ExplainedPattern => ({
       pattern: p.pattern,
       grantee: p.grantee.type === 'user' ? `user:${principal.username}` : `group:${groupNames.get(p.grantee.id) ?? p.grantee.id}`,
@@ -148,19 +146,17 @@ export function createExplainer(d: {
     });
     const resources: Array<Explanation['resources'][number]> = [];
     for (const ref of named) {
-      const on = await d.grants.onResource(ref.kind, ref.id);
-      const direct = on.users.find((g) => g.name === principal.username)?.permission ?? null;
-      const facts = d.policy.factsFor(principal, ref);
-      const groups = on.groups.filter((g) => memberOf.has(g.name)).map((g) => ({ group: g.name, permission: g.permission }));
-      const effective = effectivePermission(facts, d.defaultPermission);
-      const name = ref.kind === 'experiment' ? ref.name : ref.id;
+      const effective = effectiveOn(d.policy, principal, ref, d.defaultPermission);
+      const groupGrant = new Map(effective.groups.map((g) => [g.groupId, g.permission]));
+      const groups = memberOf.flatMap((g) => (groupGrant.has(g.id) ? [{ group: g.name, permission: groupGrant.get(g.id)! }] : []));
+      const name = knownName(ref);
       const bearing = name === undefined || name === null ? [] : d.policy.bearingPatterns(ref.kind, name, principal);
       const decided = decidingPattern(effective.reason, effective.permission, bearing);
       resources.push({
         kind: ref.kind,
         id: ref.id,
         ...(ref.kind === 'experiment' && typeof ref.name === 'string' ? { name: ref.name } : {}),
-        direct,
+        direct: effective.direct ?? null,
         groups,
         patterns: bearing.map(explained),
         effective: effective.permission,

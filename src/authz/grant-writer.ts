@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
+import { MODEL_KINDS, modelKind } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
 import type { Grantee, GrantsRepo } from './grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
@@ -84,19 +85,19 @@ export function createGrantWriter(deps: {
     async followModel(actor: string, name: string, newName: string | undefined): Promise<void> {
       let changed = 0;
       await sql.transaction(async () => {
-        for (const kind of ['registered_model', 'prompt'] as const)
+        for (const kind of MODEL_KINDS)
           changed += newName === undefined ? await grants.deleteResource(kind, name) : await grants.moveResource(kind, name, newName);
         if (changed > 0)
           await audit.record({
             actor,
             action: newName === undefined ? 'grant.drop-with-model' : 'grant.move-with-model',
-            target: `registered_model:${name}`,
+            target: `${modelKind(false)}:${name}`,
             newValue: newName,
             oldValue: { grants: changed },
           });
       });
       const names = newName === undefined ? [name] : [name, newName];
-      await deps.grantsChanged(...names.flatMap((id) => [{ kind: 'registered_model' as const, id }, { kind: 'prompt' as const, id }]));
+      await deps.grantsChanged(...names.flatMap((id) => MODEL_KINDS.map((kind) => ({ kind, id }))));
     },
   };
 }

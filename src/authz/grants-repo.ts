@@ -69,16 +69,38 @@ const SQL = {
            FROM grants g JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ?) AS on_resource
        WHERE instr(lower(name), lower(CAST(? AS TEXT))) > 0
        ORDER BY grantee_type = 'group', name LIMIT ? OFFSET ?`,
-  concernedUsers: `SELECT u.id FROM users u WHERE u.id IN (
-         SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
-         UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
-           WHERE g.resource_kind = ? AND g.resource_id = ?)
-       AND instr(lower(u.username), lower(CAST(? AS TEXT))) > 0 ORDER BY u.username LIMIT ? OFFSET ?`,
+  // One row per (user, group of theirs), or one with no group: a page of users and all their groups in one statement.
+  concernedUsers: `SELECT u.id, u.username, u.is_admin, u.is_service_account, gr.id AS group_id, gr.name AS group_name FROM (
+         SELECT id, username, is_admin, is_service_account FROM users WHERE id IN (
+           SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL
+           UNION SELECT m.user_id FROM group_members m JOIN grants g ON g.group_id = m.group_id
+             WHERE g.resource_kind = ? AND g.resource_id = ?)
+         AND instr(lower(username), lower(CAST(? AS TEXT))) > 0 ORDER BY username LIMIT ? OFFSET ?) AS u
+       LEFT JOIN group_members m ON m.user_id = u.id LEFT JOIN groups gr ON gr.id = m.group_id
+       ORDER BY u.username, gr.name`,
   count: 'SELECT count(*) AS n FROM grants',
   resources: 'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
   page: 'SELECT id, resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE id > ? ORDER BY id LIMIT ?',
   onResourceRaw: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
 } as const;
+
+/** A user a resource's grants concern, with the groups they belong to (by name). */
+export interface ConcernedUser {
+  readonly id: number;
+  readonly username: string;
+  readonly isAdmin: boolean;
+  readonly isServiceAccount: boolean;
+  readonly groups: ReadonlyArray<{ readonly id: number; readonly name: string }>;
+}
+
+interface ConcernedRow {
+  id: number;
+  username: string;
+  is_admin: number;
+  is_service_account: number;
+  group_id: number | null;
+  group_name: string | null;
+}
 
 /** The grants table. */
 export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
@@ -111,9 +133,20 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
     /** A resource's grants (users and service accounts first, then groups) whose grantee name contains `text`, a page at a time. */
     searchOnResource: (kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<GrantSearchRow[]> =>
       sql.all<GrantSearchRow>(SQL.searchOnResource, [kind, id, kind, id, text, limit, offset]),
-    /** The ids of users a resource's grants concern (directly or through a group), by name, a page at a time. */
-    concernedUsers: async (kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<number[]> =>
-      (await sql.all<{ id: number }>(SQL.concernedUsers, [kind, id, kind, id, text, limit, offset])).map((r) => r.id),
+    /**
+     * The users a resource's grants concern (directly or through a group), by name, a page at a time,
+     * each with every group they belong to (by name): one statement however long the page.
+     */
+    async concernedUsers(kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<ConcernedUser[]> {
+      const rows = await sql.all<ConcernedRow>(SQL.concernedUsers, [kind, id, kind, id, text, limit, offset]);
+      const users: ConcernedUser[] = [];
+      for (const r of rows) {
+        if (users.at(-1)?.id !== r.id)
+          users.push({ id: r.id, username: r.username, isAdmin: r.is_admin === 1, isServiceAccount: r.is_service_account === 1, groups: [] });
+        if (r.group_id !== null) (users.at(-1)!.groups as Array<{ id: number; name: string }>).push({ id: r.group_id, name: r.group_name! });
+      }
+      return users;
+    },
     count: async (): Promise<number> => (await sql.get<{ n: number }>(SQL.count))!.n,
     /** Every resource that has at least one grant. */
     resources: async (): Promise<ResourceRef[]> =>

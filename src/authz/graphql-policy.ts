@@ -10,6 +10,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { badRequest } from '../errors.js';
+import { isResourceNeed } from '../resources/permissions.js';
 import { ROUTE_CATALOG } from './catalog.js';
 import type { ResolveRequest, ResourceResolver } from './resolve.js';
 import type { HttpMethod, Need, ResourceRef, RouteEntry } from './types.js';
@@ -370,7 +371,7 @@ export function planGraphql(method: string, query: URLSearchParams, body: unknow
 export async function resolveGraphqlChecks(plan: GraphqlPlan, resolve: ResourceResolver): Promise<GraphqlFieldDecision[]> {
   return Promise.all(
     plan.checks.map(async (check) => {
-      if (!check.twin || !(check.need === 'read' || check.need === 'edit' || check.need === 'manage'))
+      if (!check.twin || !isResourceNeed(check.need))
         return { field: check.field, need: check.need, refs: [] };
       const request: ResolveRequest = {
         method: check.twin.method,

@@ -1,3 +1,4 @@
+import { KINDS } from '../resources/kinds.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { GrantWriter } from './grant-writer.js';
 import type { GrantsRepo } from './grants-repo.js';
@@ -7,15 +8,14 @@ import type { ResourceRef } from './types.js';
 export type ExistenceCheck = (ref: ResourceRef) => Promise<boolean | undefined>;
 
 /**
- * Asks MLflow about the resource itself: an experiment marked deleted still exists (it can be
- * restored, and its grants with it); only MLflow's RESOURCE_DOES_NOT_EXIST counts as gone.
+ * Asks MLflow about the resource itself, through its kind's look-up: an experiment marked deleted
+ * still exists (it can be restored, and its grants with it); only MLflow's RESOURCE_DOES_NOT_EXIST
+ * counts as gone.
  */
 export function mlflowExistence(upstream: UpstreamJson): ExistenceCheck {
   return async (ref) => {
-    const answer =
-      ref.kind === 'experiment'
-        ? await upstream.call('GET', '/api/2.0/mlflow/experiments/get', { experiment_id: ref.id })
-        : await upstream.call('GET', '/api/2.0/mlflow/registered-models/get', { name: ref.id });
+    const { path, param } = KINDS[ref.kind].lookup;
+    const answer = await upstream.call('GET', path, { [param]: ref.id });
     if (answer.status >= 200 && answer.status < 300) return true;
     const code = (answer.json as { error_code?: unknown } | undefined)?.error_code;
     return answer.status === 404 && code === 'RESOURCE_DOES_NOT_EXIST' ? false : undefined;

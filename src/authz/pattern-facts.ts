@@ -10,7 +10,7 @@ export interface PatternFacts {
   readonly groups: readonly Permission[];
 }
 
-export type PatternReason = 'pattern-grant' | 'group-pattern-grant' | 'group-pattern-deny';
+export type { PatternReason } from '../resources/reasons.js';
 
 /** Facts a pattern decided: `direct` is the caller's pattern grant, `groups` their groups' pattern grants. */
 export interface FactsWithPatterns extends GrantFacts {

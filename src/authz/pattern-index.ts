@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { rank } from '../resources/permissions.js';
 import type { Grantee } from './grants-repo.js';
 import { NO_PATTERN_FACTS, type PatternFacts } from './pattern-facts.js';
 import { compilePattern, prepareName, type CompiledPattern, type PreparedName } from './pattern-match.js';
@@ -32,7 +33,6 @@ interface Matched {
 }
 
 const NOTHING: Matched = Object.freeze({ entries: [], users: new Map(), groups: new Map() });
-const RANK: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, EDIT: 2, MANAGE: 3 };
 
 export interface PatternIndexOptions {
   /** How many (kind, name) answers to remember. */
@@ -151,5 +151,5 @@ function moreSpecific(a: Entry, b: Entry): boolean {
   const prefix = a.compiled.literalPrefix.length - b.compiled.literalPrefix.length;
   if (prefix !== 0) return prefix > 0;
   if (a.patternLength !== b.patternLength) return a.patternLength > b.patternLength;
-  return RANK[a.grant.permission] < RANK[b.grant.permission];
+  return rank(a.grant.permission) < rank(b.grant.permission);
 }

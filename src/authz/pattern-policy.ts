@@ -1,4 +1,5 @@
 import { FlowgateError } from '../errors.js';
+import { knownName } from '../resources/kinds.js';
 import type { GrantFacts } from './decide.js';
 import { withPatterns } from './pattern-facts.js';
 import { createPatternIndex, type PatternGrant, type PatternIndex } from './pattern-index.js';
@@ -68,7 +69,7 @@ export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
       if (!holds(ref.kind, who)) return facts;
       if (facts.direct !== undefined || facts.groups.length > 0) return facts;
       // A model's or prompt's id is its name; an experiment's name comes from MLflow.
-      const name = ref.kind === 'experiment' ? ref.name : ref.id;
+      const name = knownName(ref);
       if (name === null) return facts;
       if (name === undefined) throw experimentNameMissing(ref.id);
       return withPatterns(facts, index.factsFor(ref.kind, name, who.userId, who.groupIds));

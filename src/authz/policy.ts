@@ -1,3 +1,4 @@
+import { BY_RANK, rank } from '../resources/permissions.js';
 import type { GrantFacts } from './decide.js';
 import type { GrantsRepo } from './grants-repo.js';
 import { createPatternPolicy } from './pattern-policy.js';
@@ -10,8 +11,6 @@ export interface Grantee {
   readonly groupIds: readonly number[];
 }
 
-const PERMISSIONS: readonly Permission[] = ['NO_PERMISSIONS', 'READ', 'EDIT', 'MANAGE'];
-const CODE: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, EDIT: 2, MANAGE: 3 };
 const NO_FACTS: GrantFacts = Object.freeze({ direct: undefined, groups: Object.freeze([]) as readonly Permission[] });
 
 const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
@@ -41,7 +40,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
       const key = keyOf(r.resource_kind, r.resource_id);
       let list = next.get(key);
       if (!list) next.set(key, (list = []));
-      list.push(r.user_id !== null ? r.user_id : -(r.group_id as number), CODE[r.permission]);
+      list.push(r.user_id !== null ? r.user_id : -(r.group_id as number), rank(r.permission));
     }
     return next;
   }
@@ -104,16 +103,27 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     let groups: Permission[] | undefined;
     for (let i = 0; i < list.length; i += 2) {
       const grantee = list[i]!;
-      if (grantee === who.userId) direct = PERMISSIONS[list[i + 1]!];
-      else if (grantee < 0 && who.groupIds.includes(-grantee)) (groups ??= []).push(PERMISSIONS[list[i + 1]!]!);
+      if (grantee === who.userId) direct = BY_RANK[list[i + 1]!];
+      else if (grantee < 0 && who.groupIds.includes(-grantee)) (groups ??= []).push(BY_RANK[list[i + 1]!]!);
     }
     return { direct, groups: groups ?? NO_FACTS.groups };
+  }
+
+  /** The caller's groups' grants on the resource itself, in `who.groupIds` order (for explanations). */
+  function groupGrants(who: Grantee, ref: ResourceRef): Array<{ readonly groupId: number; readonly permission: Permission }> {
+    const list = index.get(keyOf(ref.kind, ref.id));
+    if (list === undefined) return [];
+    const byGroup = new Map<number, Permission>();
+    for (let i = 0; i < list.length; i += 2) if (list[i]! < 0) byGroup.set(-list[i]!, BY_RANK[list[i + 1]!]!);
+    return who.groupIds.flatMap((groupId) => (byGroup.has(groupId) ? [{ groupId, permission: byGroup.get(groupId)! }] : []));
   }
 
   return {
     factsFor(who: Grantee, ref: ResourceRef): GrantFacts {
       return patterns.compose(ownFacts(who, ref), who, ref);
     },
+    /** The caller's own grant on the resource itself (no patterns), and each of their groups' (see `groupGrants`). */
+    ownGrants: (who: Grantee, ref: ResourceRef) => ({ direct: ownFacts(who, ref).direct, groups: groupGrants(who, ref) }),
     /** The experiment's name decides for this caller (they hold experiment patterns, and it has no grant of theirs). */
     needsName(who: Grantee, ref: ResourceRef): boolean {
       if (ref.kind !== 'experiment' || ref.name !== undefined || !patterns.needsExperimentNames(who)) return false;

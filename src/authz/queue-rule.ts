@@ -1,4 +1,4 @@
-import { permits } from './decide.js';
+import { permits } from '../resources/permissions.js';
 import type { Permission, QueueRule } from './types.js';
 
 /**

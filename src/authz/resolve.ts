@@ -1,4 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
+import { isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -308,20 +309,22 @@ export function createExistingResolver(lookups: MlflowLookups): ExistingResolver
 
 export function createResourceResolver(lookups: MlflowLookups): ResourceResolver {
   async function modelRefs(entry: RouteEntry, request: ResolveRequest, name: string): Promise<ResourceRef[]> {
-    if (entry.resource === 'registered_model' || entry.resource === 'prompt') return [{ kind: entry.resource, id: name }];
+    if (isModelKind(entry.resource)) return [{ kind: entry.resource, id: name }];
     // Setting or removing the prompt tag turns a model into a prompt or back: the caller must
     // hold the right on both sides, or a model grant could be used to reach prompt grants.
     if (readOne(request, 'auto', 'key') === PROMPT_TAG) {
-      return [
-        { kind: 'registered_model', id: name },
-        { kind: 'prompt', id: name },
-      ];
+      return MODEL_KINDS.map((kind) => ({ kind, id: name }));
     }
-    const prompt =
-      entry.need === 'create'
-        ? tagsSayPrompt(bodyLeaves(bodyObject(request.body), ['tags'])[0])
-        : await lookups.isPrompt(name);
-    return [{ kind: prompt ? 'prompt' : 'registered_model', id: name }];
+    if (entry.need === 'create') return [{ kind: modelKind(tagsSayPrompt(bodyLeaves(bodyObject(request.body), ['tags'])[0])), id: name }];
+    const prompt = await lookups.isPrompt(name).catch((e: unknown) => {
+      if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return undefined;
+      throw e;
+    });
+    // A name MLflow does not have is decided as both kinds: refused like a hidden model or prompt
+    // unless the caller could read it whichever it were (then MLflow's own 404 answers).
+    if (prompt === undefined)
+      return MODEL_KINDS.map((kind) => ({ kind, id: name }));
+    return [{ kind: modelKind(prompt), id: name }];
   }
 
   function resolve(entry: RouteEntry, request: ResolveRequest): ResourceRef[] | Promise<ResourceRef[]> {
@@ -368,7 +371,7 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       case 'model_names': {
         // Only for rows that say which kind the names are (prompts linked to a trace): no look-up per name.
         const kind = entry.resource;
-        if (kind !== 'prompt' && kind !== 'registered_model') throw new Error(`model_names needs a prompt or registered_model row, not ${kind}`);
+        if (!isModelKind(kind)) throw new Error(`model_names needs a row of a model kind (${MODEL_KINDS.join(', ')}), not ${kind}`);
         return requireMany(id, request).map((name) => ({ kind, id: name }));
       }
       case 'owned_id':

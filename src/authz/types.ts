@@ -1,10 +1,11 @@
-import type { PERMISSIONS } from '../config.js';
+import type { ModelKind, ResourceKind } from '../resources/kinds.js';
+import type { ResourceNeed } from '../resources/permissions.js';
 
-export type Permission = (typeof PERMISSIONS)[number];
-export type ResourceKind = 'experiment' | 'registered_model' | 'prompt';
+export type { Permission } from '../resources/permissions.js';
+export type { ResourceKind } from '../resources/kinds.js';
 
 /** What a route needs of the caller. `create` is creating a new top-level resource. */
-export type Need = 'public' | 'authenticated' | 'admin' | 'read' | 'edit' | 'manage' | 'create';
+export type Need = 'public' | 'authenticated' | 'admin' | ResourceNeed | 'create';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -120,7 +121,7 @@ export interface RouteEntry {
 
 export interface AlsoCheck {
   readonly id: IdSource;
-  readonly need: 'read' | 'edit' | 'manage';
+  readonly need: ResourceNeed;
   readonly resource?: 'experiment' | 'prompt';
   /**
    * The client chooses this id and MLflow updates the object when it exists: an id that does not
@@ -142,4 +143,4 @@ export type ResourceRef =
        */
       readonly name?: string | null;
     }
-  | { readonly kind: 'registered_model' | 'prompt'; readonly id: string };
+  | { readonly kind: ModelKind; readonly id: string };

@@ -1,7 +1,8 @@
 import { seg, type AdminClient } from './admin-cli/client.js';
 import { deleteGrant, grantPath } from './admin-cli/grants.js';
-import { kindNamed } from './admin-cli/resources.js';
-import type { PolicyDocument, PolicyGrant, PolicyPatternGrant } from './policy-document.js';
+import { kindShape } from './admin-cli/resources.js';
+import { idIsName, KINDS } from '../resources/kinds.js';
+import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
 import { grantKey, patternKey, type ExperimentNames } from './policy-state.js';
 
 /** One change, shown as a diff line (`+` add, `~` change, `-` remove) and applied through the admin API. */
@@ -10,23 +11,18 @@ export interface Change {
   apply(client: AdminClient): Promise<unknown>;
 }
 
-function grantTarget(g: PolicyGrant): { kind: string; name: string } {
-  if (g.experiment !== undefined) return { kind: 'experiment', name: g.experiment };
-  if (g.registered_model !== undefined) return { kind: 'registered_model', name: g.registered_model };
-  return { kind: 'prompt', name: g.prompt! };
-}
-
 /** `create` (no grant yet), `update` (one with another permission) or `remove`. */
 function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames, how: 'create' | 'update' | 'remove'): Change {
   return {
     line,
     async apply(client) {
-      const { kind, name } = grantTarget(g);
-      const id = kind === 'experiment' ? await experiments.idOf(name) : name;
-      if (id === undefined) throw new Error(`MLflow has no experiment named '${name}'`);
+      const { kind, name } = grantResource(g);
+      // A kind whose id is not its name is an experiment's: its id comes from MLflow.
+      const id = idIsName(kind) ? name : await experiments.idOf(name);
+      if (id === undefined) throw new Error(`MLflow has no ${KINDS[kind].ui.one} named '${name}'`);
       const grantee = g.user !== undefined ? ({ segment: 'users', name: g.user } as const) : ({ segment: 'groups', name: g.group! } as const);
-      if (how === 'remove') return deleteGrant(client, grantee, kindNamed(kind), id);
-      return client.call(how === 'create' ? 'POST' : 'PATCH', grantPath(grantee, kindNamed(kind), id), { permission: g.permission });
+      if (how === 'remove') return deleteGrant(client, grantee, kindShape(kind), id);
+      return client.call(how === 'create' ? 'POST' : 'PATCH', grantPath(grantee, kindShape(kind), id), { permission: g.permission });
     },
   };
 }
@@ -44,13 +40,32 @@ function patternChange(line: string, p: PolicyPatternGrant, how: 'set' | 'remove
 }
 
 /**
+ * The bootstrap admin (FLOWGATE_ADMIN_USERNAME): configuration owns it and the admin API refuses to
+ * delete, demote or relink it, so a diff never asks (one refused call would fail the whole batch);
+ * `kept` hears what the file asked for that stays as it is, and why.
+ */
+export interface BootstrapAdmin {
+  readonly name: string | undefined;
+  readonly kept?: (note: string) => void;
+}
+
+/**
  * The changes that turn `current` into `wanted`, in an order the API accepts (principals before
  * their grants, removals last). Without `prune`, nothing absent from `wanted` is removed. The
- * caller (`self`) is never removed, so an apply cannot lock its own author out.
+ * caller (`self`) is never removed, so an apply cannot lock its own author out; nor is the
+ * bootstrap admin changed in who it is.
  */
-export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, experiments: ExperimentNames, prune: boolean, self: string): Change[] {
+export function policyDiff(
+  current: PolicyDocument,
+  wanted: PolicyDocument,
+  experiments: ExperimentNames,
+  prune: boolean,
+  self: string,
+  bootstrap: BootstrapAdmin = { name: undefined },
+): Change[] {
   const changes: Change[] = [];
   const removals: Change[] = [];
+  const keep = (note: string) => bootstrap.kept?.(`${note}: the bootstrap admin is owned by configuration (FLOWGATE_ADMIN_USERNAME)`);
   const currentUsers = new Map([...current.users, ...current.service_accounts.map((s) => ({ ...s, is_admin: false, sa: true }))].map((u) => [u.username, u]));
   // A grant names its grantee: pruning never removes a user or group the file still grants to.
   const wantedNames = new Set([...wanted.users, ...wanted.service_accounts].map((u) => u.username));
@@ -61,14 +76,29 @@ export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, expe
     const now = currentUsers.get(u.username);
     if (!now) {
       changes.push({
-        line: `+ user ${u.username}${u.is_admin ? ' (admin)' : ''}`,
-        apply: (c) => c.call('POST', 'users/create', { username: u.username, display_name: u.display_name, is_admin: u.is_admin ?? false }),
+        line: `+ user ${u.username}${u.is_admin ? ' (admin)' : ''}${u.sign_in !== undefined ? ` (sign-in ${u.sign_in})` : ''}`,
+        apply: (c) =>
+          c.call('POST', 'users/create', {
+            username: u.username,
+            display_name: u.display_name,
+            is_admin: u.is_admin ?? false,
+            // Absent, flowgate chooses (`oidc` for a person where OIDC is configured).
+            ...(u.sign_in !== undefined ? { sign_in: u.sign_in } : {}),
+          }),
       });
       continue;
     }
     const patch: Record<string, unknown> = {};
     if (u.display_name !== undefined && u.display_name !== now.display_name) patch.display_name = u.display_name;
-    if (u.is_admin !== undefined && u.is_admin !== now.is_admin) patch.is_admin = u.is_admin;
+    // Who the user is (administrator, how they sign in) is configuration's for the bootstrap admin.
+    const owned = (field: string, is: unknown, asked: unknown) => {
+      if (u.username !== bootstrap.name) return false;
+      keep(`user ${u.username}: ${field} stays ${JSON.stringify(is)}, not ${JSON.stringify(asked)}`);
+      return true;
+    };
+    if (u.is_admin !== undefined && u.is_admin !== now.is_admin && !owned('is_admin', now.is_admin, u.is_admin)) patch.is_admin = u.is_admin;
+    const signInNow = 'sign_in' in now ? now.sign_in : undefined;
+    if (u.sign_in !== undefined && signInNow !== undefined && u.sign_in !== signInNow && !owned('sign_in', signInNow, u.sign_in)) patch.sign_in = u.sign_in;
     if (Object.keys(patch).length > 0)
       changes.push({ line: `~ user ${u.username} ${JSON.stringify(patch)}`, apply: (c) => c.call('PATCH', `permissions/users/${seg(u.username)}`, patch) });
   }
@@ -125,9 +155,11 @@ export function policyDiff(current: PolicyDocument, wanted: PolicyDocument, expe
     ]);
     for (const g of current.groups)
       if (!wantedGroups.has(g.name)) removals.push({ line: `- group ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}`) });
-    for (const name of currentUsers.keys())
-      if (!wantedNames.has(name) && name !== self)
-        removals.push({ line: `- user ${name}`, apply: (c) => c.call('DELETE', `permissions/users/${seg(name)}`) });
+    for (const name of currentUsers.keys()) {
+      if (wantedNames.has(name) || name === self) continue;
+      if (name === bootstrap.name) keep(`user ${name}: not removed`);
+      else removals.push({ line: `- user ${name}`, apply: (c) => c.call('DELETE', `permissions/users/${seg(name)}`) });
+    }
   }
   return [...changes, ...removals];
 }

@@ -1,20 +1,26 @@
 import type { AdminClient } from './admin-cli/client.js';
 import { seg } from './admin-cli/client.js';
 import { findExperiment } from './admin-cli/mlflow-lookups.js';
-import { KINDS } from './admin-cli/resources.js';
-import type { PolicyDocument, PolicyGrant, PolicyPatternGrant } from './policy-document.js';
+import { KINDS as GRANT_KINDS } from './admin-cli/resources.js';
+import { idIsName, KINDS } from '../resources/kinds.js';
+import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
 
 interface ApiUser {
   username: string;
   display_name: string;
   is_admin: boolean;
   is_service_account: boolean;
+  sign_in: 'local' | 'oidc';
+  /** The bootstrap admin (FLOWGATE_ADMIN_USERNAME), which the admin API never demotes, deletes or relinks. */
+  bootstrap?: boolean;
 }
 
 export interface PolicyState {
   readonly document: PolicyDocument;
   /** Grants on experiments MLflow no longer has, left out of the document. */
   readonly skipped: string[];
+  /** The bootstrap admin's name, when flowgate has one: configuration owns it, so no diff plans to change who it is. */
+  readonly bootstrapAdmin: string | undefined;
 }
 
 /** Experiment ids and names, both ways, cached for one run. */
@@ -45,9 +51,10 @@ export class ExperimentNames {
 }
 
 const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => key(a).localeCompare(key(b));
-export const grantKey = (g: PolicyGrant) =>
-  `${g.experiment !== undefined ? `experiment:${g.experiment}` : g.registered_model !== undefined ? `registered_model:${g.registered_model}` : `prompt:${g.prompt}`}` +
-  ` ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
+export const grantKey = (g: PolicyGrant) => {
+  const { field, name } = grantResource(g);
+  return `${field}:${name} ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
+};
 
 export const patternKey = (p: PolicyPatternGrant) => `${p.resource_type}:${p.pattern} ${p.user !== undefined ? `user:${p.user}` : `group:${p.group}`}`;
 
@@ -70,19 +77,20 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
     ...groups.map((g) => ({ segment: 'groups', name: g.name, field: 'group' as const })),
   ];
   for (const who of grantees) {
-    for (const k of KINDS) {
+    for (const k of GRANT_KINDS) {
       const { permissions } = await client.call<{ permissions: Record<string, string>[] }>('GET', `permissions/${who.segment}/${seg(who.name)}/${k.segment}`);
       for (const p of permissions) {
         let resource = p[k.idField]!;
-        if (k.kind === 'experiment') {
+        // A kind whose id is not its name is an experiment's: the file names it by its name.
+        if (!idIsName(k.kind)) {
           const name = await experiments.nameOf(resource);
           if (name === undefined) {
-            skipped.push(`experiment ${resource} (${who.field} ${who.name})`);
+            skipped.push(`${KINDS[k.kind].ui.one} ${resource} (${who.field} ${who.name})`);
             continue;
           }
           resource = name;
         }
-        grants.push({ [k.kind]: resource, [who.field]: who.name, permission: p.permission } as PolicyGrant);
+        grants.push({ [KINDS[k.kind].policyField]: resource, [who.field]: who.name, permission: p.permission } as PolicyGrant);
       }
     }
   }
@@ -95,7 +103,7 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
     version: 1,
     users: users
       .filter((u) => !u.is_service_account)
-      .map((u) => ({ username: u.username, display_name: u.display_name, is_admin: u.is_admin }))
+      .map((u) => ({ username: u.username, display_name: u.display_name, is_admin: u.is_admin, sign_in: u.sign_in }))
       .sort(byKey((u) => u.username)),
     service_accounts: users
       .filter((u) => u.is_service_account)
@@ -114,5 +122,5 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
       )
       .sort(byKey(patternKey)),
   };
-  return { document, skipped };
+  return { document, skipped, bootstrapAdmin: users.find((u) => u.bootstrap === true)?.username };
 }

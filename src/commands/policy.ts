@@ -60,11 +60,16 @@ const APPLY: Action = {
     for (const g of wanted.grants)
       if (g.experiment !== undefined && (await experiments.idOf(g.experiment)) === undefined)
         throw new UsageError(`MLflow has no experiment named '${g.experiment}' (named by a grant in ${args[0]})`);
-    const { document: current } = await readPolicyState(client, experiments);
+    const { document: current, bootstrapAdmin } = await readPolicyState(client, experiments);
     const username = io.env.MLFLOW_TRACKING_USERNAME;
-    const changes = policyDiff(current, wanted, experiments, values.prune === true, (values.username as string | undefined) ?? username ?? '');
+    const kept: string[] = [];
+    const changes = policyDiff(current, wanted, experiments, values.prune === true, (values.username as string | undefined) ?? username ?? '', {
+      name: bootstrapAdmin,
+      kept: (note) => kept.push(note),
+    });
     const dryRun = values['dry-run'] === true;
-    if (json) io.out(`${JSON.stringify({ dry_run: dryRun, changes: changes.map((c) => c.line) })}\n`);
+    for (const k of kept) io.err(`flowgate: kept ${k}\n`);
+    if (json) io.out(`${JSON.stringify({ dry_run: dryRun, changes: changes.map((c) => c.line), kept })}\n`);
     else for (const c of changes) io.out(`${c.line}\n`);
     if (!dryRun && changes.length > 0) {
       // The diff's changes go to flowgate as one batch: applied in one transaction, all or none.

@@ -5,10 +5,13 @@ import { UsageError } from './admin-cli/connection.js';
 import { setGrant } from './admin-cli/grants.js';
 import { createExperiment, findExperiment, registeredModelExists } from './admin-cli/mlflow-lookups.js';
 import type { Io } from './admin-cli/output.js';
-import { KINDS, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
+import { kindShape, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
+import { modelKind } from '../resources/kinds.js';
 import { runAction } from './admin-cli/run.js';
 
-const [EXPERIMENT, MODEL, PROMPT] = KINDS as [Kind, Kind, Kind];
+const EXPERIMENT = kindShape('experiment');
+const MODEL = kindShape(modelKind(false));
+const PROMPT = kindShape(modelKind(true));
 
 interface Resource {
   readonly kind: Kind;

@@ -2,6 +2,9 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { batchedCounter } from './batched-counter.js';
 import { preparedHistogram } from './prepared-histogram.js';
 import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/credentials.js';
+import { KIND_SPECS, KINDS, type ResourceKind } from '../resources/kinds.js';
+import type { Reason } from '../resources/reasons.js';
+import type { ErrorCode } from '../errors.js';
 
 /**
  * flowgate's instruments on one injected registry. Every label value comes from a bounded set:
@@ -11,14 +14,17 @@ import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/crede
 
 /** would_deny: shadow mode (FLOWGATE_ENFORCE=false) forwarded a request the decision refused. */
 export type DecisionLabel = 'allow' | 'deny' | 'would_deny';
-export type ResourceTypeLabel = 'experiment' | 'registered_model' | 'prompt' | 'none' | 'admin';
+export type ResourceTypeLabel = (typeof KINDS)[ResourceKind]['metricLabel'] | 'none' | 'admin';
+/** The `reason` label: a decision reason or an error code, both closed sets (`none` when a decision had neither). */
+export type ReasonLabel = Reason | ErrorCode | 'none';
 export type AuthMethodLabel = 'basic' | 'bearer' | 'session' | 'none';
 export type AuthResultLabel = 'success' | 'failure' | 'anonymous';
 
 export interface DecisionRecord {
   readonly decision: DecisionLabel;
-  /** The gate's reason (`group-grant`, `admin`, …) or a FlowgateError code (`PERMISSION_DENIED`). */
-  readonly reason: string;
+  /** The decision's reason (`group-grant`, `admin`, …), else the error code it failed with (`UNAUTHENTICATED`). */
+  readonly reason: ReasonLabel;
+  /** A resource kind, `none` or `admin`; labelled with the kind's metric label. */
   readonly resourceType: string;
   /** A route template, never a raw path. */
   readonly route: string;
@@ -49,7 +55,12 @@ export interface MetricsOptions {
   readonly enforcing?: boolean;
 }
 
-const RESOURCE_TYPES: ReadonlySet<string> = new Set<ResourceTypeLabel>(['experiment', 'registered_model', 'prompt', 'none', 'admin']);
+/** The `resource_type` label of each resource kind (and of decisions on none, or on the admin API). */
+export const RESOURCE_TYPE_LABELS: ReadonlyMap<string, ResourceTypeLabel> = new Map<string, ResourceTypeLabel>([
+  ...KIND_SPECS.map((k) => [k.kind, k.metricLabel as ResourceTypeLabel] as const),
+  ['none', 'none'],
+  ['admin', 'admin'],
+]);
 /** Reasons and routes are code-defined; anything else (a bug) is folded so it cannot explode cardinality. */
 const REASON = /^[A-Za-z0-9_.-]{1,48}$/;
 const ROUTE = /^[A-Za-z0-9_.:/{}<>*-]{1,200}$/;
@@ -158,7 +169,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
         const count = decisions.series({
           decision: d.decision,
           reason: REASON.test(d.reason) ? d.reason : 'other',
-          resource_type: RESOURCE_TYPES.has(d.resourceType) ? d.resourceType : 'none',
+          resource_type: RESOURCE_TYPE_LABELS.get(d.resourceType) ?? 'none',
           route: ROUTE.test(d.route) ? d.route : 'other',
         });
         child = { count, time: decisionSeconds.series({ decision: d.decision }) };

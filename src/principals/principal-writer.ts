@@ -21,8 +21,9 @@ export function createPrincipalWriter(deps: {
   readonly bootstrapAdmin?: string | undefined;
 }) {
   const { sql, directory, audit } = deps;
+  const isBootstrapAdmin = (user: User): boolean => deps.bootstrapAdmin !== undefined && user.username === deps.bootstrapAdmin;
   const refuseForBootstrapAdmin = (user: User, what: string): void => {
-    if (deps.bootstrapAdmin !== undefined && user.username === deps.bootstrapAdmin)
+    if (isBootstrapAdmin(user))
       throw badRequest(
         `'${user.username}' is the bootstrap administrator (FLOWGATE_ADMIN_USERNAME): configuration owns it, so it cannot ${what}. ` +
           'Change FLOWGATE_ADMIN_USERNAME and restart flowgate first.',
@@ -30,6 +31,9 @@ export function createPrincipalWriter(deps: {
   };
 
   return {
+    /** Whether configuration owns this user (FLOWGATE_ADMIN_USERNAME): the changes below refuse to demote, delete or relink it. */
+    isBootstrapAdmin,
+
     async createUser(actor: string, fields: Parameters<Directory['createUser']>[0], audited: unknown = undefined): Promise<User> {
       return sql.transaction(async () => {
         const user = await directory.createUser(fields);

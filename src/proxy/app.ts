@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
-import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
+import { FlowgateError, sendError, sendJson, unauthenticated, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
+import type { Reason } from '../resources/reasons.js';
 import type { Authenticator } from '../http/credentials.js';
 import { continueAuthorized } from '../http/expect-continue.js';
 import type { Forwarder } from './forward.js';
@@ -24,7 +25,8 @@ export interface RequestScope {
   route?: string;
   /** would_deny: shadow mode forwarded a request the decision refused. */
   decision?: 'allow' | 'deny' | 'would_deny';
-  reason?: string;
+  /** The decision's reason; for a request that failed without one, its error code. */
+  reason?: Reason | ErrorCode;
   /** experiment | registered_model | prompt | none | admin: what the decision was about. */
   resourceType?: string;
   /** Time spent deciding (gate call or admin access check), when a decision was made. */

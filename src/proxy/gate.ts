@@ -1,6 +1,8 @@
 import type { CallContext } from '../upstream/json-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../principals/types.js';
+import type { ResourceKind } from '../resources/kinds.js';
+import type { Reason } from '../resources/reasons.js';
 import type { ResponseHandler } from './forward.js';
 
 /** What the gate sees of a request bound for MLflow, after normalization and authentication. */
@@ -24,8 +26,8 @@ export interface GateRequest {
 
 export interface GateNotes {
   route?: string;
-  resourceType?: 'experiment' | 'registered_model' | 'prompt' | 'none';
-  reason?: string;
+  resourceType?: ResourceKind | 'none';
+  reason?: Reason;
   /** Shadow mode: the decision denied, and the request goes on anyway. */
   wouldDeny?: boolean;
 }
@@ -33,7 +35,7 @@ export interface GateNotes {
 /** The gate's verdict when it allows: how to forward. A denial is a thrown FlowgateError. */
 export interface GatePass {
   readonly routeTemplate: string;
-  readonly reason: string;
+  readonly reason: Reason;
   readonly body?: Buffer;
   /** The path to forward, when the gate rewrote it (never a different resource). */
   readonly encodedPath?: string;

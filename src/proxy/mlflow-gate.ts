@@ -8,6 +8,7 @@ import type { ResourceRef, RouteEntry } from '../authz/types.js';
 import { forbidden, sendJsonText, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Principal } from '../principals/types.js';
+import { modelKind } from '../resources/kinds.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { PageTokenSealer } from './after/page-token-sealer.js';
 import { readBody } from '../http/body.js';
@@ -140,7 +141,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       }
       const { entry, params } = m;
       notes.route = entry.pattern;
-      notes.resourceType = entry.resource === 'model_or_prompt' ? 'registered_model' : entry.resource;
+      notes.resourceType = entry.resource === 'model_or_prompt' ? modelKind(false) : entry.resource;
       if (entry.need === 'public') return { routeTemplate: entry.pattern, reason: 'public-route' };
       const principal = r.principal;
       if (!principal) throw unauthenticated();

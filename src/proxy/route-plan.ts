@@ -1,4 +1,6 @@
+import { routeChecks, type RouteCheck } from '../authz/route-checks.js';
 import type { AfterHook, IdSource, RouteEntry } from '../authz/types.js';
+import { isResourceNeed } from '../resources/permissions.js';
 import { HOOKS } from './hooks/index.js';
 
 /** What the gate does for one catalog row and one kind of caller, worked out once at start. */
@@ -7,8 +9,8 @@ export interface CallerPlan {
   readonly readsBody: boolean;
   /** The route's own resources are resolved. */
   readonly resolves: boolean;
-  /** Checks beyond the main one run (guarded fields, further ids, queues, sources, GraphQL fields). */
-  readonly furtherChecks: boolean;
+  /** The checks beyond the main one that run for this caller (none for an administrator). */
+  readonly checks: readonly RouteCheck[];
   /** The after-hook that works for this caller, if any. */
   readonly hook: AfterHook | undefined;
   /** Nothing to read, resolve further or arrange afterwards: decided without a promise when the resources are at hand. */
@@ -29,15 +31,14 @@ export interface RoutePlan {
 const idInBody = (id: IdSource, method: string) =>
   id.kind !== 'none' && (id.from === 'auto' || id.from === 'body' || (id.from === 'param' && id.kind !== 'artifact_path' && method !== 'GET'));
 
-const hasFurtherChecks = (entry: RouteEntry) =>
-  entry.guards !== undefined || entry.also !== undefined || entry.queueRule !== undefined || entry.alsoReads !== undefined || entry.after === 'graphql';
-
 function planFor(entry: RouteEntry, isAdmin: boolean): CallerPlan {
   const spec = entry.after === undefined ? undefined : HOOKS[entry.after];
   const hook = spec && (spec.for === 'everyone' || !isAdmin) ? entry.after : undefined;
-  const decidesOnResources = entry.need === 'read' || entry.need === 'edit' || entry.need === 'manage';
+  const decidesOnResources = isResourceNeed(entry.need);
   const resolves = (!isAdmin && decidesOnResources) || (hook !== undefined && spec?.resolves === true);
-  const furtherChecks = !isAdmin && hasFurtherChecks(entry);
+  // The evaluator runs the same list (routeChecks), and none of it for an administrator.
+  const checks = isAdmin ? [] : routeChecks(entry);
+  const furtherChecks = checks.length > 0;
   const method = entry.method;
   let readsBody: boolean;
   if (isAdmin) readsBody = method !== 'GET' && hook !== undefined && spec!.readsBody;
@@ -51,7 +52,7 @@ function planFor(entry: RouteEntry, isAdmin: boolean): CallerPlan {
       furtherChecks ||
       // Every id the decision reads must be there to read.
       idInBody(entry.id, method);
-  return { readsBody, resolves, furtherChecks, hook, immediate: !readsBody && !furtherChecks && hook === undefined };
+  return { readsBody, resolves, checks, hook, immediate: !readsBody && !furtherChecks && hook === undefined };
 }
 
 /** Plans for every row, compiled once; the gate looks them up by the matched row. */
@@ -61,7 +62,7 @@ export function compileRoutePlans(catalog: readonly RouteEntry[]): (entry: Route
     plans.set(entry, {
       admin: planFor(entry, true),
       user: planFor(entry, false),
-      bodyFormat: entry.also?.some((check) => check.id.kind === 'otlp_trace_ids') ? 'otlp' : 'json',
+      bodyFormat: routeChecks(entry).some((c) => c.check === 'also' && c.also.id.kind === 'otlp_trace_ids') ? 'otlp' : 'json',
     });
   return (entry) => {
     const plan = plans.get(entry);

@@ -98,6 +98,34 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
     expect(await ok(['grants', 'help'])).toMatch(/grants set-pattern .*\n.*grants delete-pattern/);
   }, 60_000);
 
+  it('creates and updates a person with --sign-in oidc|local, lists how each signs in, and refuses a bad value or a service account that signs in', async () => {
+    const dora = `dora-${suffix}`;
+    const created = JSON.parse(await ok(['users', 'create', dora, '--sign-in', 'oidc', '--json'])) as { user: Record<string, unknown> };
+    expect(created.user).toMatchObject({ username: dora, sign_in: 'oidc', oidc_linked: false });
+    const table = await ok(['users', 'list']);
+    expect(table.split('\n')[0]).toMatch(/^USERNAME\s+DISPLAY_NAME\s+IS_ADMIN\s+IS_SERVICE_ACCOUNT\s+SIGN_IN\s+OIDC_LINKED\s+CREATED_AT$/);
+    expect(table).toMatch(new RegExp(`^${dora}\\s+${dora}\\s+false\\s+false\\s+oidc\\s+false\\s`, 'm'));
+    // Without OIDC configured, a person made without the flag signs in with access tokens only.
+    expect(table).toMatch(/^alice\s+Alice A\s+false\s+false\s+local\s+false\s/m);
+
+    expect(await ok(['users', 'update', dora, '--sign-in', 'local'])).toContain(`updated ${dora}`);
+    expect((JSON.parse(await ok(['users', 'get', dora, '--json'])) as { user: Record<string, unknown> }).user).toMatchObject({ sign_in: 'local' });
+    await ok(['users', 'update', dora, '--sign-in', 'oidc']);
+    expect(await ok(['users', 'get', dora])).toMatch(new RegExp(`^${dora}\\s+${dora}\\s+false\\s+false\\s+oidc\\s+false\\s`, 'm'));
+    const linked = await cli(['audit', 'list', '--max', '20', '--json']);
+    expect((JSON.parse(linked.stdout) as { entries: { action: string; target: string }[] }).entries.filter((e) => e.action === 'user.sign-in' && e.target === `user:${dora}`)).toHaveLength(2);
+
+    const bad = await cli(['users', 'create', `x-${suffix}`, '--sign-in', 'saml']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--sign-in takes oidc .* or local/);
+    expect((await cli(['users', 'update', dora, '--sign-in', 'both'])).code).toBe(2);
+    const sa = await cli(['users', 'create', `sa-${suffix}`, '--service-account', '--sign-in', 'oidc']);
+    expect(sa.code).toBe(1);
+    expect(sa.stderr).toMatch(/400 INVALID_PARAMETER_VALUE: .*service account never signs in/);
+    expect(await ok(['users', 'list', '--service-accounts'])).not.toContain(`sa-${suffix}`);
+    expect(await ok(['users', 'help'])).toMatch(/users create USERNAME .*--sign-in oidc\|local/);
+  }, 60_000);
+
   it('mints a token the holder can use, and revokes it', async () => {
     await ok(['users', 'create', 'bob']);
     const minted = await cli(['tokens', 'create', 'bob', '--expires', inDays(2)]);

@@ -18,8 +18,9 @@ let fg: FlowgateProcess;
 const tokens: Record<string, string> = {};
 const exp: Record<string, string> = {};
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { PATH: process.env.PATH ?? '', MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token };
+/** The CLI with the bootstrap admin's credentials, or another administrator's. */
+function cli(args: string[], as: { username: string; token: string } = ADMIN): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { PATH: process.env.PATH ?? '', MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: as.username, MLFLOW_TRACKING_PASSWORD: as.token };
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -32,13 +33,14 @@ async function ok(args: string[]): Promise<string> {
   return r.stdout;
 }
 /** The admin API directly, for what the CLI has no command for (pattern grants). */
-async function adminApi(method: string, path: string, body?: unknown): Promise<void> {
+async function adminApi(method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${fg.url}/api/2.0/mlflow/${path}`, {
     method,
     headers: { authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.token}`).toString('base64')}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+  return res.json();
 }
 const auditCount = async () => (JSON.parse(await ok(['audit', 'list', '--max', '1000', '--json'])) as { entries: unknown[] }).entries.length;
 
@@ -192,4 +194,80 @@ describe('flowgate policy', () => {
     expect(u.stderr).toMatch(/no experiment named 'nope'/);
     expect(await ok(['users', 'list'])).not.toMatch(/newbie/);
   }, 60_000);
+
+  it('carries how each person signs in, both ways; a new person without it gets flowgate\'s default', async () => {
+    const doc = policyDocument.parse(parse(await ok(['policy', 'export'])));
+    expect(doc.users.map((u) => [u.username, u.sign_in])).toEqual([['admin', 'local'], ['reader', 'local']]);
+    const file = join(dir, 'sign-in.yaml');
+    writeFileSync(
+      file,
+      stringify({
+        ...doc,
+        users: [
+          ...doc.users.map((u) => (u.username === 'reader' ? { ...u, sign_in: 'oidc' } : u)),
+          { username: 'nina', sign_in: 'oidc' },
+          { username: 'noel' },
+        ],
+      }),
+    );
+    const dry = await ok(['policy', 'apply', file, '--dry-run']);
+    expect(dry).toMatch(/^~ user reader \{"sign_in":"oidc"\}$/m);
+    expect(dry).toMatch(/^\+ user nina \(sign-in oidc\)$/m);
+    expect(dry).toMatch(/^\+ user noel$/m);
+    await ok(['policy', 'apply', file]);
+    const users = (await adminApi('GET', 'permissions/users')).users as Array<Record<string, unknown>>;
+    const byName = Object.fromEntries(users.map((u) => [u.username, u]));
+    expect(byName.reader).toMatchObject({ sign_in: 'oidc', oidc_linked: false });
+    expect(byName.nina).toMatchObject({ sign_in: 'oidc' });
+    // No OIDC configured here: flowgate's default for a person is access tokens only.
+    expect(byName.noel).toMatchObject({ sign_in: 'local' });
+    const again = policyDocument.parse(parse(await ok(['policy', 'export'])));
+    expect(again.users.map((u) => [u.username, u.sign_in])).toEqual([['admin', 'local'], ['nina', 'oidc'], ['noel', 'local'], ['reader', 'oidc']]);
+    expect((await cli(['policy', 'apply', file])).stdout).toBe('');
+  }, 120_000);
+
+  it('another administrator\'s --prune with a file that leaves out the bootstrap admin, or demotes or relinks it, applies the rest and keeps the bootstrap admin', async () => {
+    await ok(['users', 'create', 'root', '--admin']);
+    const root = { username: 'root', token: (await ok(['tokens', 'create', 'root'])).trim() };
+    const users = (await adminApi('GET', 'permissions/users')).users as Array<Record<string, unknown>>;
+    // The admin-only listing marks the bootstrap admin, and only it.
+    expect(users.filter((u) => 'bootstrap' in u)).toEqual([expect.objectContaining({ username: 'admin', bootstrap: true })]);
+
+    const doc = policyDocument.parse(parse(await ok(['policy', 'export'])));
+    const withoutAdmin = join(dir, 'without-admin.yaml');
+    // Not named anywhere in the file (the bootstrap admin's creator grants on alpha and beta left out too).
+    writeFileSync(
+      withoutAdmin,
+      stringify({ ...doc, users: doc.users.filter((u) => u.username !== 'admin' && u.username !== 'noel'), grants: doc.grants.filter((g) => g.user !== 'admin') }),
+    );
+    const pruned = await cli(['policy', 'apply', withoutAdmin, '--prune'], root);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(/^- user noel$/m);
+    expect(pruned.stdout).not.toMatch(/user admin/);
+    expect(pruned.stderr).toMatch(/^flowgate: kept user admin: not removed: the bootstrap admin is owned by configuration/m);
+
+    const demoting = join(dir, 'demoting.yaml');
+    const current = policyDocument.parse(parse(await ok(['policy', 'export'])));
+    writeFileSync(
+      demoting,
+      stringify({
+        ...current,
+        users: current.users.map((u) =>
+          u.username === 'admin' ? { ...u, is_admin: false, sign_in: 'oidc', display_name: 'The operator' } : u.username === 'nina' ? { ...u, display_name: 'Nina N' } : u,
+        ),
+      }),
+    );
+    const json = await cli(['policy', 'apply', demoting, '--prune', '--json'], root);
+    expect(json.code, json.stderr).toBe(0);
+    const plan = JSON.parse(json.stdout) as { changes: string[]; kept: string[] };
+    expect(plan.changes.sort()).toEqual(['~ user admin {"display_name":"The operator"}', '~ user nina {"display_name":"Nina N"}']);
+    expect(plan.kept).toEqual([
+      expect.stringMatching(/^user admin: is_admin stays true, not false: the bootstrap admin/),
+      expect.stringMatching(/^user admin: sign_in stays "local", not "oidc": the bootstrap admin/),
+    ]);
+    const after = Object.fromEntries(((await adminApi('GET', 'permissions/users')).users as Array<Record<string, unknown>>).map((u) => [u.username, u]));
+    expect(after.admin).toMatchObject({ is_admin: true, sign_in: 'local', display_name: 'The operator', bootstrap: true });
+    expect(after.nina).toMatchObject({ display_name: 'Nina N' });
+    expect(after.noel).toBeUndefined();
+  }, 120_000);
 });

@@ -1,11 +1,12 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
-import { ADMIN, adminAuth } from '../helpers/flowgate.js';
+import { ADMIN, adminAuth, removeDir } from '../helpers/flowgate.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps } from '../helpers/python-ops.js';
 import { jsonCaller } from '../helpers/admin-calls.js';
+import { freePort, startOidcFlowgate, startOidcProvider, type OidcFlowgate, type TestProvider } from '../helpers/oidc-provider.js';
 import { expectAccessible } from '../helpers/ui-pages.js';
 
 /**
@@ -215,6 +216,13 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
         await expectAccessible(page, route);
         if (route !== 'access-key') await shoot(page, route);
       }
+      // Without OIDC there is no choice of sign-in on the create form; everyone signs in with access tokens.
+      await screen(page, 'users', 'Users');
+      const colinRow = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'colin', exact: true }) });
+      await colinRow.getByText('Access tokens only', { exact: true }).waitFor();
+      const adminRow = page.getByRole('row').filter({ has: page.getByRole('link', { name: ADMIN.username, exact: true }) });
+      await adminRow.getByText('Administrator (configured)', { exact: true }).waitFor();
+      expect(await page.getByLabel('Signs in').count()).toBe(0);
       // Each kind's list holds that kind only: the prompt is not a registered model, nor the model a prompt.
       await screen(page, 'prompts', 'Prompts');
       await page.getByRole('link', { name: names.prompt }).waitFor();
@@ -333,6 +341,96 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
     await page.waitForURL((u) => u.pathname === `${basePath}/flowgate/logged-out`);
     const status = await page.evaluate(async (b) => (await fetch(`${b}/ajax-api/2.0/mlflow/users/current`)).status, base);
     expect(status).toBe(401);
+    await context.close();
+  }, 180_000);
+});
+
+describe('the Users screen with OIDC configured', () => {
+  let mlflow: MlflowServer;
+  let idp: TestProvider;
+  let fg: OidcFlowgate;
+  let browser: Browser;
+  let base = '';
+
+  beforeAll(async () => {
+    mlflow = await startMlflowServer();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    idp = await startOidcProvider({
+      redirectUris: [`${base}/flowgate/callback`],
+      postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+      accounts: [
+        { username: 'ada', name: 'Ada Admin', roles: ['mlflow-admin'] },
+        { username: 'nora-at-idp', preferredUsername: 'nora', name: 'Nora', roles: [] },
+      ],
+    });
+    fg = await startOidcFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_OIDC_ISSUER_URL: idp.issuer, FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin' }, port);
+    browser = await launchBrowser();
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await fg?.close();
+    await idp?.close();
+    await mlflow?.stop();
+    if (fg) removeDir(fg.dir);
+  });
+
+  /** Signs in at the provider's login form and comes back to the Manage screens. */
+  async function signInAtProvider(page: Page, login: string): Promise<void> {
+    await page.goto(`${base}/flowgate/login?return_to=${encodeURIComponent('/flowgate/ui/')}`);
+    await page.waitForURL((u) => u.href.startsWith(idp.issuer));
+    await page.fill('input[name="login"]', login);
+    await page.fill('input[name="password"]', 'any password');
+    await page.click('button[type="submit"]');
+    await page.waitForURL((u) => u.href.startsWith(base) && u.pathname.startsWith('/flowgate/ui/'));
+  }
+  const rowOf = (page: Page, username: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name: username, exact: true }) });
+  const userJson = async (username: string) =>
+    ((await (await fetch(`${base}/api/2.0/mlflow/permissions/users/${username}`, { headers: { authorization: adminAuth() } })).json()) as { user: Record<string, unknown> }).user;
+
+  it('an admin creates a person who signs in with the provider (the default) and one with access tokens only; the list shows who signs in how and who is linked yet', async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    await signInAtProvider(page, 'ada');
+    // Landing on /flowgate/ui/ and then going to its #/users twin is a same-document move: follow the link.
+    await page.getByRole('navigation', { name: 'Permissions' }).getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    const choice = page.getByLabel('Signs in');
+    await choice.waitFor();
+    expect(await choice.inputValue()).toBe('oidc');
+    expect(await choice.locator('option').allTextContents()).toEqual(['With the identity provider', 'With access tokens only']);
+    await rowOf(page, 'ada').getByText('Identity provider (linked)', { exact: true }).waitFor();
+    await rowOf(page, ADMIN.username).getByText('Access tokens only', { exact: true }).waitFor();
+
+    await page.getByLabel('User name').fill('nora');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('who signs in with the identity provider').waitFor();
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await rowOf(page, 'nora').getByText('Identity provider (awaiting first sign-in)', { exact: true }).waitFor();
+
+    await page.getByLabel('User name').fill('tim');
+    await choice.selectOption('local');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await dialog.getByText('who signs in with access tokens only').waitFor();
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await rowOf(page, 'tim').getByText('Access tokens only', { exact: true }).waitFor();
+    expect(await userJson('nora')).toMatchObject({ sign_in: 'oidc', oidc_linked: false });
+    expect(await userJson('tim')).toMatchObject({ sign_in: 'local', oidc_linked: false });
+    await expectAccessible(page, 'users (OIDC)');
+
+    // Nora's first sign-in at the provider links her; the admin's list says so.
+    const noraContext = await browser.newContext();
+    await signInAtProvider(await noraContext.newPage(), 'nora-at-idp');
+    await noraContext.close();
+    await page.reload();
+    await rowOf(page, 'nora').getByText('Identity provider (linked)', { exact: true }).waitFor();
+    expect(await userJson('nora')).toMatchObject({ sign_in: 'oidc', oidc_linked: true });
+    await page.goto(`${base}/flowgate/ui/#/users/nora`);
+    await page.getByText('signs in: identity provider (linked)').waitFor();
     await context.close();
   }, 180_000);
 });

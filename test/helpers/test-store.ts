@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
+import { openSqliteStore } from '../../src/store/database.js';
+import type { Sql } from '../../src/store/sql.js';
+import { openStore } from '../../src/store/store.js';
 
 /**
  * Where a test flowgate keeps its store. The suite runs twice in CI: on the embedded SQLite file, and
@@ -27,3 +30,25 @@ export async function storeSettings(dir: string): Promise<Record<string, string>
 }
 
 export const onPostgres = (): boolean => process.env.FLOWGATE_TEST_STORE === 'postgres';
+
+/** A fresh store for one test: SQLite in memory, or (FLOWGATE_TEST_STORE=postgres) a new database on the suite's server. */
+export async function freshStore(): Promise<{ sql: Sql; close: () => Promise<void> }> {
+  if (!onPostgres()) {
+    const sql = openSqliteStore(':memory:');
+    return { sql, close: () => sql.close() };
+  }
+  const server = process.env.FLOWGATE_TEST_POSTGRES_URL!;
+  const name = `fg_fresh_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const opened = await openStore({
+    dbPath: 'unused',
+    databaseUrl: url.toString(),
+    watchMs: 0,
+    postgres: { poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 5000 },
+  });
+  return { sql: opened.sql, close: () => opened.close() };
+}

@@ -79,9 +79,9 @@ function expectMlflowError(reply: Reply, status: number, what: string): void {
   expect(typeof reply.json?.message, what).toBe('string');
 }
 
-/** A person with an access token (a "token user", local: no sign-in reaches them). */
+/** A person with an access token (a "token user", local: no sign-in reaches them; with OIDC configured, local only when asked for). */
 async function tokenUser(username: string, body: Record<string, unknown> = {}): Promise<Caller> {
-  ok(await admin('POST', `/api/2.0/mlflow/users/create`, { body: { username, ...body } }), `create ${username}`);
+  ok(await admin('POST', `/api/2.0/mlflow/users/create`, { body: { username, sign_in: 'local', ...body } }), `create ${username}`);
   const token = ok(await admin('PATCH', `/api/2.0/mlflow/permissions/users/access-token`, { body: { username, expiration: expiration() } }), 'token').token as string;
   return caller(base, basic(username, token), quiet);
 }
@@ -189,6 +189,106 @@ describe('class 12: a sign-in does not take over someone else\'s account', () =>
     const ted = await signIn('idp-ted');
     expect(ted.status).toBe(302);
     expect(JSON.parse(await (await asSession(ted.jar, '/api/2.0/mlflow/permissions/users/current')).text()).user.username).toBe('ted');
+  });
+});
+
+describe('class 12: who a new person is, and who may say how they sign in', () => {
+  it('with OIDC configured, a person an administrator creates without sign_in awaits their first sign-in (every create route, prefix and batch), reaching what was granted ahead; service accounts and an explicit local stay local', async () => {
+    const created: Record<string, any> = {};
+    created['dora-a'] = ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'dora-a' } }), 'create dora-a').user;
+    created['dora-b'] = ok(await admin('POST', '/ajax-api/2.0/mlflow/users', { body: { username: 'dora-b', display_name: 'Dora B' } }), 'create dora-b').user;
+    ok(await admin('POST', '/ajax-api/2.0/mlflow/permissions/batch', { body: { calls: [{ method: 'POST', path: 'users/create', body: { username: 'dora-c' } }] } }), 'batch dora-c');
+    created['dora-c'] = ok(await admin('GET', '/api/2.0/mlflow/permissions/users/dora-c'), 'get dora-c').user;
+    for (const name of ['dora-a', 'dora-b', 'dora-c']) expect(created[name], name).toMatchObject({ username: name, sign_in: 'oidc', oidc_linked: false });
+    const robot = ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'dora-sa', is_service_account: true } }), 'create dora-sa').user;
+    expect(robot).toMatchObject({ is_service_account: true, sign_in: 'local' });
+    const local = ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'dora-l', sign_in: 'local' } }), 'create dora-l').user;
+    expect(local).toMatchObject({ sign_in: 'local', oidc_linked: false });
+
+    // Granted ahead of their first sign-in: directly, by pattern, and to the group their provider role puts them in.
+    const direct = await experiment('dora-direct');
+    const viaGroup = await experiment('dora-group');
+    const viaPattern = await experiment('dora-pattern');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/dora-a/experiments/${direct}`, { body: { permission: 'READ' } }), 'direct grant');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/groups/team-dora/experiments/${viaGroup}`, { body: { permission: 'READ' } }), 'group grant');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/users/dora-c/patterns', { body: { resource_type: 'experiment', pattern: 'dora-pattern-*', permission: 'READ' } }), 'pattern');
+    for (const [name, exp, roles] of [['dora-a', direct, []], ['dora-b', viaGroup, ['team-dora']], ['dora-c', viaPattern, []]] as const) {
+      idp.accounts.set(`idp-${name}`, { username: `idp-${name}`, preferredUsername: name, name, roles: [...roles] });
+      const session = await signIn(`idp-${name}`);
+      expect(session.status, name).toBe(302);
+      for (const prefix of PREFIXES) expect((await asSession(session.jar, `${prefix}/experiments/get?experiment_id=${exp}`)).status, `${name} ${prefix}`).toBe(200);
+      expect(await userRow(name), name).toMatchObject({ sign_in: 'oidc', oidc_subject: `idp-${name}` });
+    }
+    // Asked for access tokens only: no sign-in reaches her.
+    idp.accounts.set('idp-dora-l', { username: 'idp-dora-l', preferredUsername: 'dora-l', name: 'dora-l', roles: [] });
+    await expectRefusedSignIn('idp-dora-l');
+
+    // Without OIDC configured, the default is access tokens only.
+    const plain = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
+    try {
+      const made = ok(await caller(plain.url, adminAuth(), quiet)('POST', '/ajax-api/2.0/mlflow/users/create', { body: { username: 'dora-n' } }), 'create dora-n').user;
+      expect(made).toMatchObject({ sign_in: 'local' });
+    } finally {
+      await plain.close();
+      removeDir(plain.dir);
+    }
+  });
+
+  it('no one but an administrator sets sign_in, on anyone or themselves: not a manager (direct, through a group, by pattern), not a signed-in person, by any route or prefix', async () => {
+    const name = `sg-${randomHex(4)}`;
+    const exp = ok(await admin('POST', '/api/2.0/mlflow/experiments/create', { body: { name } }), 'experiment').experiment_id as string;
+    const mia = await tokenUser('mia');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/mia/experiments/${exp}`, { body: { permission: 'MANAGE' } }), 'mia manages');
+    const gus = await tokenUser('gus');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/groups/team-sg/experiments/${exp}`, { body: { permission: 'MANAGE' } }), 'team-sg manages');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/groups/team-sg/users', { body: { username: 'gus' } }), 'gus in team-sg');
+    const pam = await tokenUser('pam');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/users/pam/patterns', { body: { resource_type: 'experiment', pattern: `${name}*`, permission: 'MANAGE' } }), 'pam pattern');
+    await tokenUser('lena');
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'owen', sign_in: 'oidc' } }), 'owen awaits');
+    idp.accounts.set('idp-olga', { username: 'idp-olga', preferredUsername: 'olga', name: 'Olga', roles: [] });
+    const olgaSession = await signIn('idp-olga');
+    expect(olgaSession.status).toBe(302);
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/olga/experiments/${exp}`, { body: { permission: 'MANAGE' } }), 'olga manages');
+    const session = caller(base, undefined, quiet);
+    const olga: Caller = (method, path, options = {}) =>
+      session(method, path, { ...options, headers: { cookie: olgaSession.jar.header(base), origin: base, accept: 'application/json', ...options.headers } });
+
+    const callers = { mia, gus, pam, olga } as const;
+    // They do manage the experiment: what they are refused below is not for want of rights.
+    for (const [who, call] of Object.entries(callers))
+      expect((await call('GET', `/ajax-api/2.0/mlflow/permissions/ui/experiments/${exp}/grants`)).status, who).toBe(200);
+
+    const targets = ['mia', 'gus', 'pam', 'olga', 'lena', 'owen', ADMIN.username];
+    const before = await Promise.all(targets.map(footprint));
+    const flip = (signIn: unknown) => (signIn === 'oidc' ? 'local' : 'oidc');
+    let tried = 0;
+    for (const [who, call] of Object.entries(callers)) {
+      for (const prefix of PREFIXES) {
+        for (const target of targets) {
+          const row = await userRow(target);
+          for (const body of [{ sign_in: flip(row!.sign_in) }, { sign_in: row!.sign_in }, { display_name: target, sign_in: flip(row!.sign_in) }]) {
+            expectMlflowError(await call('PATCH', `${prefix}/permissions/users/${target}`, { body }), 403, `${who} PATCH ${prefix} ${target} ${JSON.stringify(body)}`);
+            tried++;
+          }
+          const batch = { calls: [{ method: 'PATCH', path: `permissions/users/${target}`, body: { sign_in: flip(row!.sign_in) } }] };
+          expectMlflowError(await call('POST', `${prefix}/permissions/batch`, { body: batch }), 403, `${who} batch ${prefix} ${target}`);
+        }
+        for (const path of ['users/create', 'users'])
+          for (const signIn of ['oidc', 'local'])
+            expectMlflowError(await call('POST', `${prefix}/${path}`, { body: { username: `new-${who}`, sign_in: signIn } }), 403, `${who} POST ${prefix}/${path} ${signIn}`);
+        // The one user route a person may change about themselves takes no sign_in.
+        const mint = await call('PATCH', `${prefix}/permissions/users/access-token`, { body: { username: who, expiration: expiration(), sign_in: 'oidc' } });
+        expectMlflowError(mint, 400, `${who} access-token ${prefix}`);
+        expect(mint.json.message).toContain("'sign_in'");
+      }
+    }
+    expect(tried).toBeGreaterThan(100);
+    expect(await Promise.all(targets.map(footprint))).toEqual(before);
+    for (const who of Object.keys(callers)) expect(await userRow(`new-${who}`), who).toBeUndefined();
+    // Their credentials still work: nothing was minted, revoked or ended.
+    for (const [who, call] of Object.entries(callers))
+      for (const prefix of PREFIXES) expect((await call('GET', `${prefix}/experiments/get`, { query: { experiment_id: exp } })).status, `${who} ${prefix}`).toBe(200);
   });
 });
 
@@ -304,7 +404,7 @@ describe.skipIf('unavailable' in home)(`class 12 with a real Keycloak ${KEYCLOAK
   const kRow = (username: string) => kfg.store.sql.get<Record<string, unknown>>('SELECT is_admin, sign_in, oidc_subject FROM users WHERE username = ?', [username]);
 
   it('Keycloak user "admin" (holding the admin role) is refused the bootstrap admin; Keycloak user "tina" is refused the token user until an administrator links her', async () => {
-    ok(await kadmin()('POST', '/api/2.0/mlflow/users/create', { body: { username: 'tina' } }), 'create tina');
+    ok(await kadmin()('POST', '/api/2.0/mlflow/users/create', { body: { username: 'tina', sign_in: 'local' } }), 'create tina');
     ok(await kadmin()('POST', '/api/2.0/mlflow/permissions/groups', { body: { group_name: 'team-t' } }), 'team-t');
     ok(await kadmin()('POST', '/api/2.0/mlflow/permissions/groups/team-t/users', { body: { username: 'tina' } }), 'tina in team-t');
     const adminBefore = JSON.stringify(await kRow(ADMIN.username));

@@ -281,4 +281,42 @@ describe('the gate itself: a missing experiment is refused as a hidden one', () 
       expect(`${b.status} ${b.text.replaceAll('987654321', S.experimentId)}`, `${method} ${path}`).toBe(`${a.status} ${a.text}`);
     }
   });
+
+  // A model's kind is looked up in MLflow; a name it does not have must not come back as 404 where a
+  // hidden model or prompt is a 403, nor tell a model-pattern holder that a name of theirs is a prompt.
+  const modelProbes = (name: string) =>
+    [
+      ['GET', `${V2}/registered-models/get`, { query: { name } }],
+      ['GET', `${V2}/model-versions/get`, { query: { name, version: '1' } }],
+      ['GET', `${V2}/registered-models/alias`, { query: { name, alias: 'champion' } }],
+      ['POST', `${V2}/registered-models/get-latest-versions`, { body: { name } }],
+      ['DELETE', `${V2}/registered-models/delete`, { body: { name } }],
+    ] as const;
+
+  it.each(ATTACKERS.flatMap((a) => PREFIXES.map((p) => [a, p] as const)))('%s via %s: the same refusal for a hidden model or prompt and a name nobody has', async (attacker, prefix) => {
+    const me = as(attacker);
+    // A prompt named into m-pattern's model pattern: hers to read as a model, not as a prompt.
+    const teamPrompt = `${patTeam}-prompt-${randomHex(3)}`;
+    ok(await admin('POST', `${V2}/registered-models/create`, { body: { name: teamPrompt, tags: [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] } }), 'team prompt');
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      [S.modelName, `secret-model-gone-${randomHex(4)}`],
+      [S.promptName, `secret-prompt-gone-${randomHex(4)}`],
+      [teamPrompt, `${patTeam}-gone-${randomHex(4)}`],
+    ];
+    for (const [hiddenName, missingName] of cases) {
+      const hidden = modelProbes(hiddenName);
+      const missing = modelProbes(missingName);
+      for (let i = 0; i < hidden.length; i++) {
+        const [method, path, options] = hidden[i]!;
+        const a = await me(method, twin(prefix, path), options);
+        const b = await me(missing[i]![0], twin(prefix, missing[i]![1]), missing[i]![2]);
+        expect(a.status, `${method} ${path} ${hiddenName}: ${a.text}`).toBe(403);
+        expect(`${b.status} ${b.text.replaceAll(missingName, '<name>')}`, `${method} ${path} ${missingName}`).toBe(`${a.status} ${a.text.replaceAll(hiddenName, '<name>')}`);
+      }
+    }
+    // Where MLflow answers for the name whatever it is (an administrator), its own 404 still comes through.
+    const gone = await admin('GET', twin(prefix, `${V2}/registered-models/get`), { query: { name: `gone-${randomHex(4)}` } });
+    expect(gone.status).toBe(404);
+    expect(gone.json.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
+  });
 });

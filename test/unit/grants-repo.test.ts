@@ -52,8 +52,10 @@ describe('the grants repository', () => {
       { grantee_type: 'group', name: 'anne-team', permission: 'MANAGE' },
     ]);
     expect(await grants.searchOnResource('experiment', '7', 'ann', 1, 2)).toEqual([{ grantee_type: 'group', name: 'anne-team', permission: 'MANAGE' }]);
-    expect(await grants.concernedUsers('experiment', '7', '', 10, 0)).toEqual([ann.id, bot.id]);
-    expect(await grants.concernedUsers('experiment', '7', 'BOT', 10, 0)).toEqual([bot.id]);
+    expect((await grants.concernedUsers('experiment', '7', '', 10, 0)).map((u) => u.id)).toEqual([ann.id, bot.id]);
+    expect((await grants.concernedUsers('experiment', '7', 'BOT', 10, 0)).map((u) => u.id)).toEqual([bot.id]);
+    // Each with all their groups, read in the same statement.
+    expect((await grants.concernedUsers('experiment', '7', '', 10, 0)).map((u) => u.groups)).toEqual([[{ id: team.id, name: 'anne-team' }], []]);
     await sql.close();
   });
 

@@ -1,12 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPatternGrantsRepo, type PatternGrantsRepo } from '../../src/authz/pattern-grants-repo.js';
 import { FlowgateError } from '../../src/errors.js';
-import { openSqliteStore } from '../../src/store/database.js';
 import type { Sql } from '../../src/store/sql.js';
-import { openStore } from '../../src/store/store.js';
-import { onPostgres } from '../helpers/test-store.js';
+import { freshStore } from '../helpers/test-store.js';
 
 const alice = { type: 'user', id: 1 } as const;
 const bob = { type: 'user', id: 2 } as const;
@@ -18,28 +14,6 @@ let repo: PatternGrantsRepo;
 let clock: number;
 
 const generation = async () => (await store.get<{ value: number }>('SELECT value FROM policy_generation'))!.value;
-
-/** A fresh store: SQLite in memory, or (FLOWGATE_TEST_STORE=postgres) a new database on the suite's server. */
-async function freshStore(): Promise<{ sql: Sql; close: () => Promise<void> }> {
-  if (!onPostgres()) {
-    const sql = openSqliteStore(':memory:');
-    return { sql, close: () => sql.close() };
-  }
-  const server = process.env.FLOWGATE_TEST_POSTGRES_URL!;
-  const name = `fg_patterns_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const opened = await openStore({
-    dbPath: 'unused',
-    databaseUrl: url.toString(),
-    watchMs: 0,
-    postgres: { poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 5000 },
-  });
-  return { sql: opened.sql, close: () => opened.close() };
-}
 
 beforeEach(async () => {
   ({ sql: store, close: closeStore } = await freshStore());

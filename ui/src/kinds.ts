@@ -1,21 +1,8 @@
 import { api, qs, seg } from './api';
+import type { Kind } from './kind-list';
 
-/** The three kinds of resource the screens manage, and how MLflow's own API lists them. */
-export interface Kind {
-  readonly route: 'experiments' | 'models' | 'prompts';
-  /** The admin API's path segment. */
-  readonly segment: 'experiments' | 'registered-models' | 'prompts';
-  readonly title: string;
-  readonly one: string;
-}
-
-export const KINDS: readonly Kind[] = [
-  { route: 'experiments', segment: 'experiments', title: 'Experiments', one: 'experiment' },
-  { route: 'models', segment: 'registered-models', title: 'Registered models', one: 'registered model' },
-  { route: 'prompts', segment: 'prompts', title: 'Prompts', one: 'prompt' },
-];
-
-export const kindOf = (route: string) => KINDS.find((k) => k.route === route);
+/** The kinds of resource the screens manage, and how MLflow's own API lists them. */
+export { KINDS, kindOf, kindLabel, resourceText, type Kind } from './kind-list';
 
 export interface Item {
   /** Experiment id, or the model's or prompt's name. */

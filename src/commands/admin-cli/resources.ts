@@ -1,42 +1,32 @@
+import { KIND_SPECS, kindOfCliWord, KINDS as SPECS, type ResourceKind } from '../../resources/kinds.js';
+import { isPermission, PERMISSIONS, type Permission } from '../../resources/permissions.js';
 import { UsageError } from './connection.js';
 
-/** The three kinds of resource grants name, as the admin API spells them. */
+export { PERMISSIONS, type Permission };
+
+/** A kind of resource grants name, as the admin API spells it. */
 export interface Kind {
-  readonly kind: 'experiment' | 'registered_model' | 'prompt';
+  readonly kind: ResourceKind;
   /** The path segment: `experiments`, `registered-models`, `prompts`. */
   readonly segment: string;
   /** The field naming the resource in the API's grant JSON. */
-  readonly idField: 'experiment_id' | 'name';
+  readonly idField: string;
 }
 
-export const KINDS: readonly Kind[] = [
-  { kind: 'experiment', segment: 'experiments', idField: 'experiment_id' },
-  { kind: 'registered_model', segment: 'registered-models', idField: 'name' },
-  { kind: 'prompt', segment: 'prompts', idField: 'name' },
-];
+export const kindShape = (kind: ResourceKind): Kind => ({ kind, segment: SPECS[kind].admin.segment, idField: SPECS[kind].admin.param });
 
-const ALIASES: Record<string, Kind> = {
-  experiment: KINDS[0]!,
-  experiments: KINDS[0]!,
-  model: KINDS[1]!,
-  models: KINDS[1]!,
-  'registered-model': KINDS[1]!,
-  registered_model: KINDS[1]!,
-  prompt: KINDS[2]!,
-  prompts: KINDS[2]!,
-};
+export const KINDS: readonly Kind[] = KIND_SPECS.map((k) => kindShape(k.kind));
 
 export function kindNamed(word: string): Kind {
-  const k = ALIASES[word];
-  if (!k) throw new UsageError(`unknown resource kind '${word}': use experiment, model or prompt`);
-  return k;
+  const kind = kindOfCliWord(word);
+  if (kind === undefined) throw new UsageError(`unknown resource kind '${word}': use ${orList(KIND_SPECS.map((k) => k.cli[0]))}`);
+  return kindShape(kind);
 }
 
-export const PERMISSIONS = ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+const orList = (words: readonly string[]) => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
 export function permissionNamed(word: string): Permission {
   const p = word.toUpperCase();
-  if (!(PERMISSIONS as readonly string[]).includes(p)) throw new UsageError(`unknown permission '${word}': use ${PERMISSIONS.join(', ')}`);
-  return p as Permission;
+  if (!isPermission(p)) throw new UsageError(`unknown permission '${word}': use ${PERMISSIONS.join(', ')}`);
+  return p;
 }

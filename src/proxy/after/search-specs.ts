@@ -1,5 +1,6 @@
 import type { AfterHook, ResourceRef } from '../../authz/types.js';
 import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
+import { modelKind } from '../../resources/kinds.js';
 import type { FilteredSearchSpec } from './filtered-search.js';
 
 export interface SearchKind extends FilteredSearchSpec {
@@ -38,7 +39,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     maxPageSize: 1000,
     refsOf: (item) => {
       const name = str(obj(item).name);
-      return name ? [{ kind: taggedPrompt(obj(item).tags) ? 'prompt' : 'registered_model', id: name }] : [];
+      return name ? [{ kind: modelKind(taggedPrompt(obj(item).tags)), id: name }] : [];
     },
   },
   filter_search_model_versions: {
@@ -47,7 +48,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     maxPageSize: 10_000,
     refsOf: async (item, isPrompt) => {
       const name = str(obj(item).name);
-      return name ? [{ kind: (await isPrompt(name)) ? 'prompt' : 'registered_model', id: name }] : [];
+      return name ? [{ kind: modelKind(await isPrompt(name)), id: name }] : [];
     },
   },
   filter_search_logged_models: {

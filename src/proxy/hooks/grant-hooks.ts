@@ -1,5 +1,6 @@
 import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
 import { readField } from '../../authz/resolve.js';
+import { MODEL_KINDS, modelKind } from '../../resources/kinds.js';
 import { relayAfter } from '../after/relay.js';
 import { hookFailed, obj, type Hook } from './types.js';
 
@@ -28,8 +29,8 @@ export const grantCreatorOfModel: Hook = ({ principal, hook }, ctx) => {
       const model = obj(obj(json).registered_model);
       const name = model.name;
       if (typeof name !== 'string' || !name) return;
-      const kind = storedAsPrompt(model.tags) ? 'prompt' : 'registered_model';
-      await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind, id: name }, ['registered_model', 'prompt']);
+      const kind = modelKind(storedAsPrompt(model.tags));
+      await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind, id: name }, MODEL_KINDS);
       ctx.mappings.forget({ cache: 'model', key: name });
     }, hookFailed(ctx, hook)),
   };

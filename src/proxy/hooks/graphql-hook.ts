@@ -1,3 +1,4 @@
+import { modelKind } from '../../resources/kinds.js';
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import { canRead, hookFailed, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
 
@@ -7,7 +8,7 @@ export const filterGraphqlAnswer: Hook = async ({ principal, verdict, req, hook 
   if (!plan || plan.modelVersionLists.length === 0) return {};
   const { filterModelVersions } = await import('../../authz/graphql-policy.js');
   const canReadModel = async (name: string) =>
-    canRead(ctx, principal, [{ kind: (await ctx.lookups.isPrompt(name)) ? 'prompt' : 'registered_model', id: name }]);
+    canRead(ctx, principal, [{ kind: modelKind(await ctx.lookups.isPrompt(name)), id: name }]);
   // The answer is rewritten, so it must come back as plain JSON.
   delete req.headers['accept-encoding'];
   return {

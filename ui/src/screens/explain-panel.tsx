@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, explain, qs, type Explanation } from '../api';
 import type { Me } from '../app';
 import { ErrorText, Tag, useLoad } from '../components';
-import type { Kind } from '../kinds';
+import { resourceText, type Kind } from '../kinds';
 import { ACTION_LABEL, ACTIONS, callFor, decidingGrant, ruleInWords, type Action } from './explain-rules';
 
 /**
@@ -165,7 +165,7 @@ function GrantsConsidered({
   return (
     <table class="fg-table" aria-label="Permissions considered">
       <caption class="fg-muted">
-        Grants considered on {r.kind === 'experiment' ? `experiment ${r.id}` : `${r.kind.replace('_', ' ')} “${r.id}”`}: effective{' '}
+        Grants considered on {resourceText(r.kind, r.id)}: effective{' '}
         <Tag p={r.effective} />
       </caption>
       <thead>

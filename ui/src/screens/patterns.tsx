@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs, seg } from '../api';
+import { kindLabel, KINDS, type Kind } from '../kind-list';
 import { ConfirmDialog, DataTable, ErrorText, PERMISSIONS, SelectField, Tag, TextField, ToolbarForm, useLoad, type Column, type ConfirmRequest } from '../components';
 
 /** The admin API's pattern grant (src/admin/pattern-grants.ts): one of username or group_name. */
@@ -11,15 +12,11 @@ interface PatternGrant {
   permission: string;
 }
 
-type ResourceType = 'experiment' | 'registered_model' | 'prompt';
+type ResourceType = Kind['kind'];
 type GranteeType = 'users' | 'groups';
 
-const RESOURCE_TYPES = [
-  ['experiment', 'Experiments'],
-  ['registered_model', 'Registered models'],
-  ['prompt', 'Prompts'],
-] as const;
-const ONE: Record<ResourceType, string> = { experiment: 'experiment', registered_model: 'registered model', prompt: 'prompt' };
+const RESOURCE_TYPES = KINDS.map((k) => [k.kind, k.title] as const);
+const ONE = (t: ResourceType) => kindLabel(t);
 const GRANTEE_TYPES = [
   ['groups', 'Group'],
   ['users', 'User'],
@@ -33,7 +30,7 @@ const patternsPath = (type: GranteeType, name: string) => `permissions/${type}/$
 
 /** Administrators: grants on every experiment, registered model or prompt whose name matches a glob. */
 export function Patterns() {
-  const [shown, setShown] = useState<ResourceType>('experiment');
+  const [shown, setShown] = useState<ResourceType>(KINDS[0]!.kind);
   const list = useLoad(() => api<{ patterns: PatternGrant[] }>('GET', `permissions/patterns${qs({ resource_type: shown })}`), [shown]);
   const [confirm, setConfirm] = useState<ConfirmRequest>();
 
@@ -55,7 +52,7 @@ export function Patterns() {
               onClick={() =>
                 setConfirm({
                   title: 'Remove pattern grant',
-                  text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE[g.resource_type]} matching “${g.pattern}”?`,
+                  text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE(g.resource_type)} matching “${g.pattern}”?`,
                   action: 'Remove',
                   danger: true,
                   run: () => api('DELETE', `${patternsPath(who.type, who.name)}${qs({ resource_type: g.resource_type, pattern: g.pattern })}`),
@@ -90,7 +87,7 @@ export function Patterns() {
         columns={columns}
         rows={list.data?.patterns ?? []}
         rowKey={(g) => `${g.username === undefined ? 'g' : 'u'}:${g.username ?? g.group_name}:${g.pattern}`}
-        empty={list.loading ? undefined : `No pattern grants on ${ONE[shown]}s.`}
+        empty={list.loading ? undefined : `No pattern grants on ${ONE(shown)}s.`}
       />
       <ConfirmDialog request={confirm} onDone={(changed) => (setConfirm(undefined), changed && list.reload())} />
     </section>
@@ -101,7 +98,7 @@ export function Patterns() {
 function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdded: (kind: ResourceType) => void }) {
   const [type, setType] = useState<GranteeType>('groups');
   const [who, setWho] = useState('');
-  const [kind, setKind] = useState<ResourceType>('experiment');
+  const [kind, setKind] = useState<ResourceType>(KINDS[0]!.kind);
   const [pattern, setPattern] = useState('');
   const [permission, setPermission] = useState('READ');
   return (
@@ -111,7 +108,7 @@ function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdd
         if (!name || !pattern) return;
         ask({
           title: 'Add pattern grant',
-          text: `Give ${granteeText(type, name)} ${permission} on every ${ONE[kind]} whose name matches “${pattern}”?`,
+          text: `Give ${granteeText(type, name)} ${permission} on every ${ONE(kind)} whose name matches “${pattern}”?`,
           action: 'Grant',
           run: async () => {
             await api('POST', patternsPath(type, name), { resource_type: kind, pattern, permission });

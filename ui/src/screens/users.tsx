@@ -11,36 +11,61 @@ export interface UserRow {
   is_admin: boolean;
   is_service_account: boolean;
   created_at: string;
+  sign_in: 'local' | 'oidc';
+  oidc_linked: boolean;
+  /** The bootstrap admin (FLOWGATE_ADMIN_USERNAME), which configuration owns. */
+  bootstrap?: boolean;
+}
+
+/** How the person signs in, and for the identity provider whether their account is bound yet. */
+export function signInText(u: UserRow): string {
+  if (u.sign_in === 'local') return 'Access tokens only';
+  return u.oidc_linked ? 'Identity provider (linked)' : 'Identity provider (awaiting first sign-in)';
 }
 
 export function Users() {
   const [q, setQ] = useState('');
   const pages = usePages();
   const list = useLoad(
-    () => api<{ users: UserRow[]; next_page_token?: string }>('GET', `permissions/ui/users${qs({ q, type: 'user', page_token: pages.token })}`),
+    () =>
+      api<{ users: UserRow[]; sign_in_default: UserRow['sign_in']; next_page_token?: string }>(
+        'GET',
+        `permissions/ui/users${qs({ q, type: 'user', page_token: pages.token })}`,
+      ),
     [q, pages.token],
   );
   const [confirm, setConfirm] = useState<ConfirmRequest>();
   const [name, setName] = useState('');
   const [admin, setAdmin] = useState(false);
+  // Where people sign in through the identity provider, that is the default and the other way is a choice.
+  const withProvider = list.data?.sign_in_default === 'oidc';
+  const [tokensOnly, setTokensOnly] = useState(false);
   return (
     <section>
       <h1>Users</h1>
       <div class="fg-panel">
         <h2>Create a user</h2>
-        <p class="fg-muted">With single sign-on, people appear here when they first sign in; create one ahead of time, or for sign-in with an access key.</p>
+        <p class="fg-muted">
+          {withProvider
+            ? 'People appear here when they first sign in. Create one ahead of time to grant them things first: their first sign-in through the identity provider under this name becomes theirs. Or create someone who signs in with access tokens only.'
+            : 'Create a user who signs in with an access key.'}
+        </p>
         <form
           class="fg-toolbar"
           onSubmit={(e) => {
             e.preventDefault();
             const username = name.trim();
             if (!username) return;
+            // Without the choice shown, flowgate's default (access tokens only where OIDC is not configured).
+            const signIn = withProvider ? (tokensOnly ? 'local' : 'oidc') : undefined;
             setConfirm({
               title: 'Create user',
-              text: `Create user “${username}”${admin ? ' as an administrator' : ''}?`,
+              text:
+                `Create user “${username}”${admin ? ' as an administrator' : ''}` +
+                (signIn === 'oidc' ? ', who signs in with the identity provider?' : signIn === 'local' ? ', who signs in with access tokens only?' : '?'),
               action: 'Create',
               run: async () => {
-                await api('POST', 'users/create', { username, is_admin: admin, is_service_account: false });
+                await api('POST', 'users/create', { username, is_admin: admin, is_service_account: false, ...(signIn ? { sign_in: signIn } : {}) });
                 setName('');
               },
             });
@@ -57,6 +82,15 @@ export function Users() {
               <option value="yes">Yes</option>
             </select>
           </label>
+          {withProvider && (
+            <label class="fg-field">
+              <span>Signs in</span>
+              <select value={tokensOnly ? 'local' : 'oidc'} onChange={(e) => setTokensOnly((e.target as HTMLSelectElement).value === 'local')}>
+                <option value="oidc">With the identity provider</option>
+                <option value="local">With access tokens only</option>
+              </select>
+            </label>
+          )}
           <button class="fg-button fg-primary" type="submit">
             Create user
           </button>
@@ -72,6 +106,7 @@ export function Users() {
             <th scope="col">User name</th>
             <th scope="col">Display name</th>
             <th scope="col">Role</th>
+            <th scope="col">Signs in</th>
             <th scope="col">Created</th>
           </tr>
         </thead>
@@ -82,7 +117,8 @@ export function Users() {
                 <a href={href('users', u.username)}>{u.username}</a>
               </td>
               <td>{u.display_name}</td>
-              <td>{u.is_admin ? 'Administrator' : 'User'}</td>
+              <td>{u.bootstrap ? 'Administrator (configured)' : u.is_admin ? 'Administrator' : 'User'}</td>
+              <td>{signInText(u)}</td>
               <td>{u.created_at.slice(0, 10)}</td>
             </tr>
           ))}
@@ -158,7 +194,8 @@ export function UserPage({ name }: { name: string }) {
       {u && (
         <div class="fg-panel">
           <p>
-            {u.display_name} · {u.is_service_account ? 'service account' : u.is_admin ? 'administrator' : 'user'} · groups:{' '}
+            {u.display_name} · {u.is_service_account ? 'service account' : u.is_admin ? 'administrator' : 'user'}
+            {u.is_service_account ? '' : ` · signs in: ${signInText(u).toLowerCase()}`} · groups:{' '}
             {u.groups.length ? u.groups.map((g, i) => [i ? ', ' : '', <a href={href('groups', g)}>{g}</a>]) : 'none'}
           </p>
           <div class="fg-toolbar">

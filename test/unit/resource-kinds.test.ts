@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRANT_ROUTES } from '../../src/admin/grants.js';
+import { buildOpenApi } from '../../src/admin/openapi.js';
+import { ADMIN_ROUTES } from '../../src/admin/routes.js';
+import { UI_RESOURCE_ROUTES } from '../../src/admin/ui-resources.js';
+import { createGrantsRepo } from '../../src/authz/grants-repo.js';
+import { mlflowExistence } from '../../src/authz/orphan-grants.js';
+import { createPatternGrantsRepo } from '../../src/authz/pattern-grants-repo.js';
+import type { ResourceRef } from '../../src/authz/types.js';
+import { kindNamed, KINDS as CLI_KINDS } from '../../src/commands/admin-cli/resources.js';
+import { grantResource, policyDocument } from '../../src/commands/policy-document.js';
+import { grantKey } from '../../src/commands/policy-state.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import { createDirectory } from '../../src/principals/directory.js';
+import { KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
+import { rank } from '../../src/resources/permissions.js';
+import type { Sql } from '../../src/store/sql.js';
+import type { UpstreamJson } from '../../src/upstream/json-client.js';
+import { kindOf, KINDS as UI_KINDS, resourceText } from '../../ui/src/kind-list.js';
+import { freshStore } from '../helpers/test-store.js';
+
+/** An id of the kind's shape. */
+const sampleId = (k: KindSpec) => (k.id === 'numeric' ? '42' : 'churn-model');
+const refOf = (k: KindSpec, id = sampleId(k)) => ({ kind: k.kind, id }) as ResourceRef;
+
+let store: { sql: Sql; close: () => Promise<void> };
+beforeAll(async () => {
+  store = await freshStore();
+});
+afterAll(async () => {
+  await store?.close();
+});
+
+describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (_name, k) => {
+  it('the store takes its grants and pattern grants, at every permission it declares', async () => {
+    const directory = createDirectory(store.sql);
+    const grants = createGrantsRepo(store.sql);
+    const patterns = createPatternGrantsRepo(store.sql);
+    const user = await directory.createUser({ username: `u-${k.kind}`, displayName: 'U', isAdmin: false, isServiceAccount: false });
+    for (const p of k.permissions) {
+      await grants.insert({ type: 'user', id: user.id }, k.kind, `${sampleId(k)}${rank(p)}`, p);
+      expect(await grants.get({ type: 'user', id: user.id }, k.kind, `${sampleId(k)}${rank(p)}`)).toBe(p);
+      await patterns.upsert({ type: 'user', id: user.id }, k.kind, `team-${rank(p)}/*`, p);
+    }
+    expect((await patterns.ofGrantee({ type: 'user', id: user.id })).filter((g) => g.kind === k.kind)).toHaveLength(k.permissions.length);
+  });
+
+  it('the admin API has its grant routes (both grantee sides, the resource side, the Manage screens) and describes them', () => {
+    const paths = [...GRANT_ROUTES, ...UI_RESOURCE_ROUTES].map((r) => `${r.method} ${r.path}`);
+    const { segment, param } = k.admin;
+    for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
+      expect(paths).toContain(`${method} /mlflow/permissions/users/:username/${segment}/:${param}`);
+      expect(paths).toContain(`${method} /mlflow/permissions/groups/:group_name/${segment}/:${param}`);
+    }
+    expect(paths).toContain(`GET /mlflow/permissions/${segment}/:${param}/users`);
+    expect(paths).toContain(`GET /mlflow/permissions/${segment}/:${param}/groups`);
+    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/grants`);
+    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/effective`);
+    const described = Object.keys(buildOpenApi(ADMIN_ROUTES, 'test').paths);
+    expect(described).toContain(`/api/2.0/mlflow/permissions/users/{username}/${segment}/{${param}}`);
+    expect(described).toContain(`/ajax-api/2.0/mlflow/permissions/ui/${segment}/{${param}}/effective`);
+  });
+
+  it('the CLI knows it by each of its words, and lists its grants', () => {
+    for (const word of k.cli) expect(kindNamed(word)).toEqual({ kind: k.kind, segment: k.admin.segment, idField: k.admin.param });
+    expect(CLI_KINDS.map((c) => c.kind)).toContain(k.kind);
+  });
+
+  it('the policy file takes its grants and pattern grants, and its JSON Schema says so', () => {
+    const doc = policyDocument.parse({
+      version: 1,
+      grants: [{ [k.policyField]: 'a name', user: 'ann', permission: 'READ' }],
+      patterns: [{ resource_type: k.kind, pattern: 'team-*', group: 'team', permission: 'EDIT' }],
+    });
+    expect(grantResource(doc.grants[0]!)).toEqual({ kind: k.kind, field: k.policyField, name: 'a name' });
+    expect(grantKey(doc.grants[0]!)).toBe(`${k.policyField}:a name user:ann`);
+    const schema = JSON.parse(readFileSync(new URL('../../schemas/policy.schema.json', import.meta.url), 'utf8'));
+    expect(Object.keys(schema.properties.grants.items.properties)).toContain(k.policyField);
+    expect(schema.properties.patterns.items.properties.resource_type.enum).toContain(k.kind);
+  });
+
+  it('the Manage screens list it under its own route, title and word', () => {
+    const shown = UI_KINDS.find((u) => u.kind === k.kind);
+    expect(shown).toEqual({ kind: k.kind, route: k.ui.route, segment: k.admin.segment, title: k.ui.title, one: k.ui.one });
+    expect(kindOf(k.ui.route)).toBe(shown);
+    expect(resourceText(k.kind, 'x')).toContain(k.ui.one);
+  });
+
+  it("orphan detection asks MLflow through the kind's own look-up, and only RESOURCE_DOES_NOT_EXIST means gone", async () => {
+    const calls: Array<{ path: string; input: Record<string, unknown> }> = [];
+    let answer = { status: 404, json: { error_code: 'RESOURCE_DOES_NOT_EXIST' } as unknown };
+    const upstream = {
+      call: async (_method: string, path: string, input: Record<string, unknown>) => {
+        calls.push({ path, input });
+        return answer;
+      },
+    } as unknown as UpstreamJson;
+    const exists = mlflowExistence(upstream);
+    expect(await exists(refOf(k))).toBe(false);
+    expect(calls).toEqual([{ path: k.lookup.path, input: { [k.lookup.param]: sampleId(k) } }]);
+    answer = { status: 200, json: {} };
+    expect(await exists(refOf(k))).toBe(true);
+    answer = { status: 503, json: { error_code: 'TEMPORARILY_UNAVAILABLE' } };
+    expect(await exists(refOf(k))).toBeUndefined();
+  });
+
+  it('the decision metrics label it with its own label', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics({ version: 'test', registry, defaultMetrics: false });
+    metrics.recordDecision({ decision: 'allow', reason: 'direct-grant', resourceType: k.kind, route: '/api/2.0/mlflow/x' });
+    expect(await registry.metrics()).toContain(`resource_type="${k.metricLabel}"`);
+  });
+});
+
+describe('the registry', () => {
+  it('names every kind, segment, route, CLI word and policy field once', () => {
+    const once = (values: readonly string[]) => expect(new Set(values).size).toBe(values.length);
+    once(RESOURCE_KINDS);
+    once(KIND_SPECS.map((k) => k.admin.segment));
+    once(KIND_SPECS.map((k) => k.ui.route));
+    once(KIND_SPECS.flatMap((k) => k.cli));
+    once(KIND_SPECS.map((k) => k.policyField));
+  });
+});

@@ -1,0 +1,25 @@
+import { idIsName, isResourceKind, KIND_SPECS, KINDS as SPECS, type ResourceKind } from '../../src/resources/kinds.js';
+
+type Spec = (typeof SPECS)[ResourceKind];
+
+/** A kind of resource the screens manage (src/resources/kind-table.ts declares them). */
+export interface Kind {
+  readonly kind: ResourceKind;
+  /** The screens' route: `#/<route>` lists them, `#/<route>/<id>` opens one. */
+  readonly route: Spec['ui']['route'];
+  /** The admin API's path segment. */
+  readonly segment: Spec['admin']['segment'];
+  readonly title: string;
+  readonly one: string;
+}
+
+export const KINDS: readonly Kind[] = KIND_SPECS.map((k) => ({ kind: k.kind, route: k.ui.route, segment: k.admin.segment, title: k.ui.title, one: k.ui.one }) as Kind);
+
+export const kindOf = (route: string) => KINDS.find((k) => k.route === route);
+
+/** The word for one resource of a kind the server names (`registered model`). */
+export const kindLabel = (kind: string): string => KINDS.find((k) => k.kind === kind)?.one ?? kind;
+
+/** A resource as a sentence names it: an experiment by its number, a model or prompt by its quoted name. */
+export const resourceText = (kind: string, id: string): string =>
+  isResourceKind(kind) && !idIsName(kind) ? `${kindLabel(kind)} ${id}` : `${kindLabel(kind)} “${id}”`;
