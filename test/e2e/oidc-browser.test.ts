@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
 import { adminAuth, removeDir } from '../helpers/flowgate.js';
 import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
-import { freePort, startOidcFlowgate, startOidcProvider, type OidcFlowgate, type TestProvider } from '../helpers/oidc-provider.js';
+import { flowgateClientAt, freePort, startOidcFlowgate, startOidcProvider, type OidcFlowgate, type TestProvider } from '../helpers/oidc-provider.js';
 
 /**
  * The whole story in a real browser: sign in at the identity provider, land on the real MLflow UI
@@ -29,8 +29,7 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   idp = await startOidcProvider({
-    redirectUris: [`${base}/flowgate/callback`],
-    postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+    ...flowgateClientAt(base),
     accounts: [
       { username: 'ada', name: 'Ada Admin', roles: ['mlflow-admin'] },
       { username: 'tom', name: 'Tom Teammate', roles: ['team-a'] },

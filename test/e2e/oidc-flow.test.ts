@@ -5,6 +5,7 @@ import {
   CLIENT,
   confirmProviderLogout,
   CookieJar,
+  flowgateClientAt,
   freePort,
   HTML,
   loginWithFetch,
@@ -34,8 +35,7 @@ beforeAll(async () => {
   fgPort = await freePort();
   base = `http://127.0.0.1:${fgPort}`;
   idp = await startOidcProvider({
-    redirectUris: [`${base}/flowgate/callback`],
-    postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+    ...flowgateClientAt(base),
     accounts: [
       { username: 'alice', name: 'Alice Analyst', roles: ['team-a'] },
       { username: 'bob', name: 'Bob Builder', roles: ['team-a'] },

@@ -6,7 +6,7 @@ import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps } from '../helpers/python-ops.js';
 import { jsonCaller } from '../helpers/admin-calls.js';
-import { freePort, startOidcFlowgate, startOidcProvider, type OidcFlowgate, type TestProvider } from '../helpers/oidc-provider.js';
+import { flowgateClientAt, freePort, startOidcFlowgate, startOidcProvider, type OidcFlowgate, type TestProvider } from '../helpers/oidc-provider.js';
 import { expectAccessible } from '../helpers/ui-pages.js';
 
 /**
@@ -357,8 +357,7 @@ describe('the Users screen with OIDC configured', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     idp = await startOidcProvider({
-      redirectUris: [`${base}/flowgate/callback`],
-      postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+      ...flowgateClientAt(base),
       accounts: [
         { username: 'ada', name: 'Ada Admin', roles: ['mlflow-admin'] },
         { username: 'nora-at-idp', preferredUsername: 'nora', name: 'Nora', roles: [] },

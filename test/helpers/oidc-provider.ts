@@ -53,6 +53,12 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
+/** The client's redirect and post-logout URIs for a flowgate served at `base`. */
+export const flowgateClientAt = (base: string) => ({
+  redirectUris: [`${base}/flowgate/callback`],
+  postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+});
+
 /**
  * The npm `oidc-provider` on 127.0.0.1 with one confidential client (PKCE required), its dev
  * login form (any password), consent granted silently, and accounts whose roles are claims.

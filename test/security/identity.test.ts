@@ -7,6 +7,7 @@ import { keycloakHome, KEYCLOAK_VERSION, startKeycloak, type Keycloak } from '..
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import {
   CookieJar,
+  flowgateClientAt,
   freePort,
   HTML,
   loginWithFetch,
@@ -41,8 +42,7 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   idp = await startOidcProvider({
-    redirectUris: [`${base}/flowgate/callback`],
-    postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+    ...flowgateClientAt(base),
     accounts: [
       // Accounts whose name claim (preferred_username) is someone else's name at flowgate.
       { username: 'idp-admin', preferredUsername: ADMIN.username, name: 'Not the operator', roles: ['mlflow-admin'] },

@@ -5,6 +5,7 @@ import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.j
 import {
   afterSignOut,
   CookieJar,
+  flowgateClientAt,
   freePort,
   HTML,
   loginWithFetch,
@@ -257,8 +258,7 @@ describe('class 7 with OIDC: sign-out by POST only, RP-initiated logout still re
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     idp = await startOidcProvider({
-      redirectUris: [`${base}/flowgate/callback`],
-      postLogoutRedirectUris: [`${base}/flowgate/logged-out`],
+      ...flowgateClientAt(base),
       accounts: [{ username: 'olivia', name: 'Olivia', roles: ['team-a'] }],
     });
     fg = await startOidcFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_OIDC_ISSUER_URL: idp.issuer }, port);
