@@ -42,7 +42,8 @@ export function isoTimestamp(now = Date.now()): string {
 /**
  * Without a destination, logs go to stdout in batches (log-batching.ts), so a request line costs no
  * write of its own. A batch is written at least once a second and at exit, so an orderly stop loses
- * no line.
+ * no line. The request line goes through a child of this logger without redaction
+ * (src/proxy/request-log.ts).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   destination ??= batchedDestination(pino.destination({ dest: 1, sync: false }));
@@ -58,12 +59,3 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   );
 }
 
-/**
- * The logger for the one line per request. Its fields come from values flowgate controls (validated
- * request id, route template, user name, decision, status, durations), never from headers or bodies,
- * so it skips redaction, a large share of what a request allocated. Free-form log calls keep going
- * through the redacting logger.
- */
-export function requestLineLogger(logger: Logger): Logger {
-  return logger.child({}, { redact: { paths: [] } });
-}

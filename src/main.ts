@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
 import { buildOpenApi } from './admin/openapi.js';
@@ -15,9 +14,9 @@ import { createPatternWriter } from './authz/pattern-writer.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Config } from './config.js';
 import { FlowgateError } from './errors.js';
-import { createLogger, requestLineLogger, type Logger } from './logging.js';
+import { createLogger, type Logger } from './logging.js';
 import { createSessionStore } from './oidc/sessions.js';
-import { countedAuthenticator, countedLoader, createMetrics } from './metrics/registry.js';
+import { createMetrics } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { createDirectory } from './principals/directory.js';
@@ -42,13 +41,15 @@ import { createExistingResolver, createResourceResolver } from './authz/resolve.
 import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
-import { answerClientError } from './http/client-error.js';
-import { decideBeforeContinue } from './http/expect-continue.js';
-import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
+import { basicTokenLoader } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
-import { recordedStatus } from './proxy/response-status.js';
+import { createRequestLog } from './proxy/request-log.js';
+import { countedAuthentication, createRequestMetrics } from './proxy/request-metrics.js';
+import { hasNumericId } from './resources/kinds.js';
+import { createCloser, type Closer } from './start/closer.js';
+import { listenPublic } from './start/public-server.js';
 import { openStore, type Store } from './store/store.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
@@ -75,15 +76,29 @@ export interface StartOptions {
 }
 
 /**
- * Milliseconds to the microsecond for the request line: a full-precision double is written out
- * through V8's slow shortest-representation path, a rounded one is not.
+ * The composition root: builds every module once from the validated config, in dependency order,
+ * and starts listening. Each module that holds something open (the store and its change feed, the
+ * OIDC purge timer, the MLflow pool, inference, the listeners) registers its close as soon as it is
+ * open: a start that fails at any step closes everything opened before it, last opened first, and
+ * `close()` unwinds the same stack.
  */
-const microsecondsAsMs = (seconds: number) => Math.round(seconds * 1e6) / 1e3;
-
-/** The composition root: builds every module once from the validated config and starts listening. */
 export async function startFlowgate(config: Config, options: StartOptions = {}): Promise<Flowgate> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const requestLog = requestLineLogger(logger);
+  const closer = createCloser();
+  // Closed last: the lines of the stop are written.
+  closer.defer(() => logger.flush());
+  try {
+    return await open(config, options, logger, closer);
+  } catch (err) {
+    await closer.close().catch((closeErr: unknown) => {
+      logger.error({ err: { message: (closeErr as Error).message } }, 'flowgate did not start, and closing what it had opened failed');
+      logger.flush();
+    });
+    throw err;
+  }
+}
+
+async function open(config: Config, options: StartOptions, logger: Logger, closer: Closer): Promise<Flowgate> {
   const store = await openStore({
     dbPath: config.dbPath,
     databaseUrl: config.databaseUrl,
@@ -91,6 +106,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     postgres: config.postgres,
     onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
   });
+  closer.defer(() => store.close());
   const sql = store.sql;
   const metrics = createMetrics({ version: VERSION, enforcing: config.enforce });
   const registry = metrics.registry;
@@ -121,54 +137,12 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   // Following starts as the index is read, so no change committed in between is missed.
   await policy.reloadAll();
   const following = followStore(store, { policy, verifier, principals, sessions, mappings: () => mappings, logger });
-
-  const canManage = (principal: Principal, ref: ResourceRef): boolean | Promise<boolean> => {
-    // An experiment's name (for pattern grants) needs MLflow, reached through the evaluator built below.
-    // An experiment MLflow does not have is refused as one the caller may not manage: its existence is not theirs to learn.
-    if (policy.needsName(principal, ref))
-      return Promise.resolve(evaluator.decideNamed(principal, 'manage', [ref])).then(
-        (d) => d.allow,
-        (e: unknown) => (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST' ? false : Promise.reject(e)),
-      );
-    return decide({
-      isAdmin: principal.isAdmin,
-      need: 'manage',
-      facts: [policy.factsFor(principal, ref)],
-      defaultPermission: config.defaultPermission,
-      createRequiresAdmin: config.createRequiresAdmin,
-    }).allow;
-  };
+  closer.defer(() => following.stop());
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
   const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
   const principalWriter = createPrincipalWriter({ sql, directory, audit, bootstrapAdmin: config.admin?.username });
-  const adminDeps: AdminDeps = {
-    sql,
-    directory,
-    principalWriter,
-    grants,
-    grantWriter,
-    patternGrants,
-    patternWriter,
-    // The MLflow look-ups are built below; the admin API asks only once flowgate serves.
-    effectiveOn: async (who, ref) =>
-      effectiveOn(policy, who, ref.kind === 'experiment' && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission),
-    audit,
-    tokens,
-    policyChanged: () => {
-      principals.invalidate();
-      return policy.reloadAll();
-    },
-    grantsChanged,
-    forgetUserCredentials: (userId) => verifier.forgetUser(userId),
-    canManage,
-    endSessionsOf: (userId) => sessions.destroyAllOf(userId),
-    oidcSignIn: config.oidc !== undefined,
-    // The gate's parts are built below; explanations are asked for only once flowgate serves.
-    explain: (principal, request, options) => explainer(principal, request, options),
-    principalOf: (userId) => principals.principal(userId, 'basic'),
-  };
 
   if (config.admin)
     await ensureBootstrapAdmin(config.admin, Date.now() + config.tokenMaxDays * DAY_MS, {
@@ -199,6 +173,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
           ...(options.now ? { now: options.now } : {}),
         })
       : undefined;
+  if (oidc) closer.defer(() => oidc.close());
 
   const ui = createUi({
     basePath: config.basePath,
@@ -219,6 +194,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     staticPrefix: config.upstreamStaticPrefix,
     timeoutMs: config.upstreamTimeoutMs,
   });
+  closer.defer(() => mlflow.close());
   const upstreamJson = createUpstreamJson(mlflow);
   // Read once before listening (a refused connection answers at once; a hung MLflow within 2 s).
   const mlflowVersion = await readMlflowVersion(mlflow);
@@ -274,21 +250,64 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     }),
   });
 
+  // The admin API: its access rules and the Manage screens decide as the gate does.
+  const canManage = (principal: Principal, ref: ResourceRef): boolean | Promise<boolean> => {
+    // An experiment's name (for pattern grants) needs MLflow, reached through the evaluator.
+    // An experiment MLflow does not have is refused as one the caller may not manage: its existence is not theirs to learn.
+    if (policy.needsName(principal, ref))
+      return Promise.resolve(evaluator.decideNamed(principal, 'manage', [ref])).then(
+        (d) => d.allow,
+        (e: unknown) => (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST' ? false : Promise.reject(e)),
+      );
+    return decide({
+      isAdmin: principal.isAdmin,
+      need: 'manage',
+      facts: [policy.factsFor(principal, ref)],
+      defaultPermission: config.defaultPermission,
+      createRequiresAdmin: config.createRequiresAdmin,
+    }).allow;
+  };
+
+  const adminDeps: AdminDeps = {
+    sql,
+    directory,
+    principalWriter,
+    grants,
+    grantWriter,
+    patternGrants,
+    patternWriter,
+    effectiveOn: async (who, ref) =>
+      effectiveOn(policy, who, hasNumericId(ref) && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission),
+    audit,
+    tokens,
+    policyChanged: () => {
+      principals.invalidate();
+      return policy.reloadAll();
+    },
+    grantsChanged,
+    forgetUserCredentials: (userId) => verifier.forgetUser(userId),
+    canManage,
+    endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+    oidcSignIn: config.oidc !== undefined,
+    explain: explainer,
+    principalOf: (userId) => principals.principal(userId, 'basic'),
+  };
+
   const inference = config.inferenceConfigFile
     ? (await import('./inference/index.js')).openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
     : undefined;
+  if (inference) closer.defer(() => inference.close());
 
+  const requestLog = createRequestLog(logger);
+  const requestMetrics = createRequestMetrics(metrics);
   let openapiDocument: string | undefined;
   const forwarder = createForwarder(mlflow);
   const listener = createRequestListener({
     basePath: config.basePath,
     trustedRequestIdHeader: config.trustedRequestIdHeader,
     logger,
-    authenticate: countedAuthenticator(
-      createAuthenticator([
-        countedLoader('basic', basicTokenLoader(verifier, principals), metrics),
-        ...(sessionCredential ? [countedLoader('session', sessionCredential, metrics)] : []),
-      ]),
+    authenticate: countedAuthentication(
+      [['basic', basicTokenLoader(verifier, principals)], ...(sessionCredential ? [['session', sessionCredential] as const] : [])],
       metrics,
     ),
     ownRoutes: oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute],
@@ -300,55 +319,21 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
     forwarder,
     readiness: createReadiness(store.ready, mlflow, logger),
     openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
-    inFlight: metrics.inFlight,
+    inFlight: requestMetrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     enforcing: config.enforce,
     onFinish: (scope, req, res) => {
-      const route = scope.route ?? 'unmatched';
-      if (scope.decision) {
-        metrics.recordDecision({ decision: scope.decision, reason: scope.reason ?? 'none', resourceType: scope.resourceType ?? 'none', route }, scope.decisionSeconds);
-      }
-      if (scope.upstreamSeconds !== undefined) metrics.upstream(route, scope.upstreamStatus ?? 0, scope.upstreamSeconds);
-      requestLog.info(
-        {
-          requestId: scope.requestId,
-          method: req.method,
-          route: scope.route,
-          user: scope.principal?.username,
-          decision: scope.decision,
-          reason: scope.reason,
-          resourceType: scope.resourceType,
-          status: recordedStatus(res),
-          // pino leaves out fields that are undefined: no object spreads on the request path.
-          aborted: res.writableFinished ? undefined : true,
-          durationMs: microsecondsAsMs(Number(process.hrtime.bigint() - scope.started) / 1e9),
-          decisionMs: scope.decisionSeconds === undefined ? undefined : microsecondsAsMs(scope.decisionSeconds),
-          upstreamMs: scope.upstreamSeconds === undefined ? undefined : microsecondsAsMs(scope.upstreamSeconds),
-          upstreamStatus: scope.upstreamSeconds === undefined ? undefined : scope.upstreamStatus,
-        },
-        'request',
-      );
+      requestMetrics.finished(scope, req, res);
+      requestLog(scope, req, res);
     },
   });
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
-  decideBeforeContinue(server, listener);
-  server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  const { server, url, close: closeServer } = await listenPublic(listener, config.port, config.host);
+  closer.defer(closeServer);
   const metricsServer = await startMetricsServer(registry, config.metricsHost, config.metricsPort, (err) =>
     logger.error({ err: { message: err.message } }, 'metrics collection failed'),
-  ).catch((err: unknown) => {
-    oidc?.close();
-    server.close();
-    void mlflow.close();
-    void following.stop().then(() => store.close());
-    throw err;
-  });
+  );
+  closer.defer(() => metricsServer.close());
   logger.info({ url: metricsServer.url }, 'metrics listening');
   logger.info({ url, upstream: config.upstreamUrl, basePath: config.basePath, version: VERSION }, 'flowgate listening');
   if (!config.enforce)
@@ -357,26 +342,5 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
       'SHADOW MODE (FLOWGATE_ENFORCE=false): MLflow calls flowgate would refuse are forwarded, logged and counted as would_deny; authentication and the admin API are still enforced',
     );
 
-  return {
-    server,
-    url,
-    store,
-    registry,
-    metricsUrl: metricsServer.url,
-    async close() {
-      await Promise.all([
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        }),
-        metricsServer.close(),
-      ]);
-      oidc?.close();
-      await inference?.close();
-      await mlflow.close();
-      await following.stop();
-      await store.close();
-      logger.flush();
-    },
-  };
+  return { server, url, store, registry, metricsUrl: metricsServer.url, close: () => closer.close() };
 }

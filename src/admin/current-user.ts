@@ -1,5 +1,6 @@
-import { requireUser } from './lookups.js';
+import type { CurrentUserAnswer } from './api-types.js';
 import type { AdminRoute } from './types.js';
+import { callingUserRoute } from './users.js';
 
 /**
  * MLflow's own `users/current` (its basic-auth app's shape), which MLflow's UI calls on every page to
@@ -7,17 +8,8 @@ import type { AdminRoute } from './types.js';
  * must not offer its Basic-only logout trick or its change-password dialog.
  */
 export const CURRENT_USER_ROUTES: readonly AdminRoute[] = [
-  {
-    method: 'GET',
-    path: '/mlflow/users/current',
-    summary: 'The signed-in user, as MLflow basic-auth answers it',
-    access: 'authenticated',
-    handler: async (req, deps) => {
-      const user = await requireUser(deps, req.principal.username);
-      return {
-        status: 200,
-        body: { user: { id: user.id, username: user.username, is_admin: user.isAdmin }, is_basic_auth: false },
-      };
-    },
-  },
+  callingUserRoute('/mlflow/users/current', 'The signed-in user, as MLflow basic-auth answers it', (user): CurrentUserAnswer => ({
+    user: { id: user.id, username: user.username, is_admin: user.isAdmin },
+    is_basic_auth: false,
+  })),
 ];

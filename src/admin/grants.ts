@@ -32,21 +32,29 @@ function resourceId(k: KindShape, req: AdminRequest): string {
   return parseWith(k.idSchema, req.params[k.param], `${k.param} in the path`);
 }
 
-/**
- * The grantee of an existing grant and its permission here. For a manager who is not an
- * administrator, a grantee that does not exist holds no permission here, like one that does:
- * which names exist is not theirs to learn from a resource's grants.
- */
-async function grantHere(req: AdminRequest, deps: AdminDeps, g: GranteeShape, name: string, k: KindShape, id: string) {
-  const ge = req.principal.isAdmin ? await existingGrantee(deps, g, name) : await knownGrantee(deps, g, name);
-  return { ge, permission: ge ? await deps.grants.get(ge, k.kind, id) : undefined };
-}
-
 function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
   const base = `/mlflow/permissions/${g.segment}/:${g.param}/${k.segment}`;
-  const one = `${base}/:${k.param}`;
-  const resource = { kind: k.kind, param: k.param };
+  /** The routes on one grant: its path, and MANAGE on its resource to use them. */
+  const oneGrant = { path: `${base}/:${k.param}`, access: 'manage', resource: { kind: k.kind, param: k.param } } as const;
   const who = (req: AdminRequest) => req.params[g.param]!;
+  const answer = (status: number, id: string, name: string, permission: Permission) => ({
+    status,
+    body: { permission: grantJson(k, id, g, name, permission) },
+  });
+
+  /**
+   * The grant the path names, with its grantee and permission; 404 when there is none (`hint` ends
+   * the message). For a manager who is not an administrator, a grantee that does not exist holds no
+   * permission here, like one that does: which names exist is not theirs to learn from a resource's grants.
+   */
+  async function existingGrant(req: AdminRequest, deps: AdminDeps, hint = '') {
+    const id = resourceId(k, req);
+    const name = who(req);
+    const ge = req.principal.isAdmin ? await existingGrantee(deps, g, name) : await knownGrantee(deps, g, name);
+    const permission = ge ? await deps.grants.get(ge, k.kind, id) : undefined;
+    if (!ge || permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'${hint}`);
+    return { id, name, ge, permission };
+  }
 
   return [
     {
@@ -62,10 +70,8 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
     },
     {
       method: 'POST',
-      path: one,
+      ...oneGrant,
       summary: `Grant a ${g.type} a permission on a ${k.label}`,
-      access: 'manage',
-      resource,
       body: permissionBody,
       successStatus: 201,
       handler: async (req, deps) => {
@@ -76,51 +82,36 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
         if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
         await deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
-        return { status: 201, body: { permission: grantJson(k, id, g, name, permission) } };
+        return answer(201, id, name, permission);
       },
     },
     {
       method: 'GET',
-      path: one,
+      ...oneGrant,
       summary: `Get a ${g.type}'s permission on a ${k.label}`,
-      access: 'manage',
-      resource,
       handler: async (req, deps) => {
-        const id = resourceId(k, req);
-        const name = who(req);
-        const { permission } = await grantHere(req, deps, g, name, k, id);
-        if (permission === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
-        return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
+        const { id, name, permission } = await existingGrant(req, deps);
+        return answer(200, id, name, permission);
       },
     },
     {
       method: 'PATCH',
-      path: one,
+      ...oneGrant,
       summary: `Change a ${g.type}'s permission on a ${k.label}`,
-      access: 'manage',
-      resource,
       body: permissionBody,
       handler: async (req, deps) => {
-        const id = resourceId(k, req);
-        const name = who(req);
-        const { ge, permission: old } = await grantHere(req, deps, g, name, k, id);
+        const { id, name, ge, permission: old } = await existingGrant(req, deps, '; use POST to grant one');
         const { permission } = req.body as z.infer<typeof permissionBody>;
-        if (!ge || old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'; use POST to grant one`);
         await deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
-        return { status: 200, body: { permission: grantJson(k, id, g, name, permission) } };
+        return answer(200, id, name, permission);
       },
     },
     {
       method: 'DELETE',
-      path: one,
+      ...oneGrant,
       summary: `Remove a ${g.type}'s permission on a ${k.label}`,
-      access: 'manage',
-      resource,
       handler: async (req, deps) => {
-        const id = resourceId(k, req);
-        const name = who(req);
-        const { ge, permission: old } = await grantHere(req, deps, g, name, k, id);
-        if (!ge || old === undefined) throw notFound(`${g.type} '${name}' has no permission on ${k.label} '${id}'`);
+        const { id, name, ge, permission: old } = await existingGrant(req, deps);
         await deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
         return { status: 200, body: {} };
       },

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { userJson } from '../principals/types.js';
-import { requireGroup, requireUser } from './lookups.js';
+import { groupNamesOf, requireGroup, requireUser } from './lookups.js';
+import type { GroupMembersAnswer } from './api-types.js';
 import type { AdminRoute } from './types.js';
 import { groupNameSchema, usernameSchema } from './validation.js';
 
@@ -52,7 +53,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     handler: async (req, deps) => {
       const group = await requireGroup(deps, req.params.group_name!);
-      return { status: 200, body: { users: (await deps.directory.membersOfGroup(group.id)).map(userJson) } };
+      return { status: 200, body: { users: (await deps.directory.membersOfGroup(group.id)).map(userJson) } satisfies GroupMembersAnswer };
     },
   },
   {
@@ -94,7 +95,7 @@ export const GROUP_ROUTES: readonly AdminRoute[] = [
     access: 'self',
     handler: async (req, deps) => {
       const user = await requireUser(deps, req.params.username!);
-      return { status: 200, body: { groups: (await deps.directory.groupsOfUser(user.id)).map((g) => g.name) } };
+      return { status: 200, body: { groups: await groupNamesOf(deps, user) } };
     },
   },
 ];

@@ -13,3 +13,8 @@ export async function requireGroup(deps: AdminDeps, name: string): Promise<Group
   if (!group) throw notFound(`Group '${name}' does not exist`);
   return group;
 }
+
+/** The names of a user's groups, in name order. */
+export async function groupNamesOf(deps: AdminDeps, user: User): Promise<string[]> {
+  return (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
+}

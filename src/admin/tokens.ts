@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { forbidden } from '../errors.js';
 import { requireUser } from './lookups.js';
+import type { IssuedToken } from './api-types.js';
 import type { AdminRoute } from './types.js';
 import { usernameSchema } from './validation.js';
 
@@ -35,7 +36,7 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
           message: deps.tokens.holdsBootstrapToken(user.id)
             ? `Token for ${user.username} created; it is shown only once. The bootstrap token from configuration stays valid beside it`
             : `Token for ${user.username} created; it is shown only once`,
-        },
+        } satisfies IssuedToken,
       };
     },
   },

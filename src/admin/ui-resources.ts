@@ -6,8 +6,9 @@ import type { User } from '../principals/types.js';
 import { KIND_SPECS } from '../resources/kinds.js';
 import { permits } from '../resources/permissions.js';
 import type { GrantReason } from '../resources/reasons.js';
+import type { EffectiveAnswer, MyPermission, PageRows, ResourceGrantsAnswer } from './api-types.js';
 import type { AdminDeps, AdminRoute } from './types.js';
-import { paged, pageQuery, readQuery } from './ui-query.js';
+import { listPage, paged, pageQuery, readQuery } from './ui-query.js';
 import { parseWith, resourceIdSchema } from './validation.js';
 
 /** The Manage screens' view of one resource: its grants, and each concerned user's effective permission and why. */
@@ -58,7 +59,7 @@ async function grantsHere(deps: AdminDeps, kind: ResourceKind, id: string, q: z.
   // Users and service accounts come before groups, so a page of them is a prefix of the search.
   const rows = (await deps.grants.searchOnResource(kind, id, q.q, q.max_results + 1, q.page_token)).filter((r) => r.grantee_type !== 'group');
   const page = paged(rows, q);
-  return { users: page.rows.map(grantRow), scope: GRANTS_HERE, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) };
+  return { users: page.rows.map(grantRow), scope: GRANTS_HERE, ...page.more };
 }
 
 /** Tells the screens a manager's view is of the grants here, not of each user's every grant. */
@@ -69,7 +70,7 @@ function grantRow(r: { grantee_type: string; name: string; permission: Permissio
 }
 
 /** A resource the caller may not read, or one that does not exist: the same, and nothing about why. */
-const UNREADABLE = { permission: 'NO_PERMISSIONS' as Permission, source: 'none', groups: [] as string[] };
+const UNREADABLE: MyPermission = { permission: 'NO_PERMISSIONS', source: 'none', groups: [] };
 
 const effectiveQuery = pageQuery.extend({ username: z.string().max(128).optional() });
 const mineQuery = z.object({ id: z.array(z.string()).min(1).max(200) });
@@ -87,10 +88,7 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
       resource,
       handler: async (req, deps) => {
         const id = idOf(req.params);
-        const q = readQuery(pageQuery, req.query);
-        const rows = await deps.grants.searchOnResource(k.kind, id, q.q, q.max_results + 1, q.page_token);
-        const page = paged(rows, q);
-        return { status: 200, body: { grants: page.rows, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
+        return listPage(req.query, pageQuery, (q, limit, offset) => deps.grants.searchOnResource(k.kind, id, q.q, limit, offset), (grants): PageRows<ResourceGrantsAnswer> => ({ grants }));
       },
     },
     {
@@ -105,12 +103,12 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
         if (!req.principal.isAdmin) return { status: 200, body: await grantsHere(deps, k.kind, id, q) };
         if (q.username !== undefined) {
           const user = await deps.directory.userByName(q.username);
-          return { status: 200, body: { users: user ? [await explain(deps, await withGroups(deps, user), k.kind, id)] : [] } };
+          return { status: 200, body: { users: user ? [await explain(deps, await withGroups(deps, user), k.kind, id)] : [] } satisfies EffectiveAnswer };
         }
         const rows = await deps.grants.concernedUsers(k.kind, id, q.q, q.max_results + 1, q.page_token);
         const page = paged(rows, q);
         const users = await Promise.all(page.rows.map((user) => explain(deps, user, k.kind, id)));
-        return { status: 200, body: { users, ...(page.next_page_token ? { next_page_token: page.next_page_token } : {}) } };
+        return { status: 200, body: { users, ...page.more } satisfies EffectiveAnswer };
       },
     },
   ];
@@ -131,7 +129,7 @@ const MINE: AdminRoute = {
     const found = await deps.directory.userByName(req.principal.username);
     if (!found) return { status: 200, body: { permissions: {} } };
     const me = await withGroups(deps, found);
-    const permissions: Record<string, { permission: Permission; source: string; groups: string[] }> = {};
+    const permissions: Record<string, MyPermission> = {};
     for (const raw of ids) {
       const id = parseWith(k.idSchema, raw, 'id');
       let e: Awaited<ReturnType<typeof explain>>;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { badRequest, conflict } from '../errors.js';
 import { userJson, type SignIn, type User } from '../principals/types.js';
-import { requireUser } from './lookups.js';
+import { groupNamesOf, requireUser } from './lookups.js';
+import type { UserAnswer } from './api-types.js';
 import type { AdminDeps, AdminRoute } from './types.js';
 import { usernameSchema } from './validation.js';
 
@@ -60,6 +61,15 @@ export const adminUserJson = (deps: AdminDeps, user: User) => ({
   ...(deps.principalWriter.isBootstrapAdmin(user) ? { bootstrap: true } : {}),
 });
 
+/** The calling user, answered in the shape `answer` gives (MLflow's `users/current`, flowgate's own). */
+export const callingUserRoute = (path: string, summary: string, answer: (user: User, deps: AdminDeps) => object | Promise<object>): AdminRoute => ({
+  method: 'GET',
+  path,
+  summary,
+  access: 'authenticated',
+  handler: async (req, deps) => ({ status: 200, body: await answer(await requireUser(deps, req.principal.username), deps) }),
+});
+
 const create: AdminRoute['handler'] = async (req, deps) => ({
   status: 201,
   body: { user: userJson(await createUser(deps, req.principal.username, req.body as z.infer<typeof createUserBody>)) },
@@ -96,17 +106,9 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     body: createUserBody,
     handler: create,
   },
-  {
-    method: 'GET',
-    path: '/mlflow/permissions/users/current',
-    summary: 'The calling user, with their groups',
-    access: 'authenticated',
-    handler: async (req, deps) => {
-      const user = await requireUser(deps, req.principal.username);
-      const groups = (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
-      return { status: 200, body: { user: { ...userJson(user), groups } } };
-    },
-  },
+  callingUserRoute('/mlflow/permissions/users/current', 'The calling user, with their groups', async (user, deps) => ({
+    user: { ...userJson(user), groups: await groupNamesOf(deps, user) },
+  })),
   {
     method: 'GET',
     path: '/mlflow/permissions/users/:username',
@@ -114,8 +116,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     access: 'self',
     handler: async (req, deps) => {
       const user = await requireUser(deps, req.params.username!);
-      const groups = (await deps.directory.groupsOfUser(user.id)).map((g) => g.name);
-      return { status: 200, body: { user: { ...adminUserJson(deps, user), groups } } };
+      return { status: 200, body: { user: { ...adminUserJson(deps, user), groups: await groupNamesOf(deps, user) } } satisfies UserAnswer };
     },
   },
   {

@@ -1,3 +1,4 @@
+import { EXPERIMENT, PROMPT } from '../resources/kinds.js';
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
@@ -63,13 +64,19 @@ function route(
 }
 
 const onExperiment = (method: HttpMethod, pattern: string, need: Need, id: IdSource = experimentId()) =>
-  route(method, pattern, need, 'experiment', id);
+  route(method, pattern, need, EXPERIMENT, id);
 const onModel = (method: HttpMethod, pattern: string, need: Need, after?: AfterHook) =>
   route(method, pattern, need, 'model_or_prompt', modelName(), after);
 const admin = (method: HttpMethod, pattern: string) => route(method, pattern, 'admin');
 const publicRoute = (method: HttpMethod, pattern: string) => route(method, pattern, 'public');
 const authenticated = (method: HttpMethod, pattern: string, after?: AfterHook) =>
   route(method, pattern, 'authenticated', 'none', NONE, after);
+/** A REST collection only administrators may use: list and create on it, read, update and delete by `:<idParam>`. */
+const adminCollection = (base: string, idParam: string) => [
+  admin('GET', base),
+  admin('POST', base),
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method) => admin(method, `${base}/:${idParam}`)),
+];
 
 /** MLflow serves each protobuf endpoint under `/api/` and again under `/ajax-api/` for its UI. */
 function withAjaxTwins(rows: readonly RouteEntry[]): RouteEntry[] {
@@ -91,7 +98,7 @@ const experimentRoutes = [
   },
   // An artifact location chosen by the caller could lie inside another experiment's artifacts.
   {
-    ...route('POST', `${V2}/experiments/create`, 'create', 'experiment', NONE, 'grant_creator_experiment'),
+    ...route('POST', `${V2}/experiments/create`, 'create', EXPERIMENT, NONE, 'grant_creator_experiment'),
     guards: [{ kind: 'admin_only', field: 'artifact_location' }] as const,
   },
   authenticated('POST', `${V2}/experiments/search`, 'filter_search_experiments'),
@@ -147,7 +154,7 @@ const traceRoutes = [
   // The prompts named must be readable by the caller: linking is a way to reference them.
   {
     ...onExperiment('POST', `${V2}/traces/link-prompts`, 'edit', traceField('trace_id')),
-    also: [{ id: { kind: 'model_names', field: 'prompt_versions.name', from: 'body' } as IdSource, need: 'read' as const, resource: 'prompt' as const }],
+    also: [{ id: { kind: 'model_names', field: 'prompt_versions.name', from: 'body' } as IdSource, need: 'read' as const, resource: PROMPT }],
   },
   // Databricks-only lookups (SQL warehouse, inference tables): nothing local to resolve.
   admin('GET', `${V2}/unified-traces`),
@@ -302,22 +309,9 @@ const GATEWAY_CONFIG_ROUTES: ReadonlyArray<readonly [HttpMethod, string]> = [
 /** Gateway secrets, endpoints, budgets and guardrails hold provider credentials and spend: admin. */
 const gatewayConfigRoutes = GATEWAY_CONFIG_ROUTES.map(([method, path]) => admin(method, `${V3}/gateway/${path}`));
 
-const workspaceRoutes = [
-  admin('GET', `${V3}/workspaces`),
-  admin('POST', `${V3}/workspaces`),
-  admin('GET', `${V3}/workspaces/:workspace_name`),
-  admin('PATCH', `${V3}/workspaces/:workspace_name`),
-  admin('DELETE', `${V3}/workspaces/:workspace_name`),
-];
+const workspaceRoutes = adminCollection(`${V3}/workspaces`, 'workspace_name');
 
-const webhookRoutes = [
-  admin('POST', `${V2}/webhooks`),
-  admin('GET', `${V2}/webhooks`),
-  admin('GET', `${V2}/webhooks/:webhook_id`),
-  admin('PATCH', `${V2}/webhooks/:webhook_id`),
-  admin('DELETE', `${V2}/webhooks/:webhook_id`),
-  admin('POST', `${V2}/webhooks/:webhook_id/test`),
-];
+const webhookRoutes = [...adminCollection(`${V2}/webhooks`, 'webhook_id'), admin('POST', `${V2}/webhooks/:webhook_id/test`)];
 
 const registryRoutes = [
   route('POST', `${V2}/registered-models/create`, 'create', 'model_or_prompt', modelName(), 'grant_creator_registered_model'),

@@ -1,5 +1,5 @@
 import type { Principal } from '../principals/types.js';
-import { knownName, MODEL_KINDS } from '../resources/kinds.js';
+import { EXPERIMENT, hasNumericId, knownName, MODEL_KINDS } from '../resources/kinds.js';
 import { isResourceNeed } from '../resources/permissions.js';
 import type { Reason } from '../resources/reasons.js';
 import { badRequest, FlowgateError } from '../errors.js';
@@ -115,7 +115,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     if (principal.isAdmin || refs.length === 0 || !isResourceNeed(need) || !deps.policy.mayNeedExperimentNames(principal)) return refs;
     let waiting = false;
     const out = refs.map((ref): ResourceRef | Promise<ResourceRef> => {
-      if (ref.kind !== 'experiment' || !deps.policy.needsName(principal, ref)) return ref;
+      if (!hasNumericId(ref) || !deps.policy.needsName(principal, ref)) return ref;
       const known = deps.lookups.knownExperimentName(ref.id);
       if (known !== undefined) return { ...ref, name: known };
       waiting = true;
@@ -207,7 +207,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
       return existing.length > 0 ? await granted('also', principal, check.need, existing, '', describeSent(check.id, existing)) : undefined;
     }
     if (readField(check.id, request).length === 0) return undefined;
-    const more = await deps.resolve({ ...entry, resource: check.resource ?? 'experiment', id: check.id, need: check.need }, request);
+    const more = await deps.resolve({ ...entry, resource: check.resource ?? EXPERIMENT, id: check.id, need: check.need }, request);
     return await granted('also', principal, check.need, more, '', describeSent(check.id, more));
   }
 

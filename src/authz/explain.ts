@@ -1,6 +1,6 @@
 import { FlowgateError } from '../errors.js';
 import type { Principal } from '../principals/types.js';
-import { knownName } from '../resources/kinds.js';
+import { hasNumericId, knownName } from '../resources/kinds.js';
 import { isResourceNeed, permits } from '../resources/permissions.js';
 import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
@@ -96,7 +96,7 @@ export function createExplainer(d: {
 }) {
   /** An experiment carries its name when the caller's pattern grants may match it. */
   async function withName(principal: Principal, ref: ResourceRef): Promise<ResourceRef> {
-    if (ref.kind !== 'experiment' || ref.name !== undefined || d.experimentName === undefined) return ref;
+    if (!hasNumericId(ref) || ref.name !== undefined || d.experimentName === undefined) return ref;
     if (principal.isAdmin || !d.policy.mayNeedExperimentNames(principal)) return ref;
     return { ...ref, name: await d.experimentName(ref.id) };
   }
@@ -155,7 +155,7 @@ export function createExplainer(d: {
       resources.push({
         kind: ref.kind,
         id: ref.id,
-        ...(ref.kind === 'experiment' && typeof ref.name === 'string' ? { name: ref.name } : {}),
+        ...(hasNumericId(ref) && typeof ref.name === 'string' ? { name: ref.name } : {}),
         direct: effective.direct ?? null,
         groups,
         patterns: bearing.map(explained),

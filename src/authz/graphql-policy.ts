@@ -10,6 +10,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { badRequest } from '../errors.js';
+import { EXPERIMENT } from '../resources/kinds.js';
 import { isResourceNeed } from '../resources/permissions.js';
 import { ROUTE_CATALOG } from './catalog.js';
 import type { ResolveRequest, ResourceResolver } from './resolve.js';
@@ -109,7 +110,7 @@ const SEARCH_RUNS: FieldRule = {
     method: 'POST',
     pattern: '/api/2.0/mlflow/runs/search',
     need: 'read',
-    resource: 'experiment',
+    resource: EXPERIMENT,
     id: { kind: 'experiment_ids', field: 'experiment_ids', from: 'body' },
   },
   modelVersions: [['runs', 'modelVersions']],

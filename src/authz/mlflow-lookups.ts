@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
+import { EXPERIMENT, KINDS } from '../resources/kinds.js';
 import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
 import { compareVersions } from './catalog-versions.js';
 import { createTraceInfoForms, otherForm, type TraceInfoForm } from './trace-info-forms.js';
@@ -183,6 +184,11 @@ const TRACE_INFO: Record<TraceInfoForm, { path(traceId: string): string; experim
   v2: { path: (id) => `/api/2.0/mlflow/traces/${encodeURIComponent(id)}/info`, experimentId: ['trace_info', 'experiment_id'] },
 };
 
+/** The experiment kind's own look-up (`experiments/get`): its query parameter, and where its answer has the name. */
+const EXPERIMENT_LOOKUP = KINDS[EXPERIMENT].lookup;
+/** `experiments/get-by-name` answers the same object under the same key, its id under the look-up's parameter. */
+const EXPERIMENT_ID_IN_ANSWER = [EXPERIMENT_LOOKUP.name[0], EXPERIMENT_LOOKUP.param] as const;
+
 /** Reads a nested string out of MLflow's JSON, or undefined when the shape differs. */
 function pick(value: unknown, path: readonly string[]): string | undefined {
   let current = value;
@@ -288,13 +294,13 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
   // Names are reused after delete + garbage collection, and tags change: these expire.
   const experimentNames = cachedLookup('experiment_name', { max, ttlMs: options.ttlMs }, async (name) => {
     const json = await getJson(`experiment '${name}'`, '/api/2.0/mlflow/experiments/get-by-name', { experiment_name: name });
-    return required(`experiment '${name}'`, pick(json, ['experiment', 'experiment_id']));
+    return required(`experiment '${name}'`, pick(json, EXPERIMENT_ID_IN_ANSWER));
   }, onCache);
 
   // Renames change it: expires like the name → id mapping, and is forgotten with it.
   const experimentNamesById = cachedLookup('experiment_name_of_id', { max, ttlMs: options.ttlMs }, async (id) => {
-    const json = await getJson(`experiment ${id}`, '/api/2.0/mlflow/experiments/get', { experiment_id: id });
-    return required(`experiment ${id}`, pick(json, ['experiment', 'name']));
+    const json = await getJson(`experiment ${id}`, EXPERIMENT_LOOKUP.path, { [EXPERIMENT_LOOKUP.param]: id });
+    return required(`experiment ${id}`, pick(json, EXPERIMENT_LOOKUP.name));
   }, onCache);
 
   const promptFlags = cachedLookup('model_is_prompt', { max, ttlMs: options.ttlMs }, async (name) => {

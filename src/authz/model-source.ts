@@ -1,6 +1,6 @@
 import { forbidden } from '../errors.js';
 import type { MlflowLookups } from './mlflow-lookups.js';
-import { bodyLeavesOf } from './resolve.js';
+import { bodyLeavesOf, experimentRefs } from './resolve.js';
 import type { ResourceRef } from './types.js';
 
 /** What MLflow's client sends as the source of a prompt version: it names no artifacts at all. */
@@ -28,5 +28,5 @@ export async function modelVersionSourceRefs(body: unknown, lookups: MlflowLooku
     else throw forbidden('Permission denied: the model version source is not an MLflow run, logged model or served artifact path', 'model-source-unverifiable');
     if (source.includes('..')) throw forbidden('Permission denied: the model version source contains ..', 'model-source-unverifiable');
   }
-  return [...experiments].map((id) => ({ kind: 'experiment', id }));
+  return experimentRefs(experiments);
 }

@@ -1,5 +1,5 @@
 import { FlowgateError } from '../errors.js';
-import { knownName } from '../resources/kinds.js';
+import { knownName, NUMERIC_KINDS } from '../resources/kinds.js';
 import type { GrantFacts } from './decide.js';
 import { withPatterns } from './pattern-facts.js';
 import { createPatternIndex, type PatternGrant, type PatternIndex } from './pattern-index.js';
@@ -62,8 +62,8 @@ export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
       holders = holdersOf(grants);
       applied = mine;
     },
-    /** Whether a decision on an experiment for this caller needs the experiment's name. */
-    needsExperimentNames: (who: Caller): boolean => holds('experiment', who),
+    /** Whether a decision on an experiment for this caller needs the experiment's name (a numeric id's name is looked up). */
+    needsExperimentNames: (who: Caller): boolean => NUMERIC_KINDS.some((kind) => holds(kind, who)),
     /** The resource's own facts, composed with the caller's pattern grants on its name. */
     compose(facts: GrantFacts, who: Caller, ref: ResourceRef): GrantFacts {
       if (!holds(ref.kind, who)) return facts;

@@ -1,3 +1,4 @@
+import { hasNumericId } from '../resources/kinds.js';
 import { BY_RANK, rank } from '../resources/permissions.js';
 import type { GrantFacts } from './decide.js';
 import type { GrantsRepo } from './grants-repo.js';
@@ -126,7 +127,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     ownGrants: (who: Grantee, ref: ResourceRef) => ({ direct: ownFacts(who, ref).direct, groups: groupGrants(who, ref) }),
     /** The experiment's name decides for this caller (they hold experiment patterns, and it has no grant of theirs). */
     needsName(who: Grantee, ref: ResourceRef): boolean {
-      if (ref.kind !== 'experiment' || ref.name !== undefined || !patterns.needsExperimentNames(who)) return false;
+      if (!hasNumericId(ref) || ref.name !== undefined || !patterns.needsExperimentNames(who)) return false;
       const own = ownFacts(who, ref);
       return own.direct === undefined && own.groups.length === 0;
     },

@@ -1,5 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
+import { EXPERIMENT, isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -266,8 +266,11 @@ function canonicalExperimentId(id: string, field: string): string {
   return id;
 }
 
-const experimentRefs = (ids: Iterable<string>): ResourceRef[] =>
-  [...new Set(ids)].map((id) => ({ kind: 'experiment', id }));
+/** The experiment of that id, as a resource decided on. */
+export const experimentRef = (id: string): ResourceRef => ({ kind: EXPERIMENT, id });
+
+/** The experiments of these ids, each once. */
+export const experimentRefs = (ids: Iterable<string>): ResourceRef[] => [...new Set(ids)].map(experimentRef);
 
 const requestedExperiments = (ids: readonly string[], field: string): ResourceRef[] =>
   experimentRefs(ids.map((id) => canonicalExperimentId(id, field)));

@@ -1,4 +1,4 @@
-import type { ModelKind, ResourceKind } from '../resources/kinds.js';
+import type { EXPERIMENT, ModelKind, PROMPT, ResourceKind } from '../resources/kinds.js';
 import type { ResourceNeed } from '../resources/permissions.js';
 
 export type { Permission } from '../resources/permissions.js';
@@ -122,7 +122,7 @@ export interface RouteEntry {
 export interface AlsoCheck {
   readonly id: IdSource;
   readonly need: ResourceNeed;
-  readonly resource?: 'experiment' | 'prompt';
+  readonly resource?: typeof EXPERIMENT | typeof PROMPT;
   /**
    * The client chooses this id and MLflow updates the object when it exists: an id that does not
    * exist yet needs nothing, one that exists must live in the experiment the request names
@@ -134,7 +134,7 @@ export interface AlsoCheck {
 /** A resource the decision is about, after resolution. */
 export type ResourceRef =
   | {
-      readonly kind: 'experiment';
+      readonly kind: typeof EXPERIMENT;
       readonly id: string;
       /**
        * Its name as MLflow answered it (never as a client sent it): what experiment pattern grants match.

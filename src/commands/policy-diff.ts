@@ -27,16 +27,42 @@ function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames,
   };
 }
 
-/** Set (create or change) or remove one pattern grant. */
-function patternChange(line: string, p: PolicyPatternGrant, how: 'set' | 'remove'): Change {
+/** Set (create or change: one call does both) or remove one pattern grant. */
+function patternChange(line: string, p: PolicyPatternGrant, how: 'create' | 'update' | 'remove'): Change {
   const path = p.user !== undefined ? `permissions/users/${seg(p.user)}/patterns` : `permissions/groups/${seg(p.group!)}/patterns`;
   return {
     line,
     apply: (c) =>
-      how === 'set'
+      how !== 'remove'
         ? c.call('POST', path, { resource_type: p.resource_type, pattern: p.pattern, permission: p.permission })
         : c.call('DELETE', `${path}?${new URLSearchParams({ resource_type: p.resource_type, pattern: p.pattern })}`),
   };
+}
+
+/**
+ * The changes to one kind of grant (`noun`), matched by `keyOf`: `+` for one `current` lacks, `~` for
+ * one with another permission there, and in `removals` (made only when pruning) `-` for one `wanted` lacks.
+ */
+function permissionChanges<T extends { readonly permission: string }>(
+  noun: string,
+  current: readonly T[],
+  wanted: readonly T[],
+  keyOf: (t: T) => string,
+  change: (line: string, t: T, how: 'create' | 'update' | 'remove') => Change,
+  prune: boolean,
+): { changes: Change[]; removals: Change[] } {
+  const byKey = new Map(current.map((t) => [keyOf(t), t]));
+  const wantedKeys = new Set<string>();
+  const changes: Change[] = [];
+  for (const t of wanted) {
+    const key = keyOf(t);
+    wantedKeys.add(key);
+    const now = byKey.get(key);
+    if (!now) changes.push(change(`+ ${noun} ${key} ${t.permission}`, t, 'create'));
+    else if (now.permission !== t.permission) changes.push(change(`~ ${noun} ${key} ${now.permission} → ${t.permission}`, t, 'update'));
+  }
+  const gone = prune ? current.filter((t) => !wantedKeys.has(keyOf(t))) : [];
+  return { changes, removals: gone.map((t) => change(`- ${noun} ${keyOf(t)} ${t.permission}`, t, 'remove')) };
 }
 
 /**
@@ -125,29 +151,12 @@ export function policyDiff(
           removals.push({ line: `- member ${m} of ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}/users/${seg(m)}`) });
     }
 
-  const currentGrants = new Map(current.grants.map((g) => [grantKey(g), g]));
-  const wantedKeys = new Set<string>();
-  for (const g of wanted.grants) {
-    const key = grantKey(g);
-    wantedKeys.add(key);
-    const now = currentGrants.get(key);
-    if (!now) changes.push(grantChange(`+ grant ${key} ${g.permission}`, g, experiments, 'create'));
-    else if (now.permission !== g.permission) changes.push(grantChange(`~ grant ${key} ${now.permission} → ${g.permission}`, g, experiments, 'update'));
-  }
-
-  const currentPatterns = new Map(current.patterns.map((p) => [patternKey(p), p]));
-  const wantedPatterns = new Set<string>();
-  for (const p of wanted.patterns) {
-    const key = patternKey(p);
-    wantedPatterns.add(key);
-    const now = currentPatterns.get(key);
-    if (!now) changes.push(patternChange(`+ pattern ${key} ${p.permission}`, p, 'set'));
-    else if (now.permission !== p.permission) changes.push(patternChange(`~ pattern ${key} ${now.permission} → ${p.permission}`, p, 'set'));
-  }
+  const grants = permissionChanges('grant', current.grants, wanted.grants, grantKey, (line, g, how) => grantChange(line, g, experiments, how), prune);
+  const patterns = permissionChanges('pattern', current.patterns, wanted.patterns, patternKey, patternChange, prune);
+  changes.push(...grants.changes, ...patterns.changes);
 
   if (prune) {
-    for (const g of current.grants) if (!wantedKeys.has(grantKey(g))) removals.push(grantChange(`- grant ${grantKey(g)} ${g.permission}`, g, experiments, 'remove'));
-    for (const p of current.patterns) if (!wantedPatterns.has(patternKey(p))) removals.push(patternChange(`- pattern ${patternKey(p)} ${p.permission}`, p, 'remove'));
+    removals.push(...grants.removals, ...patterns.removals);
     const wantedGroups = new Set([
       ...wanted.groups.map((g) => g.name),
       ...wanted.grants.flatMap((g) => (g.group !== undefined ? [g.group] : [])),

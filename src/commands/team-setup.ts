@@ -6,12 +6,12 @@ import { setGrant } from './admin-cli/grants.js';
 import { createExperiment, findExperiment, registeredModelExists } from './admin-cli/mlflow-lookups.js';
 import type { Io } from './admin-cli/output.js';
 import { kindShape, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
-import { modelKind } from '../resources/kinds.js';
+import { EXPERIMENT, modelKind } from '../resources/kinds.js';
 import { runAction } from './admin-cli/run.js';
 
-const EXPERIMENT = kindShape('experiment');
-const MODEL = kindShape(modelKind(false));
-const PROMPT = kindShape(modelKind(true));
+const EXPERIMENT_SHAPE = kindShape(EXPERIMENT);
+const MODEL_SHAPE = kindShape(modelKind(false));
+const PROMPT_SHAPE = kindShape(modelKind(true));
 
 interface Resource {
   readonly kind: Kind;
@@ -20,11 +20,11 @@ interface Resource {
 
 async function experimentFor(client: AdminClient, idOrName: string, io: Io): Promise<Resource> {
   const found = await findExperiment(client, idOrName);
-  if (found) return { kind: EXPERIMENT, id: found.id };
+  if (found) return { kind: EXPERIMENT_SHAPE, id: found.id };
   if (/^\d+$/.test(idOrName)) throw new UsageError(`MLflow has no experiment with id ${idOrName}`);
   const id = await createExperiment(client, idOrName);
   io.err(`1. created experiment '${idOrName}' (id ${id})\n`);
-  return { kind: EXPERIMENT, id };
+  return { kind: EXPERIMENT_SHAPE, id };
 }
 
 async function modelFor(client: AdminClient, name: string, io: Io): Promise<Resource> {
@@ -32,13 +32,13 @@ async function modelFor(client: AdminClient, name: string, io: Io): Promise<Reso
     await client.call('POST', 'registered-models/create', { name });
     io.err(`1. created registered model '${name}'\n`);
   }
-  return { kind: MODEL, id: name };
+  return { kind: MODEL_SHAPE, id: name };
 }
 
 async function promptFor(client: AdminClient, name: string): Promise<Resource> {
   // A prompt needs its first template, which only its author can give: it must exist already.
   if (!(await registeredModelExists(client, name))) throw new UsageError(`MLflow has no prompt named '${name}': register it first`);
-  return { kind: PROMPT, id: name };
+  return { kind: PROMPT_SHAPE, id: name };
 }
 
 async function ensureServiceAccount(client: AdminClient, username: string, team: string, io: Io): Promise<void> {

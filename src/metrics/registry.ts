@@ -78,50 +78,44 @@ export function statusClass(status: number): string {
 export function createMetrics(opts: MetricsOptions): Metrics {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
+  // The per-request instruments, each on the one registry.
+  const counter = <L extends string>(name: string, labelNames: readonly L[], help: string) => batchedCounter({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, labelNames: readonly L[], buckets: readonly number[], help: string) =>
+    preparedHistogram({ name, help, labelNames, buckets, registers });
 
-  const decisions = batchedCounter({
-    name: 'flowgate_authz_decisions_total',
-    help: 'Authorization decisions on requests bound for MLflow and the admin API.',
-    labelNames: ['decision', 'reason', 'resource_type', 'route'] as const,
-    registers,
-  });
-  const decisionSeconds = preparedHistogram({
-    name: 'flowgate_authz_decision_duration_seconds',
-    help: 'Time to reach an authorization decision: route match, resource resolution (look-ups included) and decide().',
-    labelNames: ['decision'] as const,
-    buckets: DECISION_BUCKETS,
-    registers,
-  });
-  const authn = batchedCounter({
-    name: 'flowgate_authn_attempts_total',
-    help: 'Authentication attempts by credential kind and result; anonymous = no credentials offered.',
-    labelNames: ['method', 'result'] as const,
-    registers,
-  });
-  const upstreamSeconds = preparedHistogram({
-    name: 'flowgate_upstream_request_duration_seconds',
-    help: "Time from forwarding a request to MLflow until its response headers arrive; status_class 'error' when none came.",
-    labelNames: ['route', 'status_class'] as const,
-    buckets: UPSTREAM_BUCKETS,
-    registers,
-  });
+  const decisions = counter(
+    'flowgate_authz_decisions_total',
+    ['decision', 'reason', 'resource_type', 'route'],
+    'Authorization decisions on requests bound for MLflow and the admin API.',
+  );
+  const decisionSeconds = histogram(
+    'flowgate_authz_decision_duration_seconds',
+    ['decision'],
+    DECISION_BUCKETS,
+    'Time to reach an authorization decision: route match, resource resolution (look-ups included) and decide().',
+  );
+  const authn = counter(
+    'flowgate_authn_attempts_total',
+    ['method', 'result'],
+    'Authentication attempts by credential kind and result; anonymous = no credentials offered.',
+  );
+  const upstreamSeconds = histogram(
+    'flowgate_upstream_request_duration_seconds',
+    ['route', 'status_class'],
+    UPSTREAM_BUCKETS,
+    "Time from forwarding a request to MLflow until its response headers arrive; status_class 'error' when none came.",
+  );
   const inFlight = new Gauge({
     name: 'flowgate_http_requests_in_flight',
     help: 'Requests on the public listener that have not finished yet.',
     registers,
   });
-  const caches = batchedCounter({
-    name: 'flowgate_cache_requests_total',
-    help: 'Cache look-ups by cache and result (hit or miss).',
-    labelNames: ['cache', 'result'] as const,
-    registers,
-  });
-  const hookFailures = batchedCounter({
-    name: 'flowgate_after_hook_failures_total',
-    help: 'After-hooks that failed after MLflow answered (a creator grant not written, a changed mapping not recorded for other flowgates): should stay 0.',
-    labelNames: ['hook'] as const,
-    registers,
-  });
+  const caches = counter('flowgate_cache_requests_total', ['cache', 'result'], 'Cache look-ups by cache and result (hit or miss).');
+  const hookFailures = counter(
+    'flowgate_after_hook_failures_total',
+    ['hook'],
+    'After-hooks that failed after MLflow answered (a creator grant not written, a changed mapping not recorded for other flowgates): should stay 0.',
+  );
   const build = new Gauge({
     name: 'flowgate_build_info',
     help: 'Always 1; the labels carry the flowgate version and the Node.js version.',

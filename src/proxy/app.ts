@@ -2,39 +2,22 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
-import { FlowgateError, sendError, sendJson, unauthenticated, type ErrorCode } from '../errors.js';
+import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
-import type { Principal } from '../principals/types.js';
-import type { Reason } from '../resources/reasons.js';
 import type { Authenticator } from '../http/credentials.js';
 import { continueAuthorized } from '../http/expect-continue.js';
 import type { Forwarder } from './forward.js';
-import type { GateNotes, GatePass, MlflowGate } from './gate.js';
+import type { GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
 import { isClientGone, setBodyReadTimeout } from '../http/body.js';
 import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
+import type { RequestEnd, RequestScope } from './request-scope.js';
 
 /** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
 import type { OwnRoute } from '../http/own-route.js';
 
-export interface RequestScope {
-  readonly requestId: string;
-  readonly started: bigint;
-  principal?: Principal;
-  route?: string;
-  /** would_deny: shadow mode forwarded a request the decision refused. */
-  decision?: 'allow' | 'deny' | 'would_deny';
-  /** The decision's reason; for a request that failed without one, its error code. */
-  reason?: Reason | ErrorCode;
-  /** experiment | registered_model | prompt | none | admin: what the decision was about. */
-  resourceType?: string;
-  /** Time spent deciding (gate call or admin access check), when a decision was made. */
-  decisionSeconds?: number;
-  /** MLflow's status (0 = no answer) and the time until its response headers arrived. */
-  upstreamStatus?: number;
-  upstreamSeconds?: number;
-}
+export type { RequestScope } from './request-scope.js';
 
 export interface AppDeps {
   readonly basePath: string;
@@ -51,8 +34,8 @@ export interface AppDeps {
   readonly preRoutes?: readonly ((req: IncomingMessage, res: ServerResponse) => boolean)[];
   /** flowgate's own pages under the base path, tried after normalization and before authentication. */
   readonly ownRoutes?: readonly OwnRoute[];
-  /** Called once per request when its response is done or the connection closed (`res.writableFinished` tells). */
-  readonly onFinish?: (scope: RequestScope, req: IncomingMessage, res: ServerResponse) => void;
+  /** Called once per request when its response is done or the connection closed (`res.writableFinished` tells): the request line, metrics. */
+  readonly onFinish?: RequestEnd;
   readonly inFlight?: { inc(): void; dec(): void };
   /**
    * Asked when a request ends in 401 with no principal (e.g. a browser navigation without a
@@ -159,7 +142,7 @@ export function createRequestListener(deps: AppDeps) {
         return;
       }
 
-      const notes: GateNotes = {};
+      // The gate writes the decision's labels on the scope itself (a refusal is a throw).
       const decisionStarted = process.hrtime.bigint();
       let pass: GatePass;
       try {
@@ -170,18 +153,12 @@ export function createRequestListener(deps: AppDeps) {
           encodedPath,
           search: target.search,
           principal: auth.principal,
-          notes,
+          scope,
         });
         pass = authorized instanceof Promise ? await authorized : authorized;
       } finally {
         scope.decisionSeconds = seconds(decisionStarted);
-        scope.route = notes.route;
-        scope.resourceType = notes.resourceType ?? 'none';
-        scope.reason = notes.reason;
       }
-      scope.route = pass.routeTemplate;
-      scope.decision = notes.wouldDeny ? 'would_deny' : 'allow';
-      scope.reason = pass.reason;
       const onUpstream = upstreamRecorder(scope);
       continueAuthorized(req, res);
       // Awaited, so its failure lands in the catch below.

@@ -1,9 +1,8 @@
 import type { CallContext } from '../upstream/json-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../principals/types.js';
-import type { ResourceKind } from '../resources/kinds.js';
-import type { Reason } from '../resources/reasons.js';
 import type { ResponseHandler } from './forward.js';
+import type { DecisionScope } from './request-scope.js';
 
 /** What the gate sees of a request bound for MLflow, after normalization and authentication. */
 export interface GateRequest {
@@ -17,25 +16,20 @@ export interface GateRequest {
   readonly search: string;
   readonly principal: Principal | undefined;
   /**
-   * Filled in by the gate as soon as it knows them, so a denial (a throw) is still labelled in
-   * metrics and logs: the route template (catalog pattern, never the raw path), the resource type
-   * the decision is about, and the decision reason (`group-deny`, `default-permission`, …).
+   * The request's one scope, which the gate writes as soon as it knows them, so a refusal (a throw)
+   * is still labelled in metrics and logs: the route template (catalog pattern or `unmatched`, never
+   * the raw path), the resource kind the decision is about (`ResourceKind` or `none`), the decision
+   * reason (`group-deny`, `default-permission`, …), and, once the request passes, the decision
+   * (`allow`, or `would_deny` when shadow mode lets a refusal through).
    */
-  readonly notes?: GateNotes;
+  readonly scope: DecisionScope;
 }
 
-export interface GateNotes {
-  route?: string;
-  resourceType?: ResourceKind | 'none';
-  reason?: Reason;
-  /** Shadow mode: the decision denied, and the request goes on anyway. */
-  wouldDeny?: boolean;
-}
-
-/** The gate's verdict when it allows: how to forward. A denial is a thrown FlowgateError. */
+/**
+ * The gate's verdict when it allows: how to forward (the decision itself is on the scope). A denial
+ * is a thrown FlowgateError.
+ */
 export interface GatePass {
-  readonly routeTemplate: string;
-  readonly reason: Reason;
   readonly body?: Buffer;
   /** The path to forward, when the gate rewrote it (never a different resource). */
   readonly encodedPath?: string;

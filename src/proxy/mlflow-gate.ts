@@ -12,10 +12,11 @@ import { modelKind } from '../resources/kinds.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { PageTokenSealer } from './after/page-token-sealer.js';
 import { readBody } from '../http/body.js';
-import type { GateNotes, GatePass, GateRequest, MlflowGate } from './gate.js';
+import type { GatePass, GateRequest, MlflowGate } from './gate.js';
 import { HOOKS } from './hooks/index.js';
 import type { HookContext } from './hooks/types.js';
 import { readMlflowJson } from './mlflow-json.js';
+import type { DecisionScope } from './request-scope.js';
 import { compileRoutePlans, type CallerPlan, type RoutePlan } from './route-plan.js';
 
 export interface MlflowGateDeps {
@@ -37,6 +38,9 @@ export interface MlflowGateDeps {
   /** Counts an after-hook that failed once MLflow had answered. */
   readonly onHookFailure?: (hook: string) => void;
 }
+
+/** The pass of a request forwarded as it came. */
+const FORWARD: GatePass = Object.freeze({});
 
 /** Answers the caller with MLflow's answer to the look-up that decided the request (the same call). */
 function relayLookedUp(answer: NonNullable<Verdict['lookedUp']>): NonNullable<GatePass['respond']> {
@@ -67,25 +71,31 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
 
   const enforcing = deps.enforcing ?? true;
 
-  /** The verdict noted for logs and metrics; a refusal becomes the one 403 the caller sees, unless shadowed. */
-  function enforce(verdict: Verdict, notes: GateNotes): Verdict {
-    notes.reason = verdict.reason;
-    if (verdict.allow) return verdict;
-    if (!enforcing) {
-      notes.wouldDeny = true;
-      return verdict;
-    }
+  /** The verdict's reason goes on the scope at once; a refusal becomes the one 403 the caller sees, unless shadowed. */
+  function enforce(verdict: Verdict, scope: DecisionScope): Verdict {
+    scope.reason = verdict.reason;
+    if (verdict.allow || !enforcing) return verdict;
     throw forbidden(verdict.message ?? 'Permission denied', verdict.reason);
   }
 
-  /** The pass for a main-check verdict: a promise only when an experiment's name had to be looked up. */
-  function passOf(entry: RouteEntry, verdict: Verdict | Promise<Verdict>, notes: GateNotes): GatePass | Promise<GatePass> {
-    if (verdict instanceof Promise) return verdict.then((v) => ({ routeTemplate: entry.pattern, reason: enforce(v, notes).reason }));
-    return { routeTemplate: entry.pattern, reason: enforce(verdict, notes).reason };
+  /** The request passes on this verdict (enforced): allowed, or a refusal shadow mode lets through. */
+  function passed(verdict: Verdict, scope: DecisionScope): void {
+    scope.decision = verdict.allow ? 'allow' : 'would_deny';
   }
 
-  function noteResources(refs: readonly ResourceRef[], notes: GateNotes): void {
-    if (refs[0]) notes.resourceType = refs[0].kind;
+  /** The pass for a main-check verdict: a promise only when an experiment's name had to be looked up. */
+  function passOf(verdict: Verdict | Promise<Verdict>, scope: DecisionScope): GatePass | Promise<GatePass> {
+    if (verdict instanceof Promise)
+      return verdict.then((v) => {
+        passed(enforce(v, scope), scope);
+        return FORWARD;
+      });
+    passed(enforce(verdict, scope), scope);
+    return FORWARD;
+  }
+
+  function noteResources(refs: readonly ResourceRef[], scope: DecisionScope): void {
+    if (refs[0]) scope.resourceType = refs[0].kind;
   }
 
   function requestOf(r: GateRequest, params: Record<string, string>, plan: RoutePlan, raw: Buffer | undefined): ResolveRequest {
@@ -102,7 +112,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     principal: Principal,
     plan: RoutePlan,
     caller: CallerPlan,
-    notes: GateNotes,
+    scope: DecisionScope,
     /** The request (no body) and its resources, when the caller already started resolving them. */
     started?: { request: ResolveRequest; refs: Promise<ResourceRef[]> },
   ): Promise<GatePass> {
@@ -110,52 +120,64 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     if (plan.bodyFormat === 'otlp') await loadOtlpReader();
     const request = started?.request ?? requestOf(r, params, plan, raw);
     const refs = started ? await started.refs : caller.resolves ? await deps.resolve(entry, request) : [];
-    noteResources(refs, notes);
-    const verdict = enforce(await deps.evaluator.evaluate({ principal, entry, request, refs }), notes);
-    const pass: GatePass = { routeTemplate: entry.pattern, reason: verdict.reason, body: raw };
+    noteResources(refs, scope);
+    const verdict = enforce(await deps.evaluator.evaluate({ principal, entry, request, refs }), scope);
+    const pass: GatePass = { body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer. A shadowed
     // refusal keeps the bookkeeping hooks (creator grants, forgotten mappings) but reaches MLflow's
-    // answer unfiltered, as it would without flowgate.
+    // answer unfiltered, as it would without flowgate. The request has passed once its hook has.
     if (caller.hook !== undefined && (verdict.allow || HOOKS[caller.hook].for === 'everyone')) {
       const hook = caller.hook;
-      return { ...pass, ...(await HOOKS[hook].run({ hook, entry, principal, request, refs, verdict, req: r.req }, hookContext)) };
+      const arranged = await HOOKS[hook].run({ hook, entry, principal, request, refs, verdict, req: r.req }, hookContext);
+      passed(verdict, scope);
+      return { ...pass, ...arranged };
     }
+    passed(verdict, scope);
     // The look-up asked MLflow exactly what the caller asks: answer with it instead of asking twice.
     return verdict.lookedUp?.raw ? { ...pass, respond: relayLookedUp(verdict.lookedUp) } : pass;
   }
 
   return {
     authorize(r: GateRequest): GatePass | Promise<GatePass> {
-      const notes: GateNotes = r.notes ?? {};
+      const scope = r.scope;
       const m = deps.matcher.match(r.method, r.path);
       if (!m) {
-        notes.route = 'unmatched';
+        scope.route = 'unmatched';
+        scope.resourceType = 'none';
         if (!r.principal) throw unauthenticated();
-        if (r.principal.isAdmin) return { routeTemplate: 'unmatched', reason: 'admin' };
-        notes.reason = 'route-not-found';
+        if (r.principal.isAdmin) {
+          scope.reason = 'admin';
+          scope.decision = 'allow';
+          return FORWARD;
+        }
+        scope.reason = 'route-not-found';
         if (!enforcing) {
-          notes.wouldDeny = true;
-          return { routeTemplate: 'unmatched', reason: 'route-not-found' };
+          scope.decision = 'would_deny';
+          return FORWARD;
         }
         throw forbidden(`Permission denied: ${r.method} ${r.path} is not an MLflow route flowgate knows`, 'route-not-found');
       }
       const { entry, params } = m;
-      notes.route = entry.pattern;
-      notes.resourceType = entry.resource === 'model_or_prompt' ? modelKind(false) : entry.resource;
-      if (entry.need === 'public') return { routeTemplate: entry.pattern, reason: 'public-route' };
+      scope.route = entry.pattern;
+      scope.resourceType = entry.resource === 'model_or_prompt' ? modelKind(false) : entry.resource;
+      if (entry.need === 'public') {
+        scope.reason = 'public-route';
+        scope.decision = 'allow';
+        return FORWARD;
+      }
       const principal = r.principal;
       if (!principal) throw unauthenticated();
       const plan = planOf(entry);
       const caller = principal.isAdmin ? plan.admin : plan.user;
-      if (!caller.immediate) return decideFully(r, entry, params, principal, plan, caller, notes);
+      if (!caller.immediate) return decideFully(r, entry, params, principal, plan, caller, scope);
       // Nothing to read or arrange afterwards (an administrator's ordinary call, a resource named in
       // the path or query, a run whose experiment is cached): decided here and now, without a promise.
-      if (!caller.resolves) return passOf(entry, deps.evaluator.main(principal, entry, []), notes);
+      if (!caller.resolves) return passOf(deps.evaluator.main(principal, entry, []), scope);
       const request = requestOf(r, params, plan, undefined);
       const refs = deps.resolve(entry, request);
-      if (refs instanceof Promise) return decideFully(r, entry, params, principal, plan, caller, notes, { request, refs });
-      noteResources(refs, notes);
-      return passOf(entry, deps.evaluator.main(principal, entry, refs), notes);
+      if (refs instanceof Promise) return decideFully(r, entry, params, principal, plan, caller, scope, { request, refs });
+      noteResources(refs, scope);
+      return passOf(deps.evaluator.main(principal, entry, refs), scope);
     },
   };
 }

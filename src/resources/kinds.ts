@@ -16,10 +16,28 @@ export const idIsName = (kind: ResourceKind): boolean => KINDS[kind].id === 'nam
 
 type Spec = (typeof KINDS)[ResourceKind];
 
-/** The kinds MLflow stores as a registered model, told apart by the prompt flag. */
-export type ModelKind = Extract<Spec, { stored: { as: 'registered_model' } }>['kind'];
+/*
+ * The kinds by name, for the places that genuinely name one (a route catalog row about experiments,
+ * a search answer of experiments): typed as the literal, so unions discriminated on `kind` narrow.
+ */
+export const EXPERIMENT = KINDS.experiment.kind;
+export const REGISTERED_MODEL = KINDS.registered_model.kind;
+export const PROMPT = KINDS.prompt.kind;
 
-export const MODEL_KINDS = KIND_SPECS.filter((k) => k.stored.as === 'registered_model').map((k) => k.kind) as readonly ModelKind[];
+/** The kinds whose id is MLflow's number: their name, which name patterns match, is looked up in MLflow. */
+export type NumericKind = Extract<Spec, { id: 'numeric' }>['kind'];
+
+export const NUMERIC_KINDS = KIND_SPECS.filter((k) => k.id === 'numeric').map((k) => k.kind) as readonly NumericKind[];
+
+/** Whether the ref's kind has a numeric id (its name looked up), narrowing a union of refs discriminated on `kind`. */
+export function hasNumericId<R extends { readonly kind: ResourceKind }>(ref: R): ref is Extract<R, { readonly kind: NumericKind }> {
+  return KINDS[ref.kind].id === 'numeric';
+}
+
+/** The kinds MLflow stores as a registered model, told apart by the prompt flag. */
+export type ModelKind = Extract<Spec, { stored: { as: typeof REGISTERED_MODEL } }>['kind'];
+
+export const MODEL_KINDS = KIND_SPECS.filter((k) => k.stored.as === REGISTERED_MODEL).map((k) => k.kind) as readonly ModelKind[];
 
 const modelKindFlagged = (prompt: boolean) => MODEL_KINDS.find((k) => KINDS[k].stored.prompt === prompt)!;
 const PROMPT_KIND = modelKindFlagged(true);

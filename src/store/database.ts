@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import type { Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
+import { VOCABULARY_SINCE, vocabularyStatements } from './vocabulary.js';
 
 export type Db = Database.Database;
 
@@ -50,4 +51,5 @@ function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
       db.pragma(`user_version = ${m.version}`);
     })();
   }
+  if (latest >= VOCABULARY_SINCE) db.transaction(() => vocabularyStatements('sqlite').forEach((s) => db.exec(s)))();
 }

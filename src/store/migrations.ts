@@ -438,4 +438,95 @@ export const MIGRATIONS: readonly Migration[] = [
               OR EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id AND s.id_token IS NOT NULL));
     `,
   },
+  {
+    version: 12,
+    description: 'resource kinds and permission levels as tables the registry fills, instead of CHECK lists frozen into the grant tables',
+    // A kind or level added to the registry (src/resources/) is inserted at every open
+    // (store/vocabulary.ts): no migration per kind, and a grant of one it does not know still fails.
+    // SQLite cannot drop a CHECK: the two grant tables are rebuilt with their indexes and triggers.
+    sqlite: `
+      CREATE TABLE resource_kinds (kind TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE permission_levels (level TEXT PRIMARY KEY) WITHOUT ROWID;
+      INSERT INTO resource_kinds (kind) VALUES ('experiment'), ('registered_model'), ('prompt');
+      INSERT INTO permission_levels (level) VALUES ('READ'), ('EDIT'), ('MANAGE'), ('NO_PERMISSIONS');
+
+      DROP TRIGGER grants_insert_bumps_generation;
+      DROP TRIGGER grants_update_bumps_generation;
+      DROP TRIGGER grants_delete_bumps_generation;
+      DROP TRIGGER grants_insert_logs_change;
+      DROP TRIGGER grants_update_logs_change;
+      DROP TRIGGER grants_delete_logs_change;
+      CREATE TABLE grants_next (
+        id            INTEGER PRIMARY KEY,
+        resource_kind TEXT    NOT NULL REFERENCES resource_kinds (kind),
+        resource_id   TEXT    NOT NULL,
+        user_id       INTEGER REFERENCES users (id) ON DELETE CASCADE,
+        group_id      INTEGER REFERENCES groups (id) ON DELETE CASCADE,
+        permission    TEXT    NOT NULL REFERENCES permission_levels (level),
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        CHECK ((user_id IS NULL) <> (group_id IS NULL))
+      );
+      INSERT INTO grants_next (id, resource_kind, resource_id, user_id, group_id, permission, created_at, updated_at)
+        SELECT id, resource_kind, resource_id, user_id, group_id, permission, created_at, updated_at FROM grants;
+      DROP TABLE grants;
+      ALTER TABLE grants_next RENAME TO grants;
+      CREATE UNIQUE INDEX grants_of_user  ON grants (user_id, resource_kind, resource_id) WHERE user_id IS NOT NULL;
+      CREATE UNIQUE INDEX grants_of_group ON grants (group_id, resource_kind, resource_id) WHERE group_id IS NOT NULL;
+      CREATE INDEX grants_on_resource ON grants (resource_kind, resource_id);
+      CREATE TRIGGER grants_insert_bumps_generation AFTER INSERT ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_update_bumps_generation AFTER UPDATE ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_delete_bumps_generation AFTER DELETE ON grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER grants_insert_logs_change AFTER INSERT ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (NEW.resource_kind, NEW.resource_id);
+      END;
+      CREATE TRIGGER grants_update_logs_change AFTER UPDATE ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (OLD.resource_kind, OLD.resource_id);
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (NEW.resource_kind, NEW.resource_id);
+      END;
+      CREATE TRIGGER grants_delete_logs_change AFTER DELETE ON grants BEGIN
+        INSERT INTO grant_changes (resource_kind, resource_id) VALUES (OLD.resource_kind, OLD.resource_id);
+      END;
+
+      DROP TRIGGER pattern_grants_insert_bumps_generation;
+      DROP TRIGGER pattern_grants_update_bumps_generation;
+      DROP TRIGGER pattern_grants_delete_bumps_generation;
+      CREATE TABLE pattern_grants_next (
+        id            INTEGER PRIMARY KEY,
+        resource_kind TEXT    NOT NULL REFERENCES resource_kinds (kind),
+        pattern       TEXT    NOT NULL CHECK (length(pattern) BETWEEN 1 AND 256),
+        user_id       INTEGER REFERENCES users (id) ON DELETE CASCADE,
+        group_id      INTEGER REFERENCES groups (id) ON DELETE CASCADE,
+        permission    TEXT    NOT NULL REFERENCES permission_levels (level),
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        CHECK ((user_id IS NULL) <> (group_id IS NULL))
+      );
+      INSERT INTO pattern_grants_next (id, resource_kind, pattern, user_id, group_id, permission, created_at, updated_at)
+        SELECT id, resource_kind, pattern, user_id, group_id, permission, created_at, updated_at FROM pattern_grants;
+      DROP TABLE pattern_grants;
+      ALTER TABLE pattern_grants_next RENAME TO pattern_grants;
+      CREATE UNIQUE INDEX pattern_grants_of_user  ON pattern_grants (user_id, resource_kind, pattern) WHERE user_id IS NOT NULL;
+      CREATE UNIQUE INDEX pattern_grants_of_group ON pattern_grants (group_id, resource_kind, pattern) WHERE group_id IS NOT NULL;
+      CREATE TRIGGER pattern_grants_insert_bumps_generation AFTER INSERT ON pattern_grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER pattern_grants_update_bumps_generation AFTER UPDATE ON pattern_grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+      CREATE TRIGGER pattern_grants_delete_bumps_generation AFTER DELETE ON pattern_grants BEGIN UPDATE policy_generation SET value = value + 1; END;
+    `,
+    postgres: `
+      CREATE TABLE resource_kinds (kind TEXT PRIMARY KEY);
+      CREATE TABLE permission_levels (level TEXT PRIMARY KEY);
+      INSERT INTO resource_kinds (kind) VALUES ('experiment'), ('registered_model'), ('prompt');
+      INSERT INTO permission_levels (level) VALUES ('READ'), ('EDIT'), ('MANAGE'), ('NO_PERMISSIONS');
+      ALTER TABLE grants
+        DROP CONSTRAINT grants_resource_kind_check,
+        DROP CONSTRAINT grants_permission_check,
+        ADD CONSTRAINT grants_resource_kind_known FOREIGN KEY (resource_kind) REFERENCES resource_kinds (kind),
+        ADD CONSTRAINT grants_permission_known FOREIGN KEY (permission) REFERENCES permission_levels (level);
+      ALTER TABLE pattern_grants
+        DROP CONSTRAINT pattern_grants_resource_kind_check,
+        DROP CONSTRAINT pattern_grants_permission_check,
+        ADD CONSTRAINT pattern_grants_resource_kind_known FOREIGN KEY (resource_kind) REFERENCES resource_kinds (kind),
+        ADD CONSTRAINT pattern_grants_permission_known FOREIGN KEY (permission) REFERENCES permission_levels (level);
+    `,
+  },
 ];

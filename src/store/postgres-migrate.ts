@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { SchemaTooNewError } from './database.js';
 import type { Migration } from './migrations.js';
+import { VOCABULARY_SINCE, vocabularyStatements } from './vocabulary.js';
 
 /** An arbitrary constant naming flowgate's migration lock among the database's advisory locks. */
 const MIGRATION_LOCK = 0x666c6f77;
@@ -35,6 +36,7 @@ export async function migratePostgres(pool: pg.Pool, where: string, migrations: 
           throw e;
         }
       }
+      if (latest >= VOCABULARY_SINCE) for (const statement of vocabularyStatements('postgres')) await client.query(statement);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }

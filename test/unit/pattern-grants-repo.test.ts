@@ -120,8 +120,9 @@ describe('pattern grants repository', () => {
     const insert = 'INSERT INTO pattern_grants (resource_kind, pattern, user_id, group_id, permission, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)';
     // Wrapped: the SQLite store may throw before it returns a promise.
     const attempt = (params: (string | number | null)[]) => (async () => store.run(insert, params))();
-    await expect(attempt(['run', 'a*', 1, null, 'READ'])).rejects.toThrow(/check constraint/i);
-    await expect(attempt(['experiment', 'a*', 1, null, 'WRITE'])).rejects.toThrow(/check constraint/i);
+    // Kinds and levels are the registry's (store/vocabulary.ts), held by foreign keys.
+    await expect(attempt(['run', 'a*', 1, null, 'READ'])).rejects.toThrow(/foreign key/i);
+    await expect(attempt(['experiment', 'a*', 1, null, 'WRITE'])).rejects.toThrow(/foreign key/i);
     await expect(attempt(['experiment', 'a*', null, null, 'READ'])).rejects.toThrow(/check constraint/i);
     await expect(attempt(['experiment', 'a*', 1, 1, 'READ'])).rejects.toThrow(/check constraint/i);
     await expect(attempt(['experiment', '', 1, null, 'READ'])).rejects.toThrow(/check constraint/i);

@@ -1,3 +1,8 @@
+import type { Explanation } from '../../src/admin/api-types.js';
+
+/** The admin API's answers, declared with the server (src/admin/api-types.ts). */
+export type * from '../../src/admin/api-types.js';
+
 /** Every screen's one way to flowgate: the admin API (and MLflow's own API for names), with the session's CSRF token. */
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? '';
 
@@ -52,24 +57,6 @@ export async function api<T = Record<string, unknown>>(method: string, path: str
 export const seg = (s: string) => encodeURIComponent(s);
 
 export const trackingUri = () => `${location.origin}${BASE}/`;
-
-/** The admin API's explanation of one request for one user (src/authz/explain.ts). */
-export interface Explanation {
-  username: string;
-  route: { method: string; pattern: string; need: string; resource: string } | null;
-  resources: Array<{
-    kind: string;
-    id: string;
-    direct: string | null;
-    groups: Array<{ group: string; permission: string }>;
-    /** Pattern grants bearing on the caller here (theirs, their groups'); absent from older servers. */
-    patterns?: Array<{ pattern: string; grantee: string; permission: string }>;
-    effective: string;
-    rule: string;
-    decidingPattern?: { pattern: string; grantee: string; permission: string };
-  }>;
-  verdict: { allow: boolean; reason: string; checks: Array<{ check: string; allow: boolean; reason: string }>; message?: string };
-}
 
 /** `target` is the request's path from MLflow's root with its query; `body` its JSON body, if any. */
 export function explain(username: string, method: string, target: string, body?: unknown): Promise<Explanation> {

@@ -1,8 +1,8 @@
 import './app.css';
 import { render } from 'preact';
-import { api, BASE } from './api';
+import { api, BASE, type CurrentUserAnswer, type Me } from './api';
 import { ErrorText, useLoad } from './components';
-import { kindOf, KINDS } from './kinds';
+import { FIRST_ROUTE, kindOf, KINDS } from './kinds';
 import { href, useRoute } from './router';
 import { AccessKey } from './screens/access-key';
 import { Audit } from './screens/audit';
@@ -12,11 +12,6 @@ import { ResourceList, ResourcePage } from './screens/resources';
 import { ServiceAccounts } from './screens/service-accounts';
 import { TeamSetup } from './screens/team-setup';
 import { UserPage, Users } from './screens/users';
-
-export interface Me {
-  username: string;
-  is_admin: boolean;
-}
 
 const ADMIN_SCREENS = [
   ['users', 'Users'],
@@ -50,9 +45,9 @@ function Nav({ me, at }: { me: Me; at: string }) {
 }
 
 function Screen({ me, parts }: { me: Me; parts: string[] }) {
-  const [first = 'experiments', second] = parts;
+  const [first = FIRST_ROUTE, second] = parts;
   const kind = kindOf(first);
-  if (kind) return second !== undefined ? <ResourcePage kind={kind} id={second} /> : <ResourceList key={kind.route} kind={kind} me={me} />;
+  if (kind) return second !== undefined ? <ResourcePage kind={kind} id={second} me={me} /> : <ResourceList key={kind.route} kind={kind} me={me} />;
   if (first === 'access-key') return <AccessKey username={me.username} />;
   if (!me.is_admin) return <p role="alert">This screen is for administrators.</p>;
   switch (first) {
@@ -74,7 +69,7 @@ function Screen({ me, parts }: { me: Me; parts: string[] }) {
 
 function App() {
   const parts = useRoute();
-  const me = useLoad(async () => (await api<{ user: Me }>('GET', 'users/current')).user, []);
+  const me = useLoad(async () => (await api<CurrentUserAnswer>('GET', 'users/current')).user, []);
   return (
     <div class="fg-shell">
       <header class="fg-top">
@@ -96,7 +91,7 @@ function App() {
           </button>
         </form>
       </header>
-      {me.data && <Nav me={me.data} at={parts[0] ?? 'experiments'} />}
+      {me.data && <Nav me={me.data} at={parts[0] ?? FIRST_ROUTE} />}
       <main class="fg-main">
         <ErrorText error={me.error} />
         {me.data && <Screen me={me.data} parts={parts} />}

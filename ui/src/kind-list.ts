@@ -15,7 +15,22 @@ export interface Kind {
 
 export const KINDS: readonly Kind[] = KIND_SPECS.map((k) => ({ kind: k.kind, route: k.ui.route, segment: k.admin.segment, title: k.ui.title, one: k.ui.one }) as Kind);
 
+/** The screen shown when none is named: the first kind's list. */
+export const FIRST_ROUTE: string = KINDS[0]!.route;
+
 export const kindOf = (route: string) => KINDS.find((k) => k.route === route);
+
+/** Whether MLflow numbers it (an experiment): lists show the number, a page asks MLflow for its name. */
+export const numbered = (k: Kind): boolean => !idIsName(k.kind);
+
+/** Whether it is a prompt: to MLflow a registered model, told apart by its tag. */
+export const isPrompt = (k: Kind): boolean => SPECS[k.kind].stored.prompt;
+
+/** The grant JSON's field naming the resource (`experiment_id`, `name`). */
+export const grantIdField = (k: Kind): string => SPECS[k.kind].admin.param;
+
+/** MLflow's call that gets one by its id, and its parameter (the registry's look-up). */
+export const lookupOf = (k: Kind): { readonly path: string; readonly param: string } => SPECS[k.kind].lookup;
 
 /** The word for one resource of a kind the server names (`registered model`). */
 export const kindLabel = (kind: string): string => KINDS.find((k) => k.kind === kind)?.one ?? kind;

@@ -1,8 +1,8 @@
-import { api, qs, seg } from './api';
-import type { Kind } from './kind-list';
+import { api, qs, seg, type KindGrant } from './api';
+import { grantIdField, isPrompt, numbered, type Kind } from './kind-list';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
-export { KINDS, kindOf, kindLabel, resourceText, type Kind } from './kind-list';
+export { FIRST_ROUTE, grantIdField, isPrompt, KINDS, kindOf, kindLabel, lookupOf, numbered, resourceText, type Kind } from './kind-list';
 
 export interface Item {
   /** Experiment id, or the model's or prompt's name. */
@@ -12,32 +12,51 @@ export interface Item {
 
 /** MLflow's filter string quotes with ' ; a name search keeps the other characters. */
 const like = (q: string) => `'%${q.replace(/['\\]/g, '')}%'`;
-const PROMPT_TAG = "tags.`mlflow.prompt.is_prompt` = 'true'";
+
+/** The tag that makes a registered model a prompt, to MLflow. */
+export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
+const PROMPT_FILTER = `tags.\`${PROMPT_TAG}\` = 'true'`;
 
 /** One page of a search through flowgate (which already leaves out what the viewer may not read). */
-export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<{ items: Item[]; next?: string }> {
-  if (k.route === 'experiments') {
+export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<{ items: Item[]; next_page_token?: string }> {
+  if (numbered(k)) {
     const r = await api<{ experiments?: { experiment_id: string; name: string }[]; next_page_token?: string }>('POST', 'experiments/search', {
       max_results: max,
       order_by: ['name ASC'],
       ...(q ? { filter: `name ILIKE ${like(q)}` } : {}),
       ...(pageToken ? { page_token: pageToken } : {}),
     });
-    return { items: (r.experiments ?? []).map((e) => ({ id: e.experiment_id, name: e.name })), next: r.next_page_token };
+    return { items: (r.experiments ?? []).map((e) => ({ id: e.experiment_id, name: e.name })), next_page_token: r.next_page_token };
   }
-  const filters = [...(q ? [`name ILIKE ${like(q)}`] : []), ...(k.route === 'prompts' ? [PROMPT_TAG] : [])];
+  const filters = [...(q ? [`name ILIKE ${like(q)}`] : []), ...(isPrompt(k) ? [PROMPT_FILTER] : [])];
   const r = await api<{ registered_models?: { name: string }[]; next_page_token?: string }>(
     'GET',
     `registered-models/search${qs({ max_results: max, order_by: 'name ASC', filter: filters.join(' AND '), page_token: pageToken })}`,
   );
-  return { items: (r.registered_models ?? []).map((m) => ({ id: m.name, name: m.name })), next: r.next_page_token };
+  return { items: (r.registered_models ?? []).map((m) => ({ id: m.name, name: m.name })), next_page_token: r.next_page_token };
 }
 
 export async function itemName(k: Kind, id: string): Promise<string> {
-  if (k.route !== 'experiments') return id;
+  if (!numbered(k)) return id;
   const r = await api<{ experiment: { name: string } }>('GET', `experiments/get${qs({ experiment_id: id })}`);
   return r.experiment.name;
 }
 
-export const grantPath = (granteeSegment: 'users' | 'groups', name: string, k: Kind, id: string) =>
+/**
+ * Creates one through MLflow's API behind flowgate (the creator gets MANAGE); answers its id, for
+ * grants. A prompt is a registered model with the prompt tag.
+ */
+export async function createItem(k: Kind, name: string): Promise<string> {
+  if (numbered(k)) return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
+  const tags = isPrompt(k) ? [{ key: PROMPT_TAG, value: 'true' }] : [];
+  await api('POST', 'registered-models/create', { name, tags });
+  return name;
+}
+
+export type GranteeSegment = 'users' | 'groups';
+
+export const grantPath = (granteeSegment: GranteeSegment, name: string, k: Kind, id: string) =>
   `permissions/${granteeSegment}/${seg(name)}/${k.segment}/${seg(id)}`;
+
+/** The resource a grant is on: its id, under the kind's own field of the grant JSON. */
+export const grantIdOf = (k: Kind, g: KindGrant): string => (g as unknown as Readonly<Record<string, string>>)[grantIdField(k)] ?? '';

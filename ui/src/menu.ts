@@ -1,3 +1,4 @@
+import type { CurrentUserAnswer } from '../../src/admin/api-types.js';
 import './menu.css';
 import { basePathFromScript, loginUrl, watchForSignOut } from './session';
 
@@ -13,9 +14,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
   return e;
 }
 
-interface Current {
-  user: { username: string; is_admin: boolean };
-}
+type Current = CurrentUserAnswer;
 
 async function current(): Promise<Current | undefined> {
   const r = await fetch(`${base}/ajax-api/2.0/mlflow/users/current`, { credentials: 'same-origin' });

@@ -1,6 +1,7 @@
 import type { AfterHook, ResourceRef } from '../../authz/types.js';
 import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
-import { modelKind } from '../../resources/kinds.js';
+import { experimentRef } from '../../authz/resolve.js';
+import { EXPERIMENT, modelKind } from '../../resources/kinds.js';
 import type { FilteredSearchSpec } from './filtered-search.js';
 
 export interface SearchKind extends FilteredSearchSpec {
@@ -18,7 +19,12 @@ function taggedPrompt(tags: unknown): boolean {
   return Array.isArray(tags) && tags.some((t) => obj(t).key === PROMPT_TAG && String(obj(t).value).toLowerCase() === 'true');
 }
 
-const experiment = (id: string | undefined): ResourceRef[] => (id ? [{ kind: 'experiment', id }] : []);
+/** The experiment an item names, with its name when the item gives one (pattern grants then match without a look-up). */
+const experiment = (id: string | undefined, name?: unknown): ResourceRef[] =>
+  id ? [typeof name === 'string' ? { kind: EXPERIMENT, id, name } : experimentRef(id)] : [];
+
+/** The registered model or prompt an item names, as its prompt flag says. */
+const model = (name: string | undefined, isPrompt: boolean): ResourceRef[] => (name ? [{ kind: modelKind(isPrompt), id: name }] : []);
 
 /** How each filtered search reads its answer; an item with no resolvable resource is dropped. */
 export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
@@ -27,20 +33,13 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     defaultMaxResults: 1000,
     maxPageSize: 1000,
     // MLflow's answer names each experiment: pattern grants are matched without a look-up.
-    refsOf: (item) => {
-      const id = str(obj(item).experiment_id);
-      const name = obj(item).name;
-      return id && typeof name === 'string' ? [{ kind: 'experiment', id, name }] : experiment(id);
-    },
+    refsOf: (item) => experiment(str(obj(item).experiment_id), obj(item).name),
   },
   filter_search_registered_models: {
     itemsKey: 'registered_models',
     defaultMaxResults: 100,
     maxPageSize: 1000,
-    refsOf: (item) => {
-      const name = str(obj(item).name);
-      return name ? [{ kind: modelKind(taggedPrompt(obj(item).tags)), id: name }] : [];
-    },
+    refsOf: (item) => model(str(obj(item).name), taggedPrompt(obj(item).tags)),
   },
   filter_search_model_versions: {
     itemsKey: 'model_versions',
@@ -48,7 +47,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     maxPageSize: 10_000,
     refsOf: async (item, isPrompt) => {
       const name = str(obj(item).name);
-      return name ? [{ kind: modelKind(await isPrompt(name)), id: name }] : [];
+      return name ? model(name, await isPrompt(name)) : [];
     },
   },
   filter_search_logged_models: {

@@ -1,5 +1,5 @@
 import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
-import { readField } from '../../authz/resolve.js';
+import { experimentRef, readField } from '../../authz/resolve.js';
 import { MODEL_KINDS, modelKind } from '../../resources/kinds.js';
 import { relayAfter } from '../after/relay.js';
 import { hookFailed, obj, type Hook } from './types.js';
@@ -8,7 +8,7 @@ import { hookFailed, obj, type Hook } from './types.js';
 export const grantCreatorOfExperiment: Hook = ({ principal, hook }, ctx) => ({
   onResponse: relayAfter(async (json) => {
     const id = obj(json).experiment_id;
-    if (typeof id === 'string' && id) await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, { kind: 'experiment', id });
+    if (typeof id === 'string' && id) await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, experimentRef(id));
   }, hookFailed(ctx, hook)),
 });
 

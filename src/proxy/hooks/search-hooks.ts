@@ -1,3 +1,4 @@
+import { experimentRef } from '../../authz/resolve.js';
 import type { ResourceRef } from '../../authz/types.js';
 import { sendJson, sendJsonText } from '../../errors.js';
 import { filteredSearch } from '../after/filtered-search.js';
@@ -18,7 +19,7 @@ export const narrowToReadableExperiments: Hook = async (call, ctx) => {
         ? { in: 'query', field: 'experiment_ids' }
         : { in: 'body', shape: 'trace_locations' };
   const listed = listedExperiments(where, request.body, request.query);
-  const readable = await Promise.all(listed.map((id) => canRead(ctx, principal, [{ kind: 'experiment', id }])));
+  const readable = await Promise.all(listed.map((id) => canRead(ctx, principal, [experimentRef(id)])));
   const keep = new Set(listed.filter((_, i) => readable[i]));
   if (keep.size === 0) return nothingFound(call, ctx);
   return narrowedRequest(where, request.body, request.query, keep);
@@ -40,7 +41,7 @@ export const filterSearchAnswer: Hook = async (call, ctx) => {
       : { ...obj(request.body) };
   if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
     const ids = input.experiment_ids as unknown[];
-    const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [{ kind: 'experiment', id: String(id) }])));
+    const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [experimentRef(String(id))])));
     input.experiment_ids = ids.filter((_, i) => readable[i]);
     if ((input.experiment_ids as unknown[]).length === 0) return nothingFound(call, ctx);
   }
@@ -94,7 +95,7 @@ export const filterFoundDatasets: Hook = ({ principal, req, hook }, ctx) => {
     if (typeof id !== 'string' || id === '') return false;
     try {
       const experiments = await ctx.lookups.experimentsOfDataset(id);
-      return await canRead(ctx, principal, experiments.map((e) => ({ kind: 'experiment' as const, id: e })));
+      return await canRead(ctx, principal, experiments.map(experimentRef));
     } catch {
       return false;
     }

@@ -1,12 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, trackingUri } from '../api';
-import { ConfirmDialog, ErrorText, Secret, type ConfirmRequest } from '../components';
+import { api, trackingUri, type IssuedToken } from '../api';
+import { AskButton, Secret, useConfirm } from '../components';
 
-export interface IssuedToken {
-  token: string;
-  username: string;
-  expiration: string;
-}
+export type { IssuedToken } from '../api';
 
 export const exportsFor = (t: IssuedToken) =>
   `export MLFLOW_TRACKING_URI=${trackingUri()}\nexport MLFLOW_TRACKING_USERNAME=${t.username}\nexport MLFLOW_TRACKING_PASSWORD=${t.token}`;
@@ -28,8 +24,7 @@ export function IssuedTokenView({ issued }: { issued: IssuedToken }) {
 /** Everyone's own access key, whatever the sign-in: for the MLflow client and scripts. */
 export function AccessKey({ username }: { username: string }) {
   const [issued, setIssued] = useState<IssuedToken>();
-  const [confirm, setConfirm] = useState<ConfirmRequest>();
-  const [error, setError] = useState<unknown>();
+  const confirm = useConfirm();
   return (
     <section>
       <h1>My access key</h1>
@@ -38,27 +33,20 @@ export function AccessKey({ username }: { username: string }) {
           An access key lets the MLflow client and your scripts act as <strong>{username}</strong> (HTTP Basic: your user name and the
           key). Creating a new key makes your previous key stop working.
         </p>
-        <button
-          class="fg-button fg-primary"
-          type="button"
-          onClick={() =>
-            setConfirm({
-              title: 'Create access key',
-              text: 'Create a new access key? Your previous key, if any, stops working at once.',
-              action: 'Create access key',
-              run: async () => {
-                setError(undefined);
-                setIssued(await api<IssuedToken>('PATCH', 'permissions/users/access-token', {}));
-              },
-            })
-          }
-        >
-          Create access key
-        </button>
-        <ErrorText error={error} />
+        <AskButton
+          text="Create access key"
+          primary
+          ask={confirm.ask}
+          request={{
+            title: 'Create access key',
+            text: 'Create a new access key? Your previous key, if any, stops working at once.',
+            action: 'Create access key',
+            run: async () => setIssued(await api<IssuedToken>('PATCH', 'permissions/users/access-token', {})),
+          }}
+        />
         {issued && <IssuedTokenView issued={issued} />}
       </div>
-      <ConfirmDialog request={confirm} onDone={() => setConfirm(undefined)} />
+      {confirm.dialog}
     </section>
   );
 }

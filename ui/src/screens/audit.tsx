@@ -1,71 +1,39 @@
-import { useState } from 'preact/hooks';
-import { api, qs } from '../api';
-import { ErrorText, Pager, SearchBox, useLoad, usePages } from '../components';
+import { api, qs, type AuditAnswer, type AuditRow } from '../api';
+import { PagedTable, SearchBox, SelectField, usePagedSearch, type Column } from '../components';
 
-interface Entry {
-  id: number;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  old_value: unknown;
-  new_value: unknown;
-}
-
-const ACTIONS = ['', 'grant.', 'user.', 'group.', 'token.', 'session.'];
+const ACTIONS = ['', 'grant.', 'user.', 'group.', 'token.', 'session.'].map((a) => [a, a ? `${a}*` : 'Any'] as const);
 const show = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 
+const COLUMNS: readonly Column<AuditRow>[] = [
+  { title: 'When (UTC)', cell: (e) => e.at.replace('T', ' ').slice(0, 19) },
+  { title: 'Actor', cell: (e) => e.actor },
+  { title: 'Action', cell: (e) => e.action },
+  { title: 'Target', cell: (e) => e.target },
+  { title: 'Before', cell: (e) => show(e.old_value) },
+  { title: 'After', cell: (e) => show(e.new_value) },
+];
+
 export function Audit() {
-  const [actor, setActor] = useState('');
-  const [action, setAction] = useState('');
-  const [target, setTarget] = useState('');
-  const pages = usePages();
-  const log = useLoad(
-    () =>
-      api<{ entries: Entry[]; next_page_token?: string }>('GET', `permissions/ui/audit${qs({ actor, action, target, page_token: pages.token })}`),
-    [actor, action, target, pages.token],
+  const s = usePagedSearch({ actor: '', action: '', target: '' }, (f, token) =>
+    api<AuditAnswer>('GET', `permissions/ui/audit${qs({ ...f, page_token: token })}`),
   );
   return (
     <section>
       <h1>Audit log</h1>
-      <div class="fg-toolbar">
-        <SearchBox label="Actor (exact)" value={actor} onChange={(v) => (setActor(v), pages.reset())} />
-        <label class="fg-field">
-          <span>Action</span>
-          <select value={action} onChange={(e) => (setAction((e.target as HTMLSelectElement).value), pages.reset())}>
-            {ACTIONS.map((a) => (
-              <option value={a}>{a ? `${a}*` : 'Any'}</option>
-            ))}
-          </select>
-        </label>
-        <SearchBox label="Target contains" value={target} onChange={(v) => (setTarget(v), pages.reset())} />
-      </div>
-      <ErrorText error={log.error} />
-      <table class="fg-table">
-        <thead>
-          <tr>
-            <th scope="col">When (UTC)</th>
-            <th scope="col">Actor</th>
-            <th scope="col">Action</th>
-            <th scope="col">Target</th>
-            <th scope="col">Before</th>
-            <th scope="col">After</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(log.data?.entries ?? []).map((e) => (
-            <tr key={e.id}>
-              <td>{e.at.replace('T', ' ').slice(0, 19)}</td>
-              <td>{e.actor}</td>
-              <td>{e.action}</td>
-              <td>{e.target}</td>
-              <td>{show(e.old_value)}</td>
-              <td>{show(e.new_value)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Pager pages={pages} next={log.data?.next_page_token} />
+      <PagedTable
+        label="Audit log"
+        toolbar={
+          <>
+            <SearchBox label="Actor (exact)" value={s.filters.actor} onChange={s.set('actor')} />
+            <SelectField label="Action" value={s.filters.action} options={ACTIONS} onChange={s.set('action')} />
+            <SearchBox label="Target contains" value={s.filters.target} onChange={s.set('target')} />
+          </>
+        }
+        paged={s}
+        columns={COLUMNS}
+        rows={(a) => a.entries}
+        rowKey={(e) => String(e.id)}
+      />
     </section>
   );
 }

@@ -1,25 +1,25 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, explain, qs, type Explanation } from '../api';
-import type { Me } from '../app';
-import { ErrorText, Tag, useLoad } from '../components';
+import { REASON_SPECS, type Reason } from '../../../src/resources/reasons.js';
+import { api, explain, qs, type ExplainedResource, type Explanation, type Me, type UserSearchAnswer } from '../api';
+import { DataTable, ErrorText, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useRun, type Column } from '../components';
 import { resourceText, type Kind } from '../kinds';
 import { ACTION_LABEL, ACTIONS, callFor, decidingGrant, ruleInWords, type Action } from './explain-rules';
+
+const ACTION_OPTIONS = ACTIONS.map((a) => [a, ACTION_LABEL[a]] as const);
 
 /**
  * "Explain access": the decision flowgate would make if a user asked for one thing on this resource,
  * and why. Explain answers an administrator about anyone and anyone else about themself only, so a
  * non-admin's user field is fixed to them.
  */
-export function ExplainPanel({ kind, id }: { kind: Kind; id: string }) {
-  const me = useLoad(async () => (await api<{ user: Me }>('GET', 'users/current')).user, []);
+export function ExplainPanel({ kind, id, me }: { kind: Kind; id: string; me: Me }) {
   const [who, setWho] = useState('');
   const [action, setAction] = useState<Action>('read');
   const [answer, setAnswer] = useState<{ explanation: Explanation; action: Action }>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  if (!me.data) return <ErrorText error={me.error} />;
-  const admin = me.data.is_admin;
-  const username = admin ? who.trim() : me.data.username;
+  const { busy, error, run } = useRun();
+  const suggested = useUserNames(me.is_admin ? who : undefined);
+  const admin = me.is_admin;
+  const username = admin ? who.trim() : me.username;
 
   return (
     <div class="fg-panel" id="fg-explain">
@@ -27,58 +27,39 @@ export function ExplainPanel({ kind, id }: { kind: Kind; id: string }) {
       <p class="fg-muted">
         {`Whether ${admin ? 'a user' : 'you'} may read, edit or manage this ${kind.one}, the rule that decides, and every grant considered.`}
       </p>
-      <form
-        class="fg-toolbar"
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <ToolbarForm
+        onSubmit={() => {
           if (!username) return;
-          setBusy(true);
-          setError(undefined);
           setAnswer(undefined);
-          try {
+          void run(async () => {
             const call = callFor(kind, id, action);
             setAnswer({ explanation: await explain(username, call.method, call.target, call.body), action });
-          } catch (err) {
-            setError(err);
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       >
         {admin ? (
-          <UserField value={who} onChange={setWho} />
+          <TextField label="User" id="fg-explain-user" value={who} onChange={setWho} suggest={{ id: 'fg-explain-users', names: suggested }} />
         ) : (
-          <label class="fg-field">
-            <span>User</span>
-            <input id="fg-explain-user" value={username} readOnly />
-          </label>
+          <TextField label="User" id="fg-explain-user" value={username} readOnly />
         )}
-        <label class="fg-field">
-          <span>Action</span>
-          <select id="fg-explain-action" value={action} onChange={(e) => setAction((e.target as HTMLSelectElement).value as Action)}>
-            {ACTIONS.map((a) => (
-              <option value={a}>{ACTION_LABEL[a]}</option>
-            ))}
-          </select>
-        </label>
-        <button class="fg-button fg-primary" type="submit" disabled={busy}>
-          Explain
-        </button>
-      </form>
+        <SelectField label="Action" id="fg-explain-action" value={action} options={ACTION_OPTIONS} onChange={(v) => setAction(v as Action)} />
+        <SubmitButton text="Explain" disabled={busy} />
+      </ToolbarForm>
       <ErrorText error={error} />
       {answer && <ExplainAnswer kind={kind} id={id} {...answer} />}
     </div>
   );
 }
 
-/** The user to explain, with suggestions from the user directory as the admin types. */
-function UserField({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+/** Names from the user directory matching what an admin types (none for `undefined`). */
+function useUserNames(typed: string | undefined): string[] {
   const [names, setNames] = useState<string[]>([]);
   useEffect(() => {
-    const q = value.trim();
+    if (typed === undefined) return;
+    const q = typed.trim();
     let live = true;
     const t = setTimeout(() => {
-      api<{ users: { username: string }[] }>('GET', `permissions/ui/users${qs({ q, type: 'all', max_results: 10 })}`).then(
+      api<UserSearchAnswer>('GET', `permissions/ui/users${qs({ q, type: 'all', max_results: 10 })}`).then(
         (r) => live && setNames(r.users.map((u) => u.username)),
         // Suggestions are a convenience: without them the field still takes any name.
         () => live && setNames([]),
@@ -88,25 +69,8 @@ function UserField({ value, onChange }: { value: string; onChange: (v: string) =
       live = false;
       clearTimeout(t);
     };
-  }, [value]);
-  return (
-    <label class="fg-field">
-      <span>User</span>
-      <input
-        id="fg-explain-user"
-        list="fg-explain-users"
-        value={value}
-        required
-        autocomplete="off"
-        onInput={(e) => onChange((e.target as HTMLInputElement).value)}
-      />
-      <datalist id="fg-explain-users">
-        {names.map((n) => (
-          <option value={n} />
-        ))}
-      </datalist>
-    </label>
-  );
+  }, [typed]);
+  return names;
 }
 
 function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: string; explanation: Explanation; action: Action }) {
@@ -126,7 +90,7 @@ function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: s
         {e.route ? `, which needs ${e.route.need}` : ''}.
       </p>
       {e.resources.map((r) => (
-        <GrantsConsidered key={`${r.kind}:${r.id}`} resource={r} username={e.username} decidedByGrants={GRANT_RULES.has(e.verdict.reason)} />
+        <GrantsConsidered key={`${r.kind}:${r.id}`} resource={r} username={e.username} decidedByGrants={decidedByGrant(e.verdict.reason)} />
       ))}
       {e.verdict.checks.length > 1 && (
         <ul class="fg-steps" aria-label="Checks">
@@ -141,55 +105,59 @@ function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: s
   );
 }
 
-/** Verdicts a grant decided; others (administrator, a route open to all, a guard) were decided before any grant counted. */
-const GRANT_RULES = new Set(['direct-grant', 'group-grant', 'group-deny', 'pattern-grant', 'group-pattern-grant', 'group-pattern-deny', 'default-permission']);
+/** Whether a grant decided (src/resources/reasons.ts); else an administrator, a route open to all or a guard decided before any grant counted. */
+const decidedByGrant = (reason: Reason): boolean => REASON_SPECS[reason]?.where === 'grant';
 
-function GrantsConsidered({
-  resource: r,
-  username,
-  decidedByGrants,
-}: {
-  resource: Explanation['resources'][number];
-  username: string;
-  decidedByGrants: boolean;
-}) {
+interface Considered {
+  readonly key: string;
+  readonly source: string;
+  readonly permission: string | null;
+  readonly decides: boolean;
+  /** Said when it gives no permission. */
+  readonly absent?: string;
+}
+
+const CONSIDERED_COLUMNS: readonly Column<Considered>[] = [
+  { title: 'Source', cell: (c) => c.source },
+  { title: 'Permission', cell: (c) => (c.permission ? <Tag p={c.permission} /> : <span class="fg-muted">{c.absent ?? 'none'}</span>) },
+  { title: 'Decides', cell: (c) => (c.decides ? <strong>Deciding</strong> : '') },
+];
+
+/** Every grant explain weighed on one resource, the deciding one marked. */
+function consideredRows(r: ExplainedResource, username: string, decidedByGrants: boolean): Considered[] {
   const made = decidingGrant(r);
   const deciding = decidedByGrants ? made : { direct: false, groups: new Set<string>(), byDefault: false };
-  const row = (key: string, source: string, permission: string | null, decides: boolean, absent = 'none') => (
-    <tr key={key} class={decides ? 'fg-deciding' : undefined}>
-      <td>{source}</td>
-      <td>{permission ? <Tag p={permission} /> : <span class="fg-muted">{absent}</span>}</td>
-      <td>{decides ? <strong>Deciding</strong> : ''}</td>
-    </tr>
-  );
+  const groups: Considered[] =
+    r.groups.length === 0
+      ? [{ key: 'groups', source: `Groups of ${username}`, permission: null, decides: false }]
+      : r.groups.map((g) => ({ key: `group:${g.group}`, source: `Group ${g.group}`, permission: g.permission, decides: deciding.groups.has(g.group) }));
+  const patterns = (r.patterns ?? []).map((p) => ({
+    key: `pattern:${p.grantee}:${p.pattern}`,
+    source: `Pattern “${p.pattern}” for ${p.grantee.replace(':', ' ')}`,
+    permission: p.permission,
+    decides: decidedByGrants && r.decidingPattern?.pattern === p.pattern && r.decidingPattern.grantee === p.grantee,
+  }));
+  return [
+    { key: 'direct', source: `Direct grant to ${username}`, permission: r.direct, decides: deciding.direct },
+    ...groups,
+    ...patterns,
+    { key: 'default', source: 'Default permission', permission: made.byDefault ? r.effective : null, decides: deciding.byDefault, absent: 'not used: a grant applies' },
+  ];
+}
+
+function GrantsConsidered({ resource: r, username, decidedByGrants }: { resource: ExplainedResource; username: string; decidedByGrants: boolean }) {
   return (
-    <table class="fg-table" aria-label="Permissions considered">
-      <caption class="fg-muted">
-        Grants considered on {resourceText(r.kind, r.id)}: effective{' '}
-        <Tag p={r.effective} />
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Source</th>
-          <th scope="col">Permission</th>
-          <th scope="col">Decides</th>
-        </tr>
-      </thead>
-      <tbody>
-        {row('direct', `Direct grant to ${username}`, r.direct, deciding.direct)}
-        {r.groups.length === 0
-          ? row('groups', `Groups of ${username}`, null, false)
-          : r.groups.map((g) => row(`group:${g.group}`, `Group ${g.group}`, g.permission, deciding.groups.has(g.group)))}
-        {(r.patterns ?? []).map((p) =>
-          row(
-            `pattern:${p.grantee}:${p.pattern}`,
-            `Pattern “${p.pattern}” for ${p.grantee.replace(':', ' ')}`,
-            p.permission,
-            decidedByGrants && r.decidingPattern?.pattern === p.pattern && r.decidingPattern.grantee === p.grantee,
-          ),
-        )}
-        {row('default', 'Default permission', made.byDefault ? r.effective : null, deciding.byDefault, 'not used: a grant applies')}
-      </tbody>
-    </table>
+    <DataTable
+      label="Permissions considered"
+      caption={
+        <>
+          Grants considered on {resourceText(r.kind, r.id)}: effective <Tag p={r.effective} />
+        </>
+      }
+      columns={CONSIDERED_COLUMNS}
+      rows={consideredRows(r, username, decidedByGrants)}
+      rowKey={(c) => c.key}
+      rowClass={(c) => (c.decides ? 'fg-deciding' : undefined)}
+    />
   );
 }

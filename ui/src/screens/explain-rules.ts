@@ -1,5 +1,5 @@
-import { qs, type Explanation } from '../api';
-import type { Kind } from '../kinds';
+import { qs, type ExplainedResource, type Explanation } from '../api';
+import { lookupOf, numbered, type Kind } from '../kinds';
 
 /**
  * What "read", "edit" and "manage" stand for on each kind: one real MLflow call of the route catalog
@@ -19,11 +19,10 @@ export interface Call {
 const V2 = '/api/2.0/mlflow';
 
 export function callFor(kind: Kind, id: string, action: Action): Call {
-  if (kind.route === 'experiments') {
-    if (action === 'read') return { method: 'GET', target: `${V2}/experiments/get${qs({ experiment_id: id })}` };
-    return { method: 'POST', target: `${V2}/experiments/${action === 'edit' ? 'update' : 'delete'}`, body: { experiment_id: id } };
-  }
-  if (action === 'read') return { method: 'GET', target: `${V2}/registered-models/get${qs({ name: id })}` };
+  // Reading one is the registry's own look-up of it.
+  const lookup = lookupOf(kind);
+  if (action === 'read') return { method: 'GET', target: `${lookup.path}${qs({ [lookup.param]: id })}` };
+  if (numbered(kind)) return { method: 'POST', target: `${V2}/experiments/${action === 'edit' ? 'update' : 'delete'}`, body: { experiment_id: id } };
   if (action === 'edit') return { method: 'PATCH', target: `${V2}/registered-models/update`, body: { name: id } };
   return { method: 'DELETE', target: `${V2}/registered-models/delete`, body: { name: id } };
 }
@@ -34,10 +33,8 @@ export const ACTION_LABEL: Record<Action, string> = {
   manage: 'Manage (delete it, change who may use it)',
 };
 
-type Resource = Explanation['resources'][number];
-
 /** Which of the grants considered made the effective permission: `direct`, the names of groups, or `default`. */
-export function decidingGrant(r: Resource): { direct: boolean; groups: ReadonlySet<string>; byDefault: boolean } {
+export function decidingGrant(r: ExplainedResource): { direct: boolean; groups: ReadonlySet<string>; byDefault: boolean } {
   const groups = new Set<string>();
   if (r.rule === 'group-deny') for (const g of r.groups) if (g.permission === 'NO_PERMISSIONS') groups.add(g.group);
   if (r.rule === 'group-grant') for (const g of r.groups) if (g.permission === r.effective) groups.add(g.group);

@@ -1,19 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, qs, seg } from '../api';
-import { kindLabel, KINDS, type Kind } from '../kind-list';
-import { ConfirmDialog, DataTable, ErrorText, PERMISSIONS, SelectField, Tag, TextField, ToolbarForm, useLoad, type Column, type ConfirmRequest } from '../components';
+import { api, qs, seg, type PatternGrant, type PatternGrantsAnswer, type ResourceKind } from '../api';
+import { actionsColumn, AskButton, AskForm, DataTable, ErrorText, optionsOf, PERMISSIONS, SelectField, Tag, TextField, useConfirm, useLoad, type Column, type ConfirmRequest } from '../components';
+import { change, removal } from '../changes';
+import { kindLabel, KINDS, type GranteeSegment } from '../kinds';
 
-/** The admin API's pattern grant (src/admin/pattern-grants.ts): one of username or group_name. */
-interface PatternGrant {
-  resource_type: ResourceType;
-  pattern: string;
-  username?: string;
-  group_name?: string;
-  permission: string;
-}
-
-type ResourceType = Kind['kind'];
-type GranteeType = 'users' | 'groups';
+type ResourceType = ResourceKind;
+type GranteeType = GranteeSegment;
 
 const RESOURCE_TYPES = KINDS.map((k) => [k.kind, k.title] as const);
 const ONE = (t: ResourceType) => kindLabel(t);
@@ -21,50 +13,41 @@ const GRANTEE_TYPES = [
   ['groups', 'Group'],
   ['users', 'User'],
 ] as const;
-const PERMISSION_OPTIONS = PERMISSIONS.map((p) => [p, p] as const);
+const PERMISSION_OPTIONS = optionsOf(PERMISSIONS);
 
 const granteeOf = (g: PatternGrant): { type: GranteeType; name: string } =>
-  g.username !== undefined ? { type: 'users', name: g.username } : { type: 'groups', name: g.group_name ?? '' };
+  g.username !== undefined ? { type: 'users', name: g.username } : { type: 'groups', name: g.group_name };
 const granteeText = (type: GranteeType, name: string) => `${type === 'users' ? 'user' : 'group'} “${name}”`;
 const patternsPath = (type: GranteeType, name: string) => `permissions/${type}/${seg(name)}/patterns`;
 
 /** Administrators: grants on every experiment, registered model or prompt whose name matches a glob. */
 export function Patterns() {
   const [shown, setShown] = useState<ResourceType>(KINDS[0]!.kind);
-  const list = useLoad(() => api<{ patterns: PatternGrant[] }>('GET', `permissions/patterns${qs({ resource_type: shown })}`), [shown]);
-  const [confirm, setConfirm] = useState<ConfirmRequest>();
+  const list = useLoad(() => api<PatternGrantsAnswer>('GET', `permissions/patterns${qs({ resource_type: shown })}`), [shown]);
+  const confirm = useConfirm(list.reload);
 
   const columns: Column<PatternGrant>[] = [
     { title: 'Grantee', cell: (g) => (g.username !== undefined ? `User ${g.username}` : `Group ${g.group_name}`) },
     { title: 'Pattern', cell: (g) => <code>{g.pattern}</code> },
     { title: 'Permission', cell: (g) => <Tag p={g.permission} /> },
-    {
-      title: 'Actions',
-      hiddenTitle: true,
-      cell: (g) => {
-        const who = granteeOf(g);
-        return (
-          <div class="fg-actions">
-            <button
-              class="fg-button fg-danger"
-              type="button"
-              aria-label={`Remove ${g.pattern} of ${who.name}`}
-              onClick={() =>
-                setConfirm({
-                  title: 'Remove pattern grant',
-                  text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE(g.resource_type)} matching “${g.pattern}”?`,
-                  action: 'Remove',
-                  danger: true,
-                  run: () => api('DELETE', `${patternsPath(who.type, who.name)}${qs({ resource_type: g.resource_type, pattern: g.pattern })}`),
-                })
-              }
-            >
-              Remove
-            </button>
-          </div>
-        );
-      },
-    },
+    actionsColumn((g) => {
+      const who = granteeOf(g);
+      return (
+        <AskButton
+          text="Remove"
+          label={`Remove ${g.pattern} of ${who.name}`}
+          ask={confirm.ask}
+          request={removal(
+            {
+              title: 'Remove pattern grant',
+              text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE(g.resource_type)} matching “${g.pattern}”?`,
+              action: 'Remove',
+            },
+            `${patternsPath(who.type, who.name)}${qs({ resource_type: g.resource_type, pattern: g.pattern })}`,
+          )}
+        />
+      );
+    }),
   ];
 
   return (
@@ -76,7 +59,7 @@ export function Patterns() {
       </p>
       <div class="fg-panel">
         <h2>Add a pattern grant</h2>
-        <PatternForm ask={setConfirm} onAdded={setShown} />
+        <PatternForm ask={confirm.ask} onAdded={setShown} />
       </div>
       <div class="fg-toolbar">
         <SelectField label="Show" id="fg-patterns-kind" value={shown} options={RESOURCE_TYPES} onChange={(v) => setShown(v as ResourceType)} />
@@ -89,7 +72,7 @@ export function Patterns() {
         rowKey={(g) => `${g.username === undefined ? 'g' : 'u'}:${g.username ?? g.group_name}:${g.pattern}`}
         empty={list.loading ? undefined : `No pattern grants on ${ONE(shown)}s.`}
       />
-      <ConfirmDialog request={confirm} onDone={(changed) => (setConfirm(undefined), changed && list.reload())} />
+      {confirm.dialog}
     </section>
   );
 }
@@ -101,31 +84,22 @@ function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdd
   const [kind, setKind] = useState<ResourceType>(KINDS[0]!.kind);
   const [pattern, setPattern] = useState('');
   const [permission, setPermission] = useState('READ');
+  const request = (): ConfirmRequest | undefined => {
+    const name = who.trim();
+    if (!name || !pattern) return undefined;
+    const asking = { title: 'Add pattern grant', text: `Give ${granteeText(type, name)} ${permission} on every ${ONE(kind)} whose name matches “${pattern}”?`, action: 'Grant' };
+    return change(asking, 'POST', patternsPath(type, name), { resource_type: kind, pattern, permission }, () => {
+      setPattern('');
+      onAdded(kind);
+    });
+  };
   return (
-    <ToolbarForm
-      onSubmit={() => {
-        const name = who.trim();
-        if (!name || !pattern) return;
-        ask({
-          title: 'Add pattern grant',
-          text: `Give ${granteeText(type, name)} ${permission} on every ${ONE(kind)} whose name matches “${pattern}”?`,
-          action: 'Grant',
-          run: async () => {
-            await api('POST', patternsPath(type, name), { resource_type: kind, pattern, permission });
-            setPattern('');
-            onAdded(kind);
-          },
-        });
-      }}
-    >
+    <AskForm submit="Add pattern grant" request={request} ask={ask}>
       <SelectField label="Grant to" id="fg-pattern-grantee-type" value={type} options={GRANTEE_TYPES} onChange={(v) => setType(v as GranteeType)} />
       <TextField label="Name" id="fg-pattern-grantee" value={who} onChange={setWho} />
       <SelectField label="Kind" id="fg-pattern-kind" value={kind} options={RESOURCE_TYPES} onChange={(v) => setKind(v as ResourceType)} />
       <TextField label="Pattern" id="fg-pattern" value={pattern} placeholder="team-a/*" onChange={setPattern} />
       <SelectField label="Permission" id="fg-pattern-permission" value={permission} options={PERMISSION_OPTIONS} onChange={setPermission} />
-      <button class="fg-button fg-primary" type="submit">
-        Add pattern grant
-      </button>
-    </ToolbarForm>
+    </AskForm>
   );
 }

@@ -1,44 +1,34 @@
 import { useState } from 'preact/hooks';
-import { api, qs, seg } from '../api';
-import { ConfirmDialog, ErrorText, Pager, PERMISSIONS, SearchBox, Tag, useLoad, usePages, type ConfirmRequest } from '../components';
-import { grantPath, itemName, searchItems, type Item, type Kind } from '../kinds';
+import { api, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
+import { actionsColumn, AskButton, AskForm, ErrorText, linkColumn, optionsOf, PERMISSIONS, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
+import { change, removal } from '../changes';
+import { grantPath, itemName, numbered, searchItems, type Item, type Kind } from '../kinds';
 import { href } from '../router';
-import type { Me } from '../app';
 import { ExplainPanel } from './explain-panel';
-
-interface Mine {
-  permission: string;
-  source: string;
-  groups: string[];
-}
 
 const PAGE = 25;
 const SCAN = 100;
 const MAX_SCANS = 10;
+
+interface ListPage extends Paged {
+  readonly items: Item[];
+  readonly mine?: Record<string, MyPermission>;
+}
 
 /**
  * A non-admin's page: MLflow's pages of what they may read, kept to those they manage, read on until
  * a page's worth is found (or ten pages were read); the next page starts where this one stopped, so
  * nothing is skipped or shown twice.
  */
-interface ListPage {
-  items: Item[];
-  next?: string;
-  mine?: Record<string, Mine>;
-}
-
 async function managedPage(kind: Kind, q: string, token: string | undefined): Promise<ListPage> {
   const items: Item[] = [];
-  const mine: Record<string, Mine> = {};
+  const mine: Record<string, MyPermission> = {};
   let next = token;
   for (let scans = 0; scans < MAX_SCANS && items.length < PAGE; scans++) {
     const page = await searchItems(kind, q, next, SCAN);
-    next = page.next;
+    next = page.next_page_token;
     if (page.items.length > 0) {
-      const r = await api<{ permissions: Record<string, Mine> }>(
-        'GET',
-        `permissions/ui/my-permissions/${kind.segment}${qs({ id: page.items.map((i) => i.id) })}`,
-      );
+      const r = await api<MyPermissionsAnswer>('GET', `permissions/ui/my-permissions/${kind.segment}${qs({ id: page.items.map((i) => i.id) })}`);
       for (const i of page.items)
         if (r.permissions[i.id]?.permission === 'MANAGE') {
           items.push(i);
@@ -47,88 +37,47 @@ async function managedPage(kind: Kind, q: string, token: string | undefined): Pr
     }
     if (!next) break;
   }
-  return { items, next, mine };
+  return { items, next_page_token: next, mine };
 }
 
 /** What the viewer may manage: admins everything, others where they hold MANAGE. Searched and paged by the server. */
 export function ResourceList({ kind, me }: { kind: Kind; me: Me }) {
-  const [q, setQ] = useState('');
-  const pages = usePages();
-  const list = useLoad<ListPage>(
-    () => (me.is_admin ? searchItems(kind, q, pages.token) : managedPage(kind, q, pages.token)),
-    [kind.route, q, pages.token],
-  );
-  const rows: Item[] = list.data?.items ?? [];
-
+  const s = usePagedSearch({ q: '' }, (f, token): Promise<ListPage> => (me.is_admin ? searchItems(kind, f.q, token) : managedPage(kind, f.q, token)), [kind.route]);
+  const columns: Column<Item>[] = [
+    linkColumn('Name', (i) => i.name, (i) => href(kind.route, i.id)),
+    ...(numbered(kind) ? [{ title: 'ID', cell: (i: Item) => i.id }] : []),
+    { title: 'Your permission', cell: (i) => <Tag p={me.is_admin ? 'MANAGE' : (s.list.data?.mine?.[i.id]?.permission ?? '')} /> },
+  ];
+  const title = kind.title.toLowerCase();
   return (
     <section>
       <h1>{kind.title}</h1>
       <p class="fg-muted">
         {me.is_admin ? `Every ${kind.one}; open one to see and change who may use it.` : `The ${kind.one}s you manage; open one to see and change who may use it.`}
       </p>
-      <div class="fg-toolbar">
-        <SearchBox
-          label={`Search ${kind.title.toLowerCase()}`}
-          value={q}
-          onChange={(v) => {
-            setQ(v);
-            pages.reset();
-          }}
-        />
-      </div>
-      <ErrorText error={list.error} />
-      <table class="fg-table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            {kind.route === 'experiments' && <th scope="col">ID</th>}
-            <th scope="col">Your permission</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((i) => (
-            <tr key={i.id}>
-              <td>
-                <a href={href(kind.route, i.id)}>{i.name}</a>
-              </td>
-              {kind.route === 'experiments' && <td>{i.id}</td>}
-              <td>{me.is_admin ? <Tag p="MANAGE" /> : <Tag p={list.data?.mine?.[i.id]?.permission ?? ''} />}</td>
-            </tr>
-          ))}
-          {!list.loading && rows.length === 0 && (
-            <tr>
-              <td colSpan={3} class="fg-muted">
-                {`No ${kind.title.toLowerCase()} on this page${me.is_admin ? '' : ' that you manage'}.`}
-              </td>
-            </tr>
-          )}
-        </tbody>
-      </table>
-      <Pager pages={pages} next={list.data?.next} />
+      <SearchTable
+        label={kind.title}
+        search={`Search ${title}`}
+        paged={s}
+        rows={(a) => a.items}
+        columns={columns}
+        rowKey={(i) => i.id}
+        empty={`No ${title} on this page${me.is_admin ? '' : ' that you manage'}.`}
+      />
     </section>
   );
 }
 
-interface Grant {
-  grantee_type: 'user' | 'service_account' | 'group';
-  name: string;
-  permission: string;
-}
-interface Effective {
-  username: string;
-  permission: string;
-  source: 'admin' | 'direct' | 'group' | 'pattern' | 'default';
-  groups: string[];
-  is_service_account: boolean;
-}
-
 /** The manager's view of the effective permissions (src/admin/ui-resources.ts): the grants here only. */
-const GRANTS_HERE = 'grants-here';
+const GRANTS_HERE: EffectiveAnswer['scope'] = 'grants-here';
 
-const TYPE_LABEL = { user: 'User', service_account: 'Service account', group: 'Group' } as const;
-const granteeSegment = (t: Grant['grantee_type']) => (t === 'group' ? 'groups' : 'users');
+const TYPE_LABEL: Readonly<Record<GranteeType, string>> = { user: 'User', service_account: 'Service account', group: 'Group' };
+const TYPE_OPTIONS = Object.entries(TYPE_LABEL);
+const PERMISSION_OPTIONS = optionsOf(PERMISSIONS);
+const granteeSegment = (t: GranteeType) => (t === 'group' ? 'groups' : 'users');
+const granteeText = (t: GranteeType, name: string) => `${TYPE_LABEL[t].toLowerCase()} “${name}”`;
 
-export function why(e: Effective): string {
+export function why(e: EffectiveRow): string {
   if (e.source === 'admin') return 'administrator (may do everything)';
   if (e.source === 'direct') return 'direct grant';
   if (e.source === 'group') return `through group ${e.groups.join(', ')}`;
@@ -136,34 +85,75 @@ export function why(e: Effective): string {
   return 'default permission (no grant)';
 }
 
+const EFFECTIVE_COLUMNS: readonly Column<EffectiveRow>[] = [
+  {
+    title: 'User',
+    cell: (u) => (
+      <>
+        {u.username}
+        {u.is_service_account && <span class="fg-muted"> (service account)</span>}
+      </>
+    ),
+  },
+  { title: 'Effective permission', cell: (u) => <Tag p={u.permission} /> },
+  { title: 'Why', cell: why },
+];
+
 /** One resource: every grant, with change and revoke, a form to grant, and each user's effective permission and why. */
-export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
+export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me }) {
   const name = useLoad(() => itemName(kind, id), [kind.route, id]);
-  const [q, setQ] = useState('');
-  const pages = usePages();
   const base = `permissions/ui/${kind.segment}/${seg(id)}`;
-  const grants = useLoad(
-    () => api<{ grants: Grant[]; next_page_token?: string }>('GET', `${base}/grants${qs({ q, page_token: pages.token })}`),
-    [base, q, pages.token],
-  );
-  const [eq, setEq] = useState('');
-  const ePages = usePages();
-  const effective = useLoad(
-    () => api<{ users: Effective[]; next_page_token?: string; scope?: string }>('GET', `${base}/effective${qs({ q: eq, page_token: ePages.token })}`),
-    [base, eq, ePages.token],
-  );
-  const [confirm, setConfirm] = useState<ConfirmRequest>();
+  const grants = usePagedSearch({ q: '' }, (f, token) => api<ResourceGrantsAnswer>('GET', `${base}/grants${qs({ q: f.q, page_token: token })}`), [base]);
+  const effective = usePagedSearch({ q: '' }, (f, token) => api<EffectiveAnswer>('GET', `${base}/effective${qs({ q: f.q, page_token: token })}`), [base]);
   const [edits, setEdits] = useState<Record<string, string>>({});
+  const confirm = useConfirm(() => {
+    setEdits({});
+    grants.list.reload();
+    effective.list.reload();
+  });
   const label = name.data ?? id;
-  const done = (changed: boolean) => {
-    setConfirm(undefined);
-    if (changed) {
-      setEdits({});
-      grants.reload();
-      effective.reload();
-    }
-  };
-  const key = (g: Grant) => `${g.grantee_type}:${g.name}`;
+  const key = (g: ResourceGrantRow) => `${g.grantee_type}:${g.name}`;
+  const on = `${kind.one} “${label}”`;
+
+  const grantColumns: Column<ResourceGrantRow>[] = [
+    { title: 'Type', cell: (g) => TYPE_LABEL[g.grantee_type] },
+    { title: 'Name', cell: (g) => g.name },
+    {
+      title: 'Permission',
+      cell: (g) => (
+        <select aria-label={`Permission of ${g.name}`} value={edits[key(g)] ?? g.permission} onChange={(e) => setEdits({ ...edits, [key(g)]: (e.target as HTMLSelectElement).value })}>
+          {PERMISSIONS.map((p) => (
+            <option value={p}>{p}</option>
+          ))}
+        </select>
+      ),
+    },
+    actionsColumn((g) => {
+      const chosen = edits[key(g)] ?? g.permission;
+      const path = grantPath(granteeSegment(g.grantee_type), g.name, kind, id);
+      return (
+        <>
+          <AskButton
+            text="Change"
+            disabled={chosen === g.permission}
+            ask={confirm.ask}
+            request={change(
+              { title: 'Change permission', text: `Change ${granteeText(g.grantee_type, g.name)} from ${g.permission} to ${chosen} on ${on}?`, action: 'Change' },
+              'PATCH',
+              path,
+              { permission: chosen },
+            )}
+          />
+          <AskButton
+            text="Revoke"
+            label={`Revoke ${g.name}`}
+            ask={confirm.ask}
+            request={removal({ title: 'Revoke permission', text: `Remove the ${g.permission} grant of ${granteeText(g.grantee_type, g.name)} on ${on}?`, action: 'Revoke' }, path)}
+          />
+        </>
+      );
+    }),
+  ];
 
   return (
     <section>
@@ -172,230 +162,65 @@ export function ResourcePage({ kind, id }: { kind: Kind; id: string }) {
       </p>
       <h1>
         {label}
-        {kind.route === 'experiments' && <span class="fg-muted"> (ID {id})</span>}
+        {numbered(kind) && <span class="fg-muted"> (ID {id})</span>}
       </h1>
       <ErrorText error={name.error} />
 
       <div class="fg-panel">
         <h2>Grant access</h2>
-        <GrantForm kind={kind} id={id} label={label} ask={setConfirm} />
+        <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} />
       </div>
 
       <h2>Grants</h2>
-      <div class="fg-toolbar">
-        <SearchBox
-          label="Search grants"
-          value={q}
-          onChange={(v) => {
-            setQ(v);
-            pages.reset();
-          }}
-        />
-      </div>
-      <ErrorText error={grants.error} />
-      <table class="fg-table" aria-label="Grants">
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Name</th>
-            <th scope="col">Permission</th>
-            <th scope="col">
-              <span class="fg-sr">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {(grants.data?.grants ?? []).map((g) => {
-            const chosen = edits[key(g)] ?? g.permission;
-            return (
-              <tr key={key(g)}>
-                <td>{TYPE_LABEL[g.grantee_type]}</td>
-                <td>{g.name}</td>
-                <td>
-                  <select
-                    aria-label={`Permission of ${g.name}`}
-                    value={chosen}
-                    onChange={(e) => setEdits({ ...edits, [key(g)]: (e.target as HTMLSelectElement).value })}
-                  >
-                    {PERMISSIONS.map((p) => (
-                      <option value={p}>{p}</option>
-                    ))}
-                  </select>
-                </td>
-                <td>
-                  <div class="fg-actions">
-                    <button
-                      class="fg-button"
-                      type="button"
-                      disabled={chosen === g.permission}
-                      onClick={() =>
-                        setConfirm({
-                          title: 'Change permission',
-                          text: `Change ${TYPE_LABEL[g.grantee_type].toLowerCase()} “${g.name}” from ${g.permission} to ${chosen} on ${kind.one} “${label}”?`,
-                          action: 'Change',
-                          run: () => api('PATCH', grantPath(granteeSegment(g.grantee_type), g.name, kind, id), { permission: chosen }),
-                        })
-                      }
-                    >
-                      Change
-                    </button>
-                    <button
-                      class="fg-button fg-danger"
-                      type="button"
-                      aria-label={`Revoke ${g.name}`}
-                      onClick={() =>
-                        setConfirm({
-                          title: 'Revoke permission',
-                          text: `Remove the ${g.permission} grant of ${TYPE_LABEL[g.grantee_type].toLowerCase()} “${g.name}” on ${kind.one} “${label}”?`,
-                          action: 'Revoke',
-                          danger: true,
-                          run: () => api('DELETE', grantPath(granteeSegment(g.grantee_type), g.name, kind, id)),
-                        })
-                      }
-                    >
-                      Revoke
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            );
-          })}
-          {!grants.loading && (grants.data?.grants.length ?? 0) === 0 && (
-            <tr>
-              <td colSpan={4} class="fg-muted">
-                No grants{q ? ' match' : ''}.
-              </td>
-            </tr>
-          )}
-        </tbody>
-      </table>
-      <Pager pages={pages} next={grants.data?.next_page_token} />
+      <SearchTable label="Grants" search="Search grants" paged={grants} rows={(a) => a.grants} columns={grantColumns} rowKey={key} empty={`No grants${grants.filters.q ? ' match' : ''}.`} />
 
       <h2>Effective permissions</h2>
       <p class="fg-muted">
-        {effective.data?.scope === GRANTS_HERE
+        {effective.list.data?.scope === GRANTS_HERE
           ? 'Each user holding a grant here, with what it gives them. Who else may use it (through a group, a pattern grant, or as an administrator) only administrators see.'
           : 'Each user a grant here concerns, directly or through a group, with what they may do and why.'}
       </p>
-      <div class="fg-toolbar">
-        <SearchBox
-          label="Search users"
-          value={eq}
-          onChange={(v) => {
-            setEq(v);
-            ePages.reset();
-          }}
-        />
-      </div>
-      <ErrorText error={effective.error} />
-      <table class="fg-table" aria-label="Effective permissions">
-        <thead>
-          <tr>
-            <th scope="col">User</th>
-            <th scope="col">Effective permission</th>
-            <th scope="col">Why</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(effective.data?.users ?? []).map((u) => (
-            <tr key={u.username}>
-              <td>
-                {u.username}
-                {u.is_service_account && <span class="fg-muted"> (service account)</span>}
-              </td>
-              <td>
-                <Tag p={u.permission} />
-              </td>
-              <td>{why(u)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <Pager pages={ePages} next={effective.data?.next_page_token} />
-      <CheckUser base={base} grantsOnly={effective.data?.scope === GRANTS_HERE} />
-      <ExplainPanel key={`${kind.route}/${id}`} kind={kind} id={id} />
-      <ConfirmDialog request={confirm} onDone={done} />
+      <SearchTable label="Effective permissions" search="Search users" paged={effective} rows={(a) => a.users} columns={EFFECTIVE_COLUMNS} rowKey={(u) => u.username} />
+      <CheckUser base={base} grantsOnly={effective.list.data?.scope === GRANTS_HERE} />
+      <ExplainPanel key={`${kind.route}/${id}`} kind={kind} id={id} me={me} />
+      {confirm.dialog}
     </section>
   );
 }
 
-function GrantForm({ kind, id, label, ask }: { kind: Kind; id: string; label: string; ask: (r: ConfirmRequest) => void }) {
-  const [type, setType] = useState<Grant['grantee_type']>('user');
+function GrantForm({ kind, id, on, ask }: { kind: Kind; id: string; on: string; ask: (r: ConfirmRequest) => void }) {
+  const [type, setType] = useState<GranteeType>('user');
   const [who, setWho] = useState('');
   const [permission, setPermission] = useState('READ');
+  const request = (): ConfirmRequest | undefined => {
+    const name = who.trim();
+    if (!name) return undefined;
+    const asking = { title: 'Grant permission', text: `Give ${granteeText(type, name)} ${permission} on ${on}?`, action: 'Grant' };
+    return change(asking, 'POST', grantPath(granteeSegment(type), name, kind, id), { permission }, () => setWho(''));
+  };
   return (
-    <form
-      class="fg-toolbar"
-      onSubmit={(e) => {
-        e.preventDefault();
-        const name = who.trim();
-        if (!name) return;
-        ask({
-          title: 'Grant permission',
-          text: `Give ${TYPE_LABEL[type].toLowerCase()} “${name}” ${permission} on ${kind.one} “${label}”?`,
-          action: 'Grant',
-          run: async () => {
-            await api('POST', grantPath(granteeSegment(type), name, kind, id), { permission });
-            setWho('');
-          },
-        });
-      }}
-    >
-      <label class="fg-field">
-        <span>Grant to</span>
-        <select id="fg-grant-type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as Grant['grantee_type'])}>
-          <option value="user">User</option>
-          <option value="service_account">Service account</option>
-          <option value="group">Group</option>
-        </select>
-      </label>
-      <label class="fg-field">
-        <span>Name</span>
-        <input id="fg-grant-name" value={who} required onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
-      </label>
-      <label class="fg-field">
-        <span>Permission</span>
-        <select id="fg-grant-permission" value={permission} onChange={(e) => setPermission((e.target as HTMLSelectElement).value)}>
-          {PERMISSIONS.map((p) => (
-            <option value={p}>{p}</option>
-          ))}
-        </select>
-      </label>
-      <button class="fg-button fg-primary" type="submit">
-        Grant
-      </button>
-    </form>
+    <AskForm submit="Grant" request={request} ask={ask}>
+      <SelectField label="Grant to" id="fg-grant-type" value={type} options={TYPE_OPTIONS} onChange={(v) => setType(v as GranteeType)} />
+      <TextField label="Name" id="fg-grant-name" value={who} onChange={setWho} />
+      <SelectField label="Permission" id="fg-grant-permission" value={permission} options={PERMISSION_OPTIONS} onChange={setPermission} />
+    </AskForm>
   );
 }
 
 /** Anyone's effective permission here, also without any grant (then the default), and why; a manager sees the grants here only. */
 function CheckUser({ base, grantsOnly }: { base: string; grantsOnly: boolean }) {
   const [name, setName] = useState('');
-  const [result, setResult] = useState<{ name: string; found?: Effective }>();
-  const [error, setError] = useState<unknown>();
+  const [result, setResult] = useState<{ name: string; found?: EffectiveRow }>();
+  const { error, run } = useRun();
+  const check = (username: string) =>
+    run(async () => {
+      const r = await api<EffectiveAnswer>('GET', `${base}/effective${qs({ username })}`);
+      setResult({ name: username, found: r.users[0] });
+    });
   return (
-    <form
-      class="fg-toolbar"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        const username = name.trim();
-        if (!username) return;
-        setError(undefined);
-        try {
-          const r = await api<{ users: Effective[] }>('GET', `${base}/effective${qs({ username })}`);
-          setResult({ name: username, found: r.users[0] });
-        } catch (err) {
-          setError(err);
-        }
-      }}
-    >
-      <label class="fg-field">
-        <span>Check a user</span>
-        <input id="fg-check-user" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-      </label>
-      <button class="fg-button" type="submit">
-        Check
-      </button>
+    <ToolbarForm onSubmit={() => name.trim() && void check(name.trim())}>
+      <TextField label="Check a user" id="fg-check-user" required={false} value={name} onChange={setName} />
+      <SubmitButton text="Check" primary={false} />
       <ErrorText error={error} />
       {result && (
         <p role="status" id="fg-check-result">
@@ -410,6 +235,6 @@ function CheckUser({ base, grantsOnly }: { base: string; grantsOnly: boolean }) 
           )}
         </p>
       )}
-    </form>
+    </ToolbarForm>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError, seg, trackingUri } from '../api';
-import { ErrorText, PERMISSIONS, Secret } from '../components';
-import { KINDS, type Kind } from '../kinds';
+import { GRANTING } from '../../../src/resources/permissions.js';
+import { api, ApiError, trackingUri } from '../api';
+import { ErrorText, optionsOf, Secret, SelectField, SubmitButton, TextField, useRun } from '../components';
+import { createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, type Kind } from '../kinds';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { inDays } from './service-accounts';
@@ -41,31 +42,24 @@ spec:
   return { secret, podDefault };
 }
 
-/** Step 1: the shared resource, created through MLflow's API behind flowgate (the creator gets MANAGE); its id for the grants. */
-async function createShared(kind: Kind, name: string): Promise<string> {
-  if (kind.route === 'experiments') return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
-  const tags = kind.route === 'prompts' ? [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] : [];
-  await api('POST', 'registered-models/create', { name, tags });
-  return name;
-}
-
 interface Step {
   readonly text: string;
   readonly state: 'done' | 'failed' | 'running';
 }
 
+const KIND_OPTIONS = KINDS.map((k) => [k.route, k.one] as const);
+const GROUP_PERMISSIONS = optionsOf(GRANTING);
+
 /** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
 export function TeamSetup() {
-  const [f, setF] = useState({ group: '', kind: 'experiments', name: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
+  const [f, setF] = useState({ group: '', kind: FIRST_ROUTE, name: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
   const [steps, setSteps] = useState<Step[]>([]);
   const [result, setResult] = useState<{ issued: IssuedToken; kind: Kind; id: string; namespace: string }>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const set = (k: keyof typeof f) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
+  const { busy, error, run } = useRun();
+  /** A field of the form: its value, and its change. */
+  const field = (k: keyof typeof f) => ({ value: f[k], onChange: (v: string) => setF({ ...f, [k]: v }) });
 
-  async function run() {
-    setBusy(true);
-    setError(undefined);
+  async function setUp() {
     setResult(undefined);
     const log: Step[] = [];
     const step = async <T,>(text: string, work: () => Promise<T>): Promise<T> => {
@@ -84,30 +78,24 @@ export function TeamSetup() {
     };
     const group = f.group.trim();
     const account = f.account.trim();
-    const kind = KINDS.find((k) => k.route === f.kind)!;
-    try {
-      const sharedId = await step(`1. Create ${kind.one} “${f.name.trim()}”`, () => createShared(kind, f.name.trim()));
-      await step(`2. Grant group “${group}” ${f.groupPermission} on it`, async () => {
-        try {
-          await api('POST', 'permissions/groups', { group_name: group });
-        } catch (e) {
-          if (!(e instanceof ApiError && e.status === 409)) throw e;
-        }
-        await api('POST', `permissions/groups/${seg(group)}/${kind.segment}/${seg(sharedId)}`, { permission: f.groupPermission });
-      });
-      await step(`3. Create service account “${account}” with EDIT on the ${kind.one}`, async () => {
-        await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
-        await api('POST', `permissions/users/${seg(account)}/${kind.segment}/${seg(sharedId)}`, { permission: 'EDIT' });
-      });
-      const issued = await step(`4. Create its access token, valid until ${f.expiry}`, () =>
-        api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: `${f.expiry}T00:00:00Z` }),
-      );
-      setResult({ issued, kind, id: sharedId, namespace: k8sName(group) });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    const kind = kindOf(f.kind)!;
+    const sharedId = await step(`1. Create ${kind.one} “${f.name.trim()}”`, () => createItem(kind, f.name.trim()));
+    await step(`2. Grant group “${group}” ${f.groupPermission} on it`, async () => {
+      try {
+        await api('POST', 'permissions/groups', { group_name: group });
+      } catch (e) {
+        if (!(e instanceof ApiError && e.status === 409)) throw e;
+      }
+      await api('POST', grantPath('groups', group, kind, sharedId), { permission: f.groupPermission });
+    });
+    await step(`3. Create service account “${account}” with EDIT on the ${kind.one}`, async () => {
+      await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
+      await api('POST', grantPath('users', account, kind, sharedId), { permission: 'EDIT' });
+    });
+    const issued = await step(`4. Create its access token, valid until ${f.expiry}`, () =>
+      api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: `${f.expiry}T00:00:00Z` }),
+    );
+    setResult({ issued, kind, id: sharedId, namespace: k8sName(group) });
   }
 
   const yaml = result && teamYaml(result.namespace, `mlflow-${result.namespace}`, result.issued);
@@ -122,46 +110,18 @@ export function TeamSetup() {
         class="fg-panel"
         onSubmit={(e) => {
           e.preventDefault();
-          void run();
+          void run(setUp);
         }}
       >
         <div class="fg-toolbar">
-          <label class="fg-field">
-            <span>Team group</span>
-            <input value={f.group} required onInput={set('group')} />
-          </label>
-          <label class="fg-field">
-            <span>Shared resource</span>
-            <select value={f.kind} onChange={set('kind')}>
-              {KINDS.map((k) => (
-                <option value={k.route}>{k.one}</option>
-              ))}
-            </select>
-          </label>
-          <label class="fg-field">
-            <span>Its name</span>
-            <input value={f.name} required onInput={set('name')} />
-          </label>
-          <label class="fg-field">
-            <span>Group permission</span>
-            <select value={f.groupPermission} onChange={set('groupPermission')}>
-              {PERMISSIONS.filter((p) => p !== 'NO_PERMISSIONS').map((p) => (
-                <option value={p}>{p}</option>
-              ))}
-            </select>
-          </label>
-          <label class="fg-field">
-            <span>Service account</span>
-            <input value={f.account} required onInput={set('account')} />
-          </label>
-          <label class="fg-field">
-            <span>Token expires on</span>
-            <input type="date" value={f.expiry} required onInput={set('expiry')} />
-          </label>
+          <TextField label="Team group" {...field('group')} />
+          <SelectField label="Shared resource" options={KIND_OPTIONS} {...field('kind')} />
+          <TextField label="Its name" {...field('name')} />
+          <SelectField label="Group permission" options={GROUP_PERMISSIONS} {...field('groupPermission')} />
+          <TextField label="Service account" {...field('account')} />
+          <TextField label="Token expires on" type="date" {...field('expiry')} />
         </div>
-        <button class="fg-button fg-primary" type="submit" disabled={busy}>
-          Set up the team
-        </button>
+        <SubmitButton text="Set up the team" disabled={busy} />
       </form>
       {steps.length > 0 && (
         <ol class="fg-steps" aria-label="Progress">
