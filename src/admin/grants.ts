@@ -4,7 +4,7 @@ import { conflict, notFound } from '../errors.js';
 import { KIND_SPECS } from '../resources/kinds.js';
 import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { parseWith, permissionBody, resourceIdSchema } from './validation.js';
+import { kindPermissionBody, parseWith, resourceIdSchema } from './validation.js';
 
 interface KindShape {
   readonly kind: ResourceKind;
@@ -13,6 +13,8 @@ interface KindShape {
   readonly idField: string;
   readonly label: string;
   readonly idSchema: z.ZodType<string>;
+  /** A grant's body: a permission the kind takes. */
+  readonly body: z.ZodType<{ permission: Permission }>;
 }
 
 const KIND_SHAPES: readonly KindShape[] = KIND_SPECS.map((k) => ({
@@ -22,6 +24,7 @@ const KIND_SHAPES: readonly KindShape[] = KIND_SPECS.map((k) => ({
   idField: k.admin.param,
   label: k.ui.one,
   idSchema: resourceIdSchema(k.kind),
+  body: kindPermissionBody(k.kind),
 }));
 
 function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission) {
@@ -72,13 +75,13 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       method: 'POST',
       ...oneGrant,
       summary: `Grant a ${g.type} a permission on a ${k.label}`,
-      body: permissionBody,
+      body: k.body,
       successStatus: 201,
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
         const ge = await granteeForGrant(deps, g, req.principal.username, name);
-        const { permission } = req.body as z.infer<typeof permissionBody>;
+        const { permission } = req.body as z.infer<KindShape['body']>;
         if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
         await deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
@@ -98,10 +101,10 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       method: 'PATCH',
       ...oneGrant,
       summary: `Change a ${g.type}'s permission on a ${k.label}`,
-      body: permissionBody,
+      body: k.body,
       handler: async (req, deps) => {
         const { id, name, ge, permission: old } = await existingGrant(req, deps, '; use POST to grant one');
-        const { permission } = req.body as z.infer<typeof permissionBody>;
+        const { permission } = req.body as z.infer<KindShape['body']>;
         await deps.grantWriter.update(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old, permission);
         return answer(200, id, name, permission);
       },

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest, notFound } from '../errors.js';
-import { RESOURCE_KINDS } from '../resources/kinds.js';
+import { permissionsOf, RESOURCE_KINDS } from '../resources/kinds.js';
 import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { parseWith, permissionSchema } from './validation.js';
+import { kindPermissionMessage, parseWith, permissionSchema } from './validation.js';
 
 const resourceTypeSchema = z.enum(RESOURCE_KINDS as [ResourceKind, ...ResourceKind[]], { message: `must be one of ${RESOURCE_KINDS.join(', ')}` });
 /** Checked here rather than left to the repository, so the 400 names the field. */
@@ -14,7 +14,10 @@ const patternSchema = z.string({ message: 'must be a string' }).superRefine((pat
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `is not a valid pattern: ${problem}` });
 });
 
-const patternGrantBody = z.strictObject({ resource_type: resourceTypeSchema, pattern: patternSchema, permission: permissionSchema });
+/** A pattern grant's permission must be one its kind takes (USE only on the gateway's kinds). */
+const patternGrantBody = z.strictObject({ resource_type: resourceTypeSchema, pattern: patternSchema, permission: permissionSchema }).superRefine((g, ctx) => {
+  if (!permissionsOf(g.resource_type).includes(g.permission)) ctx.addIssue({ code: 'custom', path: ['permission'], message: kindPermissionMessage(g.resource_type) });
+});
 
 const patternJson = (kind: ResourceKind, pattern: string, g: GranteeShape, name: string, permission: Permission) => ({
   resource_type: kind,

@@ -6,8 +6,8 @@ import type { User } from '../principals/types.js';
 import { KIND_SPECS } from '../resources/kinds.js';
 import { permits } from '../resources/permissions.js';
 import type { GrantReason } from '../resources/reasons.js';
-import type { EffectiveAnswer, MyPermission, PageRows, ResourceGrantsAnswer } from './api-types.js';
-import type { AdminDeps, AdminRoute } from './types.js';
+import type { EffectiveAnswer, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
+import type { AdminDeps, AdminRequest, AdminResult, AdminRoute } from './types.js';
 import { listPage, paged, pageQuery, readQuery } from './ui-query.js';
 import { parseWith, resourceIdSchema } from './validation.js';
 
@@ -116,38 +116,57 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
 
 const SEGMENTS = KIND_SHAPES.map((k, i, all) => (i === 0 ? '' : i === all.length - 1 ? ' or ' : ', ') + k.segment).join('');
 
-/** The caller's own effective permission on a page of resources (for the lists: which ones they may manage). */
-const MINE: AdminRoute = {
-  method: 'GET',
-  path: '/mlflow/permissions/ui/my-permissions/:kind',
-  summary: "The caller's effective permission on each listed resource (query: id, repeated)",
-  access: 'authenticated',
-  handler: async (req, deps) => {
-    const k = KIND_SHAPES.find((x) => x.segment === req.params.kind);
-    if (!k) throw badRequest(`Unknown resource kind '${req.params.kind}'; use ${SEGMENTS}`);
-    const { id: ids } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
-    const found = await deps.directory.userByName(req.principal.username);
-    if (!found) return { status: 200, body: { permissions: {} } };
-    const me = await withGroups(deps, found);
-    const permissions: Record<string, MyPermission> = {};
-    for (const raw of ids) {
-      const id = parseWith(k.idSchema, raw, 'id');
-      let e: Awaited<ReturnType<typeof explain>>;
-      try {
-        e = await explain(deps, me, k.kind, id);
-      } catch (error) {
-        // An experiment's name looked up for pattern grants: one MLflow does not have is one the caller may not read.
-        if (error instanceof FlowgateError && error.code === 'RESOURCE_DOES_NOT_EXIST') {
-          permissions[id] = UNREADABLE;
-          continue;
-        }
-        throw error;
-      }
-      // Why the caller may not read it (a deny of theirs, a pattern matching its name) is about the resource.
-      permissions[id] = me.isAdmin || permits(e.permission, 'read') ? { permission: e.permission, source: e.source, groups: e.groups } : UNREADABLE;
-    }
-    return { status: 200, body: { permissions } };
-  },
-};
+type Shape = (typeof KIND_SHAPES)[number];
 
-export const UI_RESOURCE_ROUTES: readonly AdminRoute[] = [...KIND_SHAPES.flatMap(routesFor), MINE];
+/** The caller's effective permission on each of some resources of a kind, `NO_PERMISSIONS` (source `none`) where they may not read it. */
+async function myPermissions(k: Shape, req: AdminRequest, deps: AdminDeps): Promise<AdminResult> {
+  const { id: ids } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
+  const found = await deps.directory.userByName(req.principal.username);
+  if (!found) return { status: 200, body: { permissions: {} } };
+  const me = await withGroups(deps, found);
+  const permissions: Record<string, MyPermission> = {};
+  for (const raw of ids) {
+    const id = parseWith(k.idSchema, raw, 'id');
+    let e: Awaited<ReturnType<typeof explain>>;
+    try {
+      e = await explain(deps, me, k.kind, id);
+    } catch (error) {
+      // An experiment's name looked up for pattern grants: one MLflow does not have is one the caller may not read.
+      if (error instanceof FlowgateError && error.code === 'RESOURCE_DOES_NOT_EXIST') {
+        permissions[id] = UNREADABLE;
+        continue;
+      }
+      throw error;
+    }
+    // Why the caller may not read it (a deny of theirs, a pattern matching its name) is about the resource.
+    permissions[id] = me.isAdmin || permits(e.permission, 'read') ? { permission: e.permission, source: e.source, groups: e.groups } : UNREADABLE;
+  }
+  return { status: 200, body: { permissions } satisfies MyPermissionsAnswer };
+}
+
+/**
+ * The caller's own effective permission on a page of resources (for the lists: which ones they may
+ * manage), one route per kind (a segment may hold a `/`: `gateways/endpoints`); any other word is a 400.
+ */
+const MINE: readonly AdminRoute[] = [
+  ...KIND_SHAPES.map(
+    (k): AdminRoute => ({
+      method: 'GET',
+      path: `/mlflow/permissions/ui/my-permissions/${k.segment}`,
+      summary: `The caller's effective permission on each listed ${k.label} (query: id, repeated)`,
+      access: 'authenticated',
+      handler: (req, deps) => myPermissions(k, req, deps),
+    }),
+  ),
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/ui/my-permissions/:kind',
+    summary: 'Refuses a resource kind flowgate does not know',
+    access: 'authenticated',
+    handler: (req) => {
+      throw badRequest(`Unknown resource kind '${req.params.kind}'; use ${SEGMENTS}`);
+    },
+  },
+];
+
+export const UI_RESOURCE_ROUTES: readonly AdminRoute[] = [...KIND_SHAPES.flatMap(routesFor), ...MINE];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { KINDS, type KindSpec, type ResourceKind } from '../resources/kinds.js';
-import { PERMISSIONS } from '../resources/permissions.js';
+import { KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
+import { PERMISSIONS, type Permission } from '../resources/permissions.js';
 import { badRequest } from '../errors.js';
 
 export const usernameSchema = z
@@ -23,7 +23,14 @@ export const modelNameSchema = z
   .max(500, 'must be at most 500 characters')
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
 
-export const permissionBody = z.strictObject({ permission: permissionSchema });
+/** The 400's words for a permission the kind does not take: which levels it does (`… (the levels experiments take)`). */
+export const kindPermissionMessage = (kind: ResourceKind) => `must be one of ${permissionsOf(kind).join(', ')} (the levels ${KINDS[kind].ui.title.toLowerCase()} take)`;
+
+/** The levels a grant on the kind may give (USE only on the kinds that take it). */
+export const kindPermissionSchema = (kind: ResourceKind) => z.enum(permissionsOf(kind) as [Permission, ...Permission[]], { message: kindPermissionMessage(kind) });
+
+/** A grant's body on the kind: its permission, one the kind takes. */
+export const kindPermissionBody = (kind: ResourceKind) => z.strictObject({ permission: kindPermissionSchema(kind) });
 
 const ID_SCHEMAS = { numeric: experimentIdSchema, name: modelNameSchema } as const satisfies Record<KindSpec['id'], z.ZodType<string>>;
 

@@ -1,4 +1,4 @@
-import { EXPERIMENT, PROMPT } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, PROMPT } from '../resources/kinds.js';
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
@@ -292,22 +292,125 @@ const genaiRoutes = [
   admin('DELETE', `${V3}/prompt-optimization/jobs/:job_id`),
 ];
 
-const GATEWAY_CONFIG_ROUTES: ReadonlyArray<readonly [HttpMethod, string]> = [
-  ['POST', 'secrets/create'], ['GET', 'secrets/get'], ['POST', 'secrets/update'], ['DELETE', 'secrets/delete'],
-  ['GET', 'secrets/list'], ['POST', 'endpoints/create'], ['GET', 'endpoints/get'], ['POST', 'endpoints/update'],
-  ['DELETE', 'endpoints/delete'], ['GET', 'endpoints/list'], ['POST', 'model-definitions/create'],
-  ['GET', 'model-definitions/get'], ['GET', 'model-definitions/list'], ['POST', 'model-definitions/update'],
-  ['DELETE', 'model-definitions/delete'], ['POST', 'endpoints/models/attach'], ['POST', 'endpoints/models/detach'],
-  ['POST', 'endpoints/bindings/create'], ['DELETE', 'endpoints/bindings/delete'], ['GET', 'endpoints/bindings/list'],
-  ['POST', 'endpoints/set-tag'], ['DELETE', 'endpoints/delete-tag'], ['POST', 'budgets/create'], ['GET', 'budgets/get'],
-  ['POST', 'budgets/update'], ['DELETE', 'budgets/delete'], ['GET', 'budgets/list'], ['GET', 'budgets/windows'],
-  ['POST', 'guardrails/create'], ['GET', 'guardrails/get'], ['DELETE', 'guardrails/delete'], ['GET', 'guardrails/list'],
-  ['POST', 'guardrails/add-to-endpoint'], ['DELETE', 'guardrails/remove-from-endpoint'],
-  ['GET', 'guardrails/list-for-endpoint'], ['PATCH', 'guardrails/update-config'],
+/*
+ * The AI gateway (MLflow 3.9+), under MLflow 3.17.2 basic-auth's rules: secrets (provider credentials),
+ * model definitions (a provider model on a secret) and endpoints (routing to model definitions) are
+ * kinds of their own, keyed by name as mlflow-oidc-auth keys them; MLflow's routes name them by
+ * generated ids (`s-…`, `d-…`, `e-…`), whose names flowgate asks MLflow for (an id MLflow does not have
+ * is decided like a hidden object). USE (between READ and EDIT) spends one: builds a model definition
+ * on a secret, routes an endpoint to a model definition, invokes an endpoint. The creator gets MANAGE;
+ * a rename moves the grants, a delete drops them. MLflow never answers a secret's value.
+ */
+const GW = `${V3}/gateway`;
+type GatewayId = Extract<IdSource, { kind: 'gateway_id' }>;
+const gatewayId = (of: GatewayKind, field: string, from: IdLocation = 'auto', orName?: string): GatewayId =>
+  orName === undefined ? { kind: 'gateway_id', of, field, from } : { kind: 'gateway_id', of, field, from, orName };
+const SECRET_ID = gatewayId(GATEWAY_SECRET, 'secret_id');
+const DEFINITION_ID = gatewayId(GATEWAY_MODEL_DEFINITION, 'model_definition_id');
+const ENDPOINT_ID = gatewayId(GATEWAY_ENDPOINT, 'endpoint_id');
+const onGateway = (method: HttpMethod, path: string, need: Need, id: GatewayId, after?: AfterHook) =>
+  route(method, `${GW}/${path}`, need, id.of, id, after);
+/** USE on every model definition an endpoint is routed to (all of them are replaced on update). */
+const useDefinitions = (field: string) => ({ id: { kind: 'gateway_ids', of: GATEWAY_MODEL_DEFINITION, field, from: 'body' } as IdSource, need: 'use' as const });
+/** USE on the secret a model definition is built on. */
+const useSecret = { id: gatewayId(GATEWAY_SECRET, 'secret_id', 'body'), need: 'use' as const };
+/**
+ * An endpoint writes its invocations' usage traces into an experiment: one the body names needs EDIT;
+ * with none named and tracking on, MLflow gets or creates `gateway/<endpoint name>` with its own
+ * authority, so one that already exists needs EDIT too (MLflow's own rule only asks that the
+ * experiment is not denied).
+ */
+const usageExperiment = (on: 'create' | 'update') => [
+  { id: experimentId('body'), need: 'edit' as const },
+  { id: { kind: 'usage_experiment', field: 'name', from: 'body', on } as IdSource, need: 'edit' as const, clientChosen: true as const },
 ];
 
-/** Gateway secrets, endpoints, budgets and guardrails hold provider credentials and spend: admin. */
-const gatewayConfigRoutes = GATEWAY_CONFIG_ROUTES.map(([method, path]) => admin(method, `${V3}/gateway/${path}`));
+const gatewayConfigRoutes = [
+  route('POST', `${GW}/secrets/create`, 'create', GATEWAY_SECRET, NONE, 'grant_creator_gateway'),
+  onGateway('GET', 'secrets/get', 'read', SECRET_ID, 'redact_gateway_answer'),
+  // A secret's name cannot be changed (MLflow's update takes the value and auth config only).
+  onGateway('POST', 'secrets/update', 'edit', SECRET_ID),
+  onGateway('DELETE', 'secrets/delete', 'manage', SECRET_ID, 'follow_gateway'),
+  authenticated('GET', `${GW}/secrets/list`, 'filter_gateway_list'),
+
+  { ...route('POST', `${GW}/model-definitions/create`, 'create', GATEWAY_MODEL_DEFINITION, NONE, 'grant_creator_gateway'), also: [useSecret] },
+  onGateway('GET', 'model-definitions/get', 'read', DEFINITION_ID, 'redact_gateway_answer'),
+  { ...onGateway('POST', 'model-definitions/update', 'edit', DEFINITION_ID, 'follow_gateway'), renames: 'name', also: [useSecret] },
+  onGateway('DELETE', 'model-definitions/delete', 'manage', DEFINITION_ID, 'follow_gateway'),
+  // Listing the definitions built on one secret tells which use it: READ on that secret (MLflow: not denied it).
+  { ...authenticated('GET', `${GW}/model-definitions/list`, 'filter_gateway_list'), also: [{ id: SECRET_ID, need: 'read' as const }] },
+
+  {
+    ...route('POST', `${GW}/endpoints/create`, 'create', GATEWAY_ENDPOINT, NONE, 'grant_creator_gateway'),
+    also: [useDefinitions('model_configs.model_definition_id'), ...usageExperiment('create')],
+  },
+  // By id or by name (MLflow takes exactly one).
+  onGateway('GET', 'endpoints/get', 'read', gatewayId(GATEWAY_ENDPOINT, 'endpoint_id', 'auto', 'name'), 'redact_gateway_answer'),
+  {
+    ...onGateway('POST', 'endpoints/update', 'edit', ENDPOINT_ID, 'follow_gateway'),
+    renames: 'name',
+    also: [useDefinitions('model_configs.model_definition_id'), ...usageExperiment('update')],
+  },
+  onGateway('DELETE', 'endpoints/delete', 'manage', ENDPOINT_ID, 'follow_gateway'),
+  // MLflow drops a `secret_id` filter here: nothing but the rows to filter.
+  authenticated('GET', `${GW}/endpoints/list`, 'filter_gateway_list'),
+  {
+    ...onGateway('POST', 'endpoints/models/attach', 'edit', ENDPOINT_ID, 'redact_gateway_answer'),
+    also: [{ id: gatewayId(GATEWAY_MODEL_DEFINITION, 'model_config.model_definition_id', 'body'), need: 'use' as const }],
+  },
+  onGateway('POST', 'endpoints/models/detach', 'edit', ENDPOINT_ID),
+  // Bindings record which scorers use an endpoint: MLflow's rule, EDIT on the endpoint to change them,
+  // READ to list them. MLflow lists every endpoint's only to administrators; here the list without an
+  // `endpoint_id` is a 400 for anyone else.
+  onGateway('POST', 'endpoints/bindings/create', 'edit', ENDPOINT_ID),
+  onGateway('DELETE', 'endpoints/bindings/delete', 'edit', ENDPOINT_ID),
+  onGateway('GET', 'endpoints/bindings/list', 'read', ENDPOINT_ID),
+  onGateway('POST', 'endpoints/set-tag', 'edit', ENDPOINT_ID),
+  onGateway('DELETE', 'endpoints/delete-tag', 'edit', ENDPOINT_ID),
+
+  // Budgets limit spend across the server: administrators only (MLflow lets anyone signed in read them;
+  // flowgate keeps their reads, which name users and endpoints, to administrators too).
+  ...(['budgets/create', 'budgets/update'] as const).map((path) => admin('POST', `${GW}/${path}`)),
+  admin('DELETE', `${GW}/budgets/delete`),
+  ...(['budgets/get', 'budgets/list', 'budgets/windows'] as const).map((path) => admin('GET', `${GW}/${path}`)),
+  // Guardrails are administrators' (MLflow: standalone ones are admin-only). Attaching one to an
+  // endpoint, changing its config or listing an endpoint's needs EDIT/READ on the endpoint in MLflow,
+  // plus a veto on the guardrail's scorer, which lives in an experiment flowgate cannot look up from a
+  // guardrail id; removing one lifts a check an administrator put on the endpoint. All stay admin-only.
+  admin('POST', `${GW}/guardrails/create`),
+  admin('GET', `${GW}/guardrails/get`),
+  admin('DELETE', `${GW}/guardrails/delete`),
+  admin('GET', `${GW}/guardrails/list`),
+  admin('POST', `${GW}/guardrails/add-to-endpoint`),
+  admin('DELETE', `${GW}/guardrails/remove-from-endpoint`),
+  admin('GET', `${GW}/guardrails/list-for-endpoint`),
+  admin('PATCH', `${GW}/guardrails/update-config`),
+];
+
+/** An endpoint invoked by its name: in the path, or as the body's `model` (one non-empty string, else 400). */
+const endpointNamed = (field: string, from: IdLocation = 'param', form?: 'gemini' | 'proxy'): IdSource =>
+  form === undefined ? { kind: 'gateway_name', of: GATEWAY_ENDPOINT, field, from } : { kind: 'gateway_name', of: GATEWAY_ENDPOINT, field, from, form };
+const MODEL = endpointNamed('model', 'body');
+const invoke = (pattern: string, id: IdSource) => route('POST', pattern, 'use', GATEWAY_ENDPOINT, id);
+
+/** Invocations spend an endpoint's provider credentials: USE on it (MLflow's rule). Answers stream through. */
+const gatewayInvocationRoutes = [
+  invoke('/gateway/:endpoint_name/mlflow/invocations', endpointNamed('endpoint_name')),
+  invoke('/gateway/mlflow/v1/chat/completions', MODEL),
+  // The OpenAI-style model list: the endpoints the caller may invoke.
+  authenticated('GET', '/gateway/mlflow/v1/models', 'filter_gateway_list'),
+  invoke('/gateway/openai/v1/chat/completions', MODEL),
+  invoke('/gateway/openai/v1/embeddings', MODEL),
+  invoke('/gateway/typesafe/v1/systemone', MODEL),
+  invoke('/gateway/openai/v1/responses', MODEL),
+  invoke('/gateway/openai/v1/responses/compact', MODEL),
+  invoke('/gateway/anthropic/v1/messages', MODEL),
+  // `<endpoint>:generateContent` / `:streamGenerateContent`: one wildcard row, since find-my-way
+  // cannot end a parameter at a `:`; anything else after `models/` is refused (400).
+  invoke('/gateway/gemini/v1beta/models/*', endpointNamed('*', 'param', 'gemini')),
+  // MLflow's router tries `/{endpoint}/mlflow/invocations` first: `proxy/mlflow/invocations` invokes the endpoint `proxy`.
+  invoke('/gateway/proxy/:endpoint_name/*', endpointNamed('endpoint_name', 'param', 'proxy')),
+];
 
 const workspaceRoutes = adminCollection(`${V3}/workspaces`, 'workspace_name');
 
@@ -423,14 +526,18 @@ const ajaxOnlyRoutes = [
   onExperiment('GET', `${AJAX_V2}/get-trace-artifact`, 'read', traceField('request_id', 'query')),
   onExperiment('GET', `${AJAX_V3}/get-trace-artifact`, 'read', traceField('request_id', 'query')),
   onExperiment('GET', `${AJAX_V2}/logged-models/:model_id/artifacts/files`, 'read', loggedModelParam),
-  // Forwards arbitrary calls to a gateway endpoint with the server's credentials.
+  // Forwards arbitrary calls to the legacy MLFLOW_DEPLOYMENTS_TARGET with the server's credentials, for
+  // no endpoint flowgate could decide on. MLflow's basic-auth lets every signed-in caller through
+  // (`validate_gateway_proxy`); flowgate deliberately keeps it to administrators.
   admin('GET', `${AJAX_V2}/gateway-proxy`),
   admin('POST', `${AJAX_V2}/gateway-proxy`),
   // Static capability lists backing the gateway UI: no secret material in them.
   authenticated('GET', `${AJAX_V3}/gateway/supported-providers`),
   authenticated('GET', `${AJAX_V3}/gateway/supported-models`),
   authenticated('GET', `${AJAX_V3}/gateway/provider-config`),
-  authenticated('GET', `${AJAX_V3}/gateway/secrets/config`),
+  // Whether secrets can be stored; whether the default passphrase encrypts them is withheld from
+  // non-admins, as MLflow's `redact_secrets_config_for_non_admins` does.
+  authenticated('GET', `${AJAX_V3}/gateway/secrets/config`, 'redact_secrets_config'),
   onExperiment('POST', `${AJAX_V3}/scorer/invoke`, 'edit'),
   onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit'),
   // May decrypt a gateway secret (secret_id) into the job it starts.
@@ -493,20 +600,7 @@ const rootRoutes = [
     guards: [{ kind: 'otlp_reserved_tags', field: 'body' }] as const,
     after: 'forget_written_traces' as const,
   },
-  // Gateway invocations spend provider credentials per endpoint; flowgate has no endpoint grants.
-  admin('POST', '/gateway/:endpoint_name/mlflow/invocations'),
-  admin('POST', '/gateway/mlflow/v1/chat/completions'),
-  admin('GET', '/gateway/mlflow/v1/models'),
-  admin('POST', '/gateway/openai/v1/chat/completions'),
-  admin('POST', '/gateway/openai/v1/embeddings'),
-  admin('POST', '/gateway/typesafe/v1/systemone'),
-  admin('POST', '/gateway/openai/v1/responses'),
-  admin('POST', '/gateway/openai/v1/responses/compact'),
-  admin('POST', '/gateway/anthropic/v1/messages'),
-  // `<endpoint>:generateContent` / `:streamGenerateContent`: one wildcard row, since find-my-way
-  // cannot end a parameter at a `:`.
-  admin('POST', '/gateway/gemini/v1beta/models/*'),
-  admin('POST', '/gateway/proxy/:endpoint_name/*'),
+  ...gatewayInvocationRoutes,
 ];
 
 export const ROUTE_CATALOG: readonly RouteEntry[] = Object.freeze(

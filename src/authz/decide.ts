@@ -58,6 +58,7 @@ export function decide(input: DecisionInput): Decision {
         ? { allow: false, reason: 'create-admin-only' }
         : { allow: true, reason: 'create-open' };
     case 'read':
+    case 'use':
     case 'edit':
     case 'manage': {
       if (input.facts.length === 0) return { allow: false, reason: 'default-permission' };

@@ -75,6 +75,10 @@ function describeSent(id: IdSource, refs: readonly ResourceRef[]): string {
   if (id.kind === 'experiment_id' || id.kind === 'experiment_ids') return describe(refs);
   // A name decided as both kinds (one MLflow does not have) is named once, as a hidden one is.
   if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${[...new Set(refs.map((ref) => `'${ref.id}'`))].join(', ')}`;
+  // Named after the endpoint name the caller sent, never by its id.
+  if (id.kind === 'usage_experiment') return ` the experiment ${refs.map((ref) => `'${'name' in ref ? ref.name : ''}'`).join(', ')} the endpoint's usage traces go to`;
+  // The name MLflow stores may be another spelling of the one sent: not shown.
+  if (id.kind === 'gateway_name') return ' the gateway endpoint it names';
   return 'field' in id ? ` what its '${id.field}' belongs to` : '';
 }
 
@@ -200,8 +204,10 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const { principal, entry, request, refs } = input;
     if (check.clientChosen) {
       const existing = await deps.resolveExisting(check.id, request);
-      // An existing object may only be written where it already lives: never moved into the request's experiment.
-      const elsewhere = existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id));
+      // An existing object may only be written where it already lives: never moved into the request's
+      // experiment. (An endpoint's usage experiment is not moved anywhere: it is written to as it is.)
+      const moves = check.id.kind !== 'usage_experiment';
+      const elsewhere = moves ? existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id)) : undefined;
       if (elsewhere)
         refuse('also', 'object-in-other-experiment', 'Permission denied: the request names an existing object of another experiment, not of the experiment it writes to');
       return existing.length > 0 ? await granted('also', principal, check.need, existing, '', describeSent(check.id, existing)) : undefined;

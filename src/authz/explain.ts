@@ -6,7 +6,7 @@ import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { PatternGrant } from './pattern-index.js';
 import type { PolicyReader } from './policy.js';
-import type { ResourceResolver } from './resolve.js';
+import { isMissingRef, type ResourceResolver } from './resolve.js';
 import type { RouteMatcher } from './route-matcher.js';
 import type { Permission, ResourceRef, RouteEntry } from './types.js';
 
@@ -133,7 +133,8 @@ export function createExplainer(d: {
     const decidesOnResources = isResourceNeed(entry.need);
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
     const named = await Promise.all(refs.map((ref) => withName(principal, ref)));
-    if (onlyReadable && !readsAll(principal, named)) throw new Unreadable();
+    // A gateway id MLflow does not have is told apart from a hidden object by no one but an administrator.
+    if (onlyReadable && (named.some(isMissingRef) || !readsAll(principal, named))) throw new Unreadable();
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
     // A further id (a model version's source, a linked run) refused is a resource the caller may not read either.
     if (onlyReadable && !verdict.allow && FURTHER_RESOURCE_CHECKS.has(verdict.checks.at(-1)?.check ?? 'main')) throw new Unreadable();

@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import { MODEL_KINDS, modelKind } from '../resources/kinds.js';
+import { MODEL_KINDS, modelKind, type GatewayKind } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
 import type { Grantee, GrantsRepo } from './grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
@@ -98,6 +98,33 @@ export function createGrantWriter(deps: {
       });
       const names = newName === undefined ? [name] : [name, newName];
       await deps.grantsChanged(...names.flatMap((id) => MODEL_KINDS.map((kind) => ({ kind, id }))));
+    },
+
+    /**
+     * An AI-gateway object was renamed (`newName`) or deleted (undefined): its grants follow it. Grants
+     * already on the new name belonged to no object MLflow has (it refuses a name in use): they are
+     * pruned, as for a creator, never merged into the renamed object's.
+     */
+    async followGateway(actor: string, kind: GatewayKind, name: string, newName: string | undefined): Promise<void> {
+      if (newName === name) return;
+      const changed: ResourceRef[] = [{ kind, id: name }];
+      await sql.transaction(async () => {
+        if (newName !== undefined) {
+          const stale = await grants.deleteResource(kind, newName);
+          changed.push({ kind, id: newName });
+          if (stale > 0) await audit.record({ actor, action: 'grant.prune-stale', target: `${kind}:${newName}`, oldValue: { grants: stale } });
+        }
+        const moved = newName === undefined ? await grants.deleteResource(kind, name) : await grants.moveResource(kind, name, newName);
+        if (moved > 0)
+          await audit.record({
+            actor,
+            action: newName === undefined ? 'grant.drop-with-resource' : 'grant.move-with-resource',
+            target: `${kind}:${name}`,
+            newValue: newName,
+            oldValue: { grants: moved },
+          });
+      });
+      await deps.grantsChanged(...changed);
     },
   };
 }

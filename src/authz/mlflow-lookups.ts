@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
-import { EXPERIMENT, KINDS } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_KINDS, GATEWAY_SECRET, type GatewayKind, KINDS } from '../resources/kinds.js';
 import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
 import { compareVersions } from './catalog-versions.js';
 import { createTraceInfoForms, otherForm, type TraceInfoForm } from './trace-info-forms.js';
@@ -19,7 +19,26 @@ export interface MlflowLookups {
   experimentsOfDataset(datasetId: string): Promise<readonly string[]>;
   /** The experiment a GenAI issue, label schema or review queue belongs to. */
   experimentOfOwned(kind: OwnedKind, id: string): Promise<string>;
+  /**
+   * The object a generated id (`s-…`, `d-…`, `e-…`) names: RESOURCE_DOES_NOT_EXIST when MLflow has none.
+   * (The AI gateway's look-ups are optional here, so fakes for the other kinds need not have them.)
+   */
+  gatewayObject?(kind: GatewayKind, id: string, fresh?: boolean): Promise<GatewayObject>;
+  /**
+   * The endpoint's name as MLflow stores it, for a name a client sent (a database whose collation
+   * ignores case or trailing blanks finds another spelling): RESOURCE_DOES_NOT_EXIST when none.
+   */
+  gatewayEndpointName?(name: string): Promise<string>;
 }
+
+/** What flowgate needs to know about an AI-gateway object MLflow names by a generated id. */
+export interface GatewayObject {
+  /** Its name, which its grants are keyed by. */
+  readonly name: string;
+  /** An endpoint's: the experiment its usage traces go to, if it has one. */
+  readonly experimentId?: string;
+}
+
 
 export interface ReviewQueueByName {
   readonly users: readonly string[];
@@ -31,6 +50,11 @@ export interface ReviewQueueByName {
 export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
 
 export interface CachedMlflowLookups extends MlflowLookups {
+  /** `fresh`: asked of MLflow now (a decision to change or spend it), the cache refilled. */
+  gatewayObject(kind: GatewayKind, id: string, fresh?: boolean): Promise<GatewayObject>;
+  gatewayEndpointName(name: string): Promise<string>;
+  /** After an AI-gateway object is renamed, updated or deleted (`id`), or one is created (no id): names and ids it had. */
+  invalidateGateway(id?: string): void;
   /** The experiment's name (experiment pattern grants match it). */
   experimentNameById(experimentId: string): Promise<string>;
   /** The experiment's name if it is already known (cached): lets a request be decided without waiting. */
@@ -68,7 +92,9 @@ export type LookupCacheName =
   | 'dataset_experiments'
   | 'issue_experiment'
   | 'label_schema_experiment'
-  | 'review_queue';
+  | 'review_queue'
+  | 'gateway_object'
+  | 'gateway_endpoint_name';
 
 export interface MlflowLookupsOptions {
   /** The keep-alive JSON client to MLflow (its owner closes it). */
@@ -351,7 +377,41 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     }, onCache),
   };
 
+  // A gateway object's id never changes, but its name and an endpoint's experiment do (renamed or
+  // updated through another flowgate, or by MLflow's own clients): they expire, flowgate forgets an
+  // entry when it forwards a rename, update or delete, and a decision to change or spend an object
+  // asks afresh (a name another flowgate saw change could since name another object).
+  const gatewayObjects = cachedLookup('gateway_object', { max, ttlMs: options.ttlMs }, async (key): Promise<GatewayObject> => {
+    const split = key.indexOf('\u0000');
+    const kind = key.slice(0, split) as GatewayKind;
+    const id = key.slice(split + 1);
+    const spec = KINDS[kind].generatedId;
+    const what = `${KINDS[kind].ui.one} ${id}`;
+    const json = await getJson(what, spec.path, { [spec.field]: id });
+    const name = required(what, pick(json, spec.name));
+    const experimentId = kind === GATEWAY_ENDPOINT ? pick(json, [spec.name[0], 'experiment_id']) : undefined;
+    return experimentId === undefined ? { name } : { name, experimentId };
+  }, onCache);
+
+  const endpointNames = cachedLookup('gateway_endpoint_name', { max, ttlMs: options.ttlMs }, async (name) => {
+    const spec = KINDS.gateway_endpoint;
+    const what = `${spec.ui.one} '${name}'`;
+    const json = await getJson(what, spec.lookup.path, { [spec.lookup.param]: name });
+    return required(what, pick(json, spec.generatedId.name));
+  }, onCache);
+
   return {
+    gatewayObject: (kind, id, fresh = false) => {
+      const key = `${kind}\u0000${id}`;
+      if (fresh) gatewayObjects.delete(key);
+      return gatewayObjects.get(key);
+    },
+    gatewayEndpointName: (name) => endpointNames.get(name),
+    invalidateGateway: (id) => {
+      if (id !== undefined) for (const kind of GATEWAY_KINDS) gatewayObjects.delete(`${kind}\u0000${id}`);
+      // Which names the change freed or took is not known here: every name goes.
+      endpointNames.clear();
+    },
     experimentOfRun: (runId) => runs.get(runId),
     knownExperimentOfRun: (runId) => runs.peek(runId),
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
@@ -372,7 +432,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     },
     invalidateTrace: (traceId) => traces.delete(traceId),
     invalidateMutable: () => {
-      for (const cache of [traces, experimentNames, experimentNamesById, promptFlags, datasetExperiments, reviewQueues]) cache.clear();
+      for (const cache of [traces, experimentNames, experimentNamesById, promptFlags, datasetExperiments, reviewQueues, gatewayObjects, endpointNames]) cache.clear();
     },
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) =>

@@ -14,8 +14,15 @@ export type ExistenceCheck = (ref: ResourceRef) => Promise<boolean | undefined>;
  */
 export function mlflowExistence(upstream: UpstreamJson): ExistenceCheck {
   return async (ref) => {
-    const { path, param } = KINDS[ref.kind].lookup;
-    const answer = await upstream.call('GET', path, { [param]: ref.id });
+    const lookup = KINDS[ref.kind].lookup;
+    // A kind MLflow gets only by its generated id: its list (one page holds them all) has the name or not.
+    if ('list' in lookup) {
+      const answer = await upstream.call('GET', lookup.path, {});
+      if (answer.status < 200 || answer.status >= 300) return undefined;
+      const rows = ((answer.json as Record<string, unknown> | undefined)?.[lookup.list] ?? []) as ReadonlyArray<Record<string, unknown>>;
+      return rows.some((row) => row[lookup.nameField] === ref.id);
+    }
+    const answer = await upstream.call('GET', lookup.path, { [lookup.param]: ref.id });
     if (answer.status >= 200 && answer.status < 300) return true;
     const code = (answer.json as { error_code?: unknown } | undefined)?.error_code;
     return answer.status === 404 && code === 'RESOURCE_DOES_NOT_EXIST' ? false : undefined;

@@ -96,8 +96,12 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     }
   }
 
+  /** An AI-gateway id MLflow does not have: nothing bears on it (no grant, no pattern), whatever its text. */
+  const missing = (ref: ResourceRef) => 'missing' in ref && ref.missing === true;
+
   /** The grants on the resource itself. */
   function ownFacts(who: Grantee, ref: ResourceRef): GrantFacts {
+    if (missing(ref)) return NO_FACTS;
     const list = index.get(keyOf(ref.kind, ref.id));
     if (list === undefined) return NO_FACTS;
     let direct: Permission | undefined;
@@ -112,6 +116,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
 
   /** The caller's groups' grants on the resource itself, in `who.groupIds` order (for explanations). */
   function groupGrants(who: Grantee, ref: ResourceRef): Array<{ readonly groupId: number; readonly permission: Permission }> {
+    if (missing(ref)) return [];
     const list = index.get(keyOf(ref.kind, ref.id));
     if (list === undefined) return [];
     const byGroup = new Map<number, Permission>();
@@ -121,6 +126,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
 
   return {
     factsFor(who: Grantee, ref: ResourceRef): GrantFacts {
+      if (missing(ref)) return NO_FACTS;
       return patterns.compose(ownFacts(who, ref), who, ref);
     },
     /** The caller's own grant on the resource itself (no patterns), and each of their groups' (see `groupGrants`). */

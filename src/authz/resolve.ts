@@ -1,5 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { EXPERIMENT, isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -19,7 +19,7 @@ export interface ResolveRequest {
 export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => ResourceRef[] | Promise<ResourceRef[]>;
 
 /** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
-type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' }>;
+type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' }>;
 
 /** Decompressed OTLP bodies larger than this are refused rather than inflated. */
 const MAX_OTLP_BYTES = 64 * 1024 * 1024;
@@ -182,6 +182,13 @@ function readOne(request: ResolveRequest, from: IdLocation, field: string, alias
   return values[0];
 }
 
+/** A path's wildcard segment: MLflow reads no other copy, but any there is must agree, as a path id's must. */
+function readWildcard(request: ResolveRequest, field: string): string | undefined {
+  const values = present(collect(request, 'auto', field, collect(request, 'param', field)));
+  if (values.length > 1) throw badRequest(`Conflicting values for path segment '${field}'`);
+  return values[0];
+}
+
 /** A repeated field: the query's copy and the body's copy, when both are given, must be the same set. */
 function readMany(request: ResolveRequest, from: IdLocation, field: string): string[] {
   if (from === 'auto') {
@@ -212,6 +219,22 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return readMany(request, id.from, id.field);
     case 'otlp_trace_ids':
       return [...(otlpExportOf(request)?.traceIds ?? [])];
+    case 'gateway_id': {
+      const value = readOne(request, id.from, id.field);
+      const name = id.orName === undefined ? undefined : readOne(request, id.from, id.orName);
+      if (value !== undefined && name !== undefined) throw badRequest(`Exactly one of '${id.field}' or '${id.orName}' must be given`);
+      const one = value ?? name;
+      return one === undefined ? [] : [one];
+    }
+    case 'gateway_name': {
+      // MLflow's router matches `/{endpoint}/mlflow/invocations` before `/proxy/{endpoint}/{path}`.
+      if (id.form === 'proxy' && request.params[id.field] === 'mlflow' && request.params['*'] === 'invocations') return ['proxy'];
+      // Gemini's endpoint is in the wildcard segment, whose copies elsewhere (none MLflow reads) must agree like any path id's.
+      const value = id.form === 'gemini' ? readWildcard(request, id.field) : readOne(request, id.from, id.field);
+      return value === undefined ? [] : [value];
+    }
+    case 'gateway_ids':
+      return readMany(request, id.from, id.field);
     case 'run_id': {
       if (id.entry !== undefined) {
         const values = present(entryValues(bodyLeavesOf(request.body, id.field), id.entry, id.field));
@@ -226,6 +249,28 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return value === undefined ? [] : [value];
     }
   }
+}
+
+/**
+ * Gemini's `models/<endpoint>:generateContent` and `:streamGenerateContent` (the wildcard after
+ * `models/`): the endpoint, read as MLflow's router reads it (everything before the last action).
+ */
+function geminiEndpoint(action: string): string {
+  const found = /^([^/]+):(?:generateContent|streamGenerateContent)$/.exec(action);
+  if (!found) throw badRequest("A Gemini gateway route is 'models/<endpoint>:generateContent' or ':streamGenerateContent'");
+  return found[1]!;
+}
+
+/**
+ * The endpoint an invocation's body names (`model`): MLflow's gateway takes the field as it is, so
+ * anything but one non-empty string is refused here, before MLflow sees it.
+ */
+function bodyEndpointName(request: ResolveRequest, field: string): string {
+  const leaves = bodyLeavesOf(request.body, field);
+  if (leaves.length === 0 || leaves[0] === undefined || leaves[0] === null) throw badRequest(`Missing required '${field}' parameter in request body`);
+  const [leaf] = leaves;
+  if (leaves.length > 1 || typeof leaf !== 'string' || leaf === '') throw badRequest(`Parameter '${field}' must be the name of a gateway endpoint (one non-empty string)`);
+  return leaf;
 }
 
 function requireOne(id: Exclude<IdSource, { kind: 'none' }>, request: ResolveRequest): string {
@@ -266,6 +311,9 @@ function canonicalExperimentId(id: string, field: string): string {
   return id;
 }
 
+/** An AI-gateway object named by a generated id MLflow does not have (see ResourceRef). */
+export const isMissingRef = (ref: ResourceRef): boolean => 'missing' in ref && ref.missing === true;
+
 /** The experiment of that id, as a resource decided on. */
 export const experimentRef = (id: string): ResourceRef => ({ kind: EXPERIMENT, id });
 
@@ -292,8 +340,43 @@ function tagsSayPrompt(tags: unknown): boolean {
  */
 export type ExistingResolver = (id: IdSource, request: ResolveRequest) => Promise<ResourceRef[]>;
 
+/** An endpoint's usage tracking as the body sets it: MLflow reads a JSON boolean; anything else is taken as possibly on. */
+function trackingIn(request: ResolveRequest): boolean | undefined {
+  const value = bodyLeavesOf(request.body, 'usage_tracking')[0];
+  return value === undefined || value === null ? undefined : value !== false;
+}
+
+/** `gateway/<endpoint name>` when MLflow will get or create it for the endpoint's usage traces; else nothing. */
+async function usageExperimentName(lookups: MlflowLookups, id: Extract<IdSource, { kind: 'usage_experiment' }>, request: ResolveRequest): Promise<string | undefined> {
+  // A body that names the experiment is checked as such (EDIT on it), and MLflow makes none.
+  if (readField({ kind: 'experiment_id', field: 'experiment_id', from: 'body' }, request).length > 0) return undefined;
+  const tracking = trackingIn(request);
+  const given = bodyLeavesOf(request.body, id.field)[0];
+  const named = typeof given === 'string' && given !== '' ? given : undefined;
+  if (id.on === 'create') return tracking === false || named === undefined ? undefined : `gateway/${named}`;
+  if (tracking !== true) return undefined;
+  const [endpointId] = readField({ kind: 'gateway_id', of: GATEWAY_ENDPOINT, field: 'endpoint_id', from: 'auto' }, request);
+  if (endpointId === undefined || lookups.gatewayObject === undefined) return undefined;
+  const endpoint = await lookups.gatewayObject(GATEWAY_ENDPOINT, endpointId, true).catch((e: unknown) => {
+    if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return undefined;
+    throw e;
+  });
+  // No such endpoint (MLflow refuses), or one that keeps the experiment it has.
+  if (endpoint === undefined || endpoint.experimentId !== undefined) return undefined;
+  return `gateway/${named ?? endpoint.name}`;
+}
+
 export function createExistingResolver(lookups: MlflowLookups): ExistingResolver {
   return async (id, request) => {
+    if (id.kind === 'usage_experiment') {
+      const name = await usageExperimentName(lookups, id, request);
+      if (name === undefined) return [];
+      const existing = await lookups.experimentIdByName(name).catch((e: unknown) => {
+        if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return undefined;
+        throw e;
+      });
+      return existing === undefined ? [] : [{ kind: EXPERIMENT, id: existing, name }];
+    }
     if (id.kind !== 'trace_id' && id.kind !== 'trace_ids' && id.kind !== 'otlp_trace_ids')
       throw new Error(`client-chosen ids of kind ${id.kind} are not supported`);
     const ids = readField(id, request);
@@ -311,6 +394,35 @@ export function createExistingResolver(lookups: MlflowLookups): ExistingResolver
 }
 
 export function createResourceResolver(lookups: MlflowLookups): ResourceResolver {
+  /** An AI-gateway object by its generated id: its name, or (MLflow has none) a ref no grant bears on. */
+  async function gatewayById(kind: GatewayKind, id: string, need: RouteEntry['need']): Promise<ResourceRef> {
+    if (lookups.gatewayObject === undefined) throw new Error('no AI-gateway look-ups');
+    try {
+      // Reading may rest on a cached name; changing or spending it asks MLflow now.
+      return { kind, id: (await lookups.gatewayObject(kind, id, need !== 'read')).name };
+    } catch (e) {
+      if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return { kind, id, missing: true };
+      throw e;
+    }
+  }
+
+  /**
+   * An AI-gateway object by the name a client sent: an endpoint is decided under the name MLflow
+   * finds for it (a collation may match another spelling), a name MLflow does not have as it was sent
+   * (grants given on a name before it exists count, as for registered models).
+   */
+  async function gatewayByName(kind: GatewayKind, name: string): Promise<ResourceRef> {
+    if (kind !== GATEWAY_ENDPOINT) return { kind, id: name };
+    if (lookups.gatewayEndpointName === undefined) throw new Error('no AI-gateway look-ups');
+    try {
+      return { kind, id: await lookups.gatewayEndpointName(name) };
+    } catch (e) {
+      // No such endpoint, or an MLflow whose get takes no name: decided on the name as sent.
+      if (e instanceof FlowgateError && (e.code === 'RESOURCE_DOES_NOT_EXIST' || e.code === 'INVALID_PARAMETER_VALUE')) return { kind, id: name };
+      throw e;
+    }
+  }
+
   async function modelRefs(entry: RouteEntry, request: ResolveRequest, name: string): Promise<ResourceRef[]> {
     if (isModelKind(entry.resource)) return [{ kind: entry.resource, id: name }];
     // Setting or removing the prompt tag turns a model into a prompt or back: the caller must
@@ -343,6 +455,8 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
       case 'otlp_trace_ids':
         throw new Error('OTLP trace ids are client-chosen: resolve them with resolveExisting');
+      case 'usage_experiment':
+        throw new Error("an endpoint's usage experiment is client-chosen: resolve it with resolveExisting");
       case 'run_id': {
         const runId = requireOne(id, request);
         const known = lookups.knownExperimentOfRun?.(runId);
@@ -382,6 +496,20 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       case 'dataset_id':
         // No experiments: no refs, which decide() refuses (MLflow's basic-auth refuses it too).
         return experimentRefs(await lookups.experimentsOfDataset(requireOne(id, request)));
+      case 'gateway_id': {
+        const value = readOne(request, id.from, id.field);
+        const [one] = readField(id, request);
+        if (one === undefined) throw badRequest(`Missing value for required parameter '${id.field}'`);
+        return [await (value !== undefined ? gatewayById(id.of, one, entry.need) : gatewayByName(id.of, one))];
+      }
+      case 'gateway_ids': {
+        const refs = await Promise.all([...new Set(requireMany(id, request))].map((one) => gatewayById(id.of, one, entry.need)));
+        return refs.filter((ref, i) => refs.findIndex((r) => r.id === ref.id && isMissingRef(r) === isMissingRef(ref)) === i);
+      }
+      case 'gateway_name':
+        if (id.from === 'body') return [await gatewayByName(id.of, bodyEndpointName(request, id.field))];
+        // Gemini's segment is `<endpoint>:<action>` (readField gives it whole).
+        return [await gatewayByName(id.of, id.form === 'gemini' ? geminiEndpoint(requireOne(id, request)) : requireOne(id, request))];
       default: {
         const unhandled: never = id;
         throw new Error(`no resolver for id kind ${(unhandled as IdSource).kind}`);

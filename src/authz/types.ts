@@ -1,4 +1,4 @@
-import type { EXPERIMENT, ModelKind, PROMPT, ResourceKind } from '../resources/kinds.js';
+import type { EXPERIMENT, GatewayKind, ModelKind, PROMPT, ResourceKind } from '../resources/kinds.js';
 import type { ResourceNeed } from '../resources/permissions.js';
 
 export type { Permission } from '../resources/permissions.js';
@@ -39,7 +39,30 @@ export type IdSource =
   /** The traces an OTLP export writes spans into (the body is protobuf or OTLP JSON). */
   | { readonly kind: 'otlp_trace_ids'; readonly field: 'body'; readonly from: 'body' }
   /** A GenAI issue, label schema or review queue: the experiment it belongs to. */
-  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue'; readonly field: string; readonly from: IdLocation };
+  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue'; readonly field: string; readonly from: IdLocation }
+  /**
+   * An AI-gateway object named by MLflow's generated id (`s-…`, `d-…`, `e-…`): its grants are keyed by
+   * its name, which MLflow is asked for. `orName`: a field that may name it by its name instead (MLflow
+   * takes exactly one of the two).
+   */
+  | { readonly kind: 'gateway_id'; readonly of: GatewayKind; readonly field: string; readonly from: IdLocation; readonly orName?: string }
+  /** Every AI-gateway object named by generated ids under a (dotted) field, lists walked. */
+  | { readonly kind: 'gateway_ids'; readonly of: GatewayKind; readonly field: string; readonly from: IdLocation }
+  /**
+   * An AI-gateway endpoint named by its name: an invocation's path segment or its body's `model`, which
+   * must be one non-empty string. `gemini`: the path's `<name>:generateContent` or `:streamGenerateContent`;
+   * `proxy`: `proxy/<name>/<path>`, except `proxy/mlflow/invocations`, which MLflow's router reads as
+   * the invocation of the endpoint `proxy`.
+   */
+  | { readonly kind: 'gateway_name'; readonly of: GatewayKind; readonly field: string; readonly from: IdLocation; readonly form?: 'gemini' | 'proxy' }
+  /**
+   * The experiment an AI-gateway endpoint's usage traces go to when the body names none: with usage
+   * tracking on, MLflow gets or creates `gateway/<endpoint name>` with its own authority (`field`: the
+   * endpoint's new name). `create`: tracking defaults on; `update`: only when the body turns it on for
+   * an endpoint that has no experiment yet (the endpoint named by `endpoint_id`). Client-chosen: one
+   * that does not exist yet needs nothing.
+   */
+  | { readonly kind: 'usage_experiment'; readonly field: 'name'; readonly from: 'body'; readonly on: 'create' | 'update' };
 
 /**
  * A field a non-administrator may not set, because MLflow reads it as a storage location or as
@@ -77,7 +100,14 @@ export type AfterHook =
   | 'forget_prompt_flag'
   | 'forget_written_traces'
   | 'filter_found_datasets'
-  | 'verify_answered_experiment';
+  | 'verify_answered_experiment'
+  /** The AI gateway: a creator's MANAGE (named by MLflow's answer), grants that follow a rename or delete, filtered lists and answers. */
+  | 'grant_creator_gateway'
+  | 'follow_gateway'
+  | 'redact_gateway_answer'
+  | 'filter_gateway_list'
+  /** The gateway's secrets config without `using_default_passphrase` (the server's security posture), as MLflow answers non-admins. */
+  | 'redact_secrets_config';
 
 /** One row of the route catalog: data, not code. */
 export interface RouteEntry {
@@ -143,4 +173,14 @@ export type ResourceRef =
        */
       readonly name?: string | null;
     }
-  | { readonly kind: ModelKind; readonly id: string };
+  | { readonly kind: ModelKind; readonly id: string }
+  | {
+      readonly kind: GatewayKind;
+      /** Its name (what its grants are keyed by), or, when `missing`, the generated id the request named. */
+      readonly id: string;
+      /**
+       * The request named it by a generated id MLflow does not have: no grant or pattern bears on it, so it
+       * is decided like a resource the caller holds nothing on (the same refusal), and ids are no oracle.
+       */
+      readonly missing?: true;
+    };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KINDS, POLICY_FIELDS, RESOURCE_KINDS, type PolicyField, type ResourceKind } from '../resources/kinds.js';
+import { KIND_SPECS, KINDS, permissionRefusal, POLICY_FIELDS, RESOURCE_KINDS, type PolicyField, type ResourceKind } from '../resources/kinds.js';
 import { PERMISSIONS } from '../resources/permissions.js';
 
 const name = z.string().min(1).max(256);
@@ -29,7 +29,12 @@ const grant = z
   .refine((g) => POLICY_FIELDS.filter((f) => g[f] !== undefined).length === 1, {
     message: `name exactly one of ${POLICY_FIELDS.join(', ')}`,
   })
-  .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' });
+  .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' })
+  .superRefine((g, ctx) => {
+    const kind = RESOURCE_KINDS.find((k) => g[KINDS[k].policyField] !== undefined);
+    const refusal = kind && permissionRefusal(kind, g.permission);
+    if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: ['permission'], message: refusal });
+  });
 
 /** A grant on every resource of a kind whose name matches a glob (`*`, `?`, `\` escapes). */
 const patternGrant = z
@@ -40,7 +45,11 @@ const patternGrant = z
     group: name.optional(),
     permission,
   })
-  .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' });
+  .refine((g) => (g.user === undefined) !== (g.group === undefined), { message: 'name exactly one of user, group' })
+  .superRefine((g, ctx) => {
+    const refusal = permissionRefusal(g.resource_type, g.permission);
+    if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: ['permission'], message: refusal });
+  });
 
 /** The file `flowgate policy export` writes and `flowgate policy apply` reads. It never holds a token. */
 export const policyDocument = z.strictObject({
@@ -65,8 +74,16 @@ export function grantResource(g: PolicyGrant): { kind: ResourceKind; field: Poli
 
 /** The JSON Schema of the file (committed as schemas/policy.schema.json). */
 export function policyJsonSchema(): unknown {
+  const schema = z.toJSONSchema(policyDocument, { io: 'input', unrepresentable: 'any' }) as { properties: Record<'grants' | 'patterns', { items: Record<string, unknown> }> };
+  // What the refinements check, as JSON Schema says it: a grant's permission is one its kind takes (said for the kinds taking fewer).
+  const narrower = KIND_SPECS.filter((k) => k.permissions.length < PERMISSIONS.length);
+  schema.properties.grants.items.allOf = narrower.map((k) => ({ if: { required: [k.policyField] }, then: { properties: { permission: { enum: k.permissions } } } }));
+  schema.properties.patterns.items.allOf = narrower.map((k) => ({
+    if: { properties: { resource_type: { const: k.kind } }, required: ['resource_type'] },
+    then: { properties: { permission: { enum: k.permissions } } },
+  }));
   return {
-    ...z.toJSONSchema(policyDocument, { io: 'input', unrepresentable: 'any' }),
+    ...schema,
     $id: 'https://github.com/flowgate/flowgate/schemas/policy.schema.json',
     title: 'flowgate policy',
     description: 'Users, service accounts, groups, memberships, grants and pattern grants, resources named by name; never tokens.',

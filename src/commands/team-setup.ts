@@ -111,7 +111,11 @@ export const TEAM_SETUP: Action = {
     const v = values as Record<string, unknown>;
     const wanted = [...list(v.experiment), ...list(v.model), ...list(v.prompt)];
     if (wanted.length === 0) throw new UsageError('name at least one --experiment, --model or --prompt');
-    const permission: Permission = permissionNamed((values.permission as string | undefined) ?? 'EDIT');
+    // One level for every resource named: one each of their kinds takes.
+    const word = (values.permission as string | undefined) ?? 'EDIT';
+    const named: Array<[unknown, Kind]> = [[v.experiment, EXPERIMENT_SHAPE], [v.model, MODEL_SHAPE], [v.prompt, PROMPT_SHAPE]];
+    let permission: Permission = permissionNamed(word);
+    for (const [given, kind] of named) if (list(given).length > 0) permission = permissionNamed(word, kind);
 
     const resources: Resource[] = [];
     for (const e of list(v.experiment)) resources.push(await experimentFor(client, e, io));

@@ -1,4 +1,6 @@
-import { PERMISSIONS, type Permission } from './permissions.js';
+import { PERMISSIONS, PERMISSIONS_WITHOUT_USE, type Permission } from './permissions.js';
+
+const GATEWAY = '/api/3.0/mlflow/gateway';
 
 /**
  * Every kind of resource flowgate keeps grants on, declared once, as data. A kind added here and not
@@ -6,7 +8,7 @@ import { PERMISSIONS, type Permission } from './permissions.js';
  * consumer (store, admin API, CLI, policy file, UI, orphan detection, metrics) that does not take it.
  * Everything derived from the table is in `kinds.ts`.
  */
-export type ResourceKind = 'experiment' | 'registered_model' | 'prompt';
+export type ResourceKind = 'experiment' | 'registered_model' | 'prompt' | 'gateway_secret' | 'gateway_model_definition' | 'gateway_endpoint';
 
 export interface KindSpec<K extends ResourceKind = ResourceKind> {
   readonly kind: K;
@@ -16,12 +18,21 @@ export interface KindSpec<K extends ResourceKind = ResourceKind> {
    */
   readonly id: 'numeric' | 'name';
   /** The MLflow object it is: a prompt is a registered model tagged `mlflow.prompt.is_prompt`. */
-  readonly stored: { readonly as: 'experiment' | 'registered_model'; readonly prompt: boolean };
+  readonly stored: { readonly as: 'experiment' | 'registered_model' | 'gateway'; readonly prompt: boolean };
   /**
    * How flowgate learns from MLflow that it exists (only RESOURCE_DOES_NOT_EXIST means gone) and,
    * for a numeric id, what it is called: the look-up's query parameter and where its answer has the name.
+   * A kind MLflow gets only by its generated id is found by name in its list (`list`: the answer's
+   * field, `nameField`: each row's name).
    */
-  readonly lookup: { readonly path: string; readonly param: string; readonly name?: readonly [string, string] };
+  readonly lookup:
+    | { readonly path: string; readonly param: string; readonly name?: readonly [string, string] }
+    | { readonly path: string; readonly list: string; readonly nameField: string };
+  /**
+   * A kind keyed by name whose MLflow routes name it by a generated id (`e-…`, `s-…`, `d-…`): the id's
+   * field, and the call that answers the name for it (where in the answer).
+   */
+  readonly generatedId?: { readonly field: string; readonly path: string; readonly name: readonly [string, string] };
   /** The permissions a grant on it may give, in their order. */
   readonly permissions: readonly Permission[];
   /** The admin API's grant paths, as mlflow-oidc-auth spells them: `permissions/users/<u>/<segment>/<:param>`; `param` is also the grant JSON's id field. */
@@ -42,7 +53,7 @@ export const KINDS = {
     id: 'numeric',
     stored: { as: 'experiment', prompt: false },
     lookup: { path: '/api/2.0/mlflow/experiments/get', param: 'experiment_id', name: ['experiment', 'name'] },
-    permissions: PERMISSIONS,
+    permissions: PERMISSIONS_WITHOUT_USE,
     admin: { segment: 'experiments', param: 'experiment_id' },
     cli: ['experiment', 'experiments'],
     policyField: 'experiment',
@@ -54,7 +65,7 @@ export const KINDS = {
     id: 'name',
     stored: { as: 'registered_model', prompt: false },
     lookup: { path: '/api/2.0/mlflow/registered-models/get', param: 'name' },
-    permissions: PERMISSIONS,
+    permissions: PERMISSIONS_WITHOUT_USE,
     admin: { segment: 'registered-models', param: 'name' },
     cli: ['model', 'models', 'registered-model', 'registered_model'],
     policyField: 'registered_model',
@@ -66,11 +77,50 @@ export const KINDS = {
     id: 'name',
     stored: { as: 'registered_model', prompt: true },
     lookup: { path: '/api/2.0/mlflow/registered-models/get', param: 'name' },
-    permissions: PERMISSIONS,
+    permissions: PERMISSIONS_WITHOUT_USE,
     admin: { segment: 'prompts', param: 'name' },
     cli: ['prompt', 'prompts'],
     policyField: 'prompt',
     ui: { route: 'prompts', title: 'Prompts', one: 'prompt' },
     metricLabel: 'prompt',
+  },
+  gateway_secret: {
+    kind: 'gateway_secret',
+    id: 'name',
+    stored: { as: 'gateway', prompt: false },
+    lookup: { path: `${GATEWAY}/secrets/list`, list: 'secrets', nameField: 'secret_name' },
+    generatedId: { field: 'secret_id', path: `${GATEWAY}/secrets/get`, name: ['secret', 'secret_name'] },
+    permissions: PERMISSIONS,
+    admin: { segment: 'gateways/secrets', param: 'name' },
+    cli: ['gateway-secret', 'gateway-secrets'],
+    policyField: 'gateway_secret',
+    ui: { route: 'gateway-secrets', title: 'Gateway secrets', one: 'gateway secret' },
+    metricLabel: 'gateway_secret',
+  },
+  gateway_model_definition: {
+    kind: 'gateway_model_definition',
+    id: 'name',
+    stored: { as: 'gateway', prompt: false },
+    lookup: { path: `${GATEWAY}/model-definitions/list`, list: 'model_definitions', nameField: 'name' },
+    generatedId: { field: 'model_definition_id', path: `${GATEWAY}/model-definitions/get`, name: ['model_definition', 'name'] },
+    permissions: PERMISSIONS,
+    admin: { segment: 'gateways/model-definitions', param: 'name' },
+    cli: ['gateway-model-definition', 'gateway-model-definitions', 'model-definition'],
+    policyField: 'gateway_model_definition',
+    ui: { route: 'gateway-model-definitions', title: 'Gateway model definitions', one: 'gateway model definition' },
+    metricLabel: 'gateway_model_definition',
+  },
+  gateway_endpoint: {
+    kind: 'gateway_endpoint',
+    id: 'name',
+    stored: { as: 'gateway', prompt: false },
+    lookup: { path: `${GATEWAY}/endpoints/get`, param: 'name' },
+    generatedId: { field: 'endpoint_id', path: `${GATEWAY}/endpoints/get`, name: ['endpoint', 'name'] },
+    permissions: PERMISSIONS,
+    admin: { segment: 'gateways/endpoints', param: 'name' },
+    cli: ['gateway-endpoint', 'gateway-endpoints', 'endpoint'],
+    policyField: 'gateway_endpoint',
+    ui: { route: 'gateway-endpoints', title: 'Gateway endpoints', one: 'gateway endpoint' },
+    metricLabel: 'gateway_endpoint',
   },
 } as const satisfies { readonly [K in ResourceKind]: KindSpec<K> };

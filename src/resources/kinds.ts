@@ -1,4 +1,5 @@
 import { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
+import type { Permission } from './permissions.js';
 
 export { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
 
@@ -23,6 +24,9 @@ type Spec = (typeof KINDS)[ResourceKind];
 export const EXPERIMENT = KINDS.experiment.kind;
 export const REGISTERED_MODEL = KINDS.registered_model.kind;
 export const PROMPT = KINDS.prompt.kind;
+export const GATEWAY_SECRET = KINDS.gateway_secret.kind;
+export const GATEWAY_MODEL_DEFINITION = KINDS.gateway_model_definition.kind;
+export const GATEWAY_ENDPOINT = KINDS.gateway_endpoint.kind;
 
 /** The kinds whose id is MLflow's number: their name, which name patterns match, is looked up in MLflow. */
 export type NumericKind = Extract<Spec, { id: 'numeric' }>['kind'];
@@ -74,6 +78,37 @@ export function kindOfSegment(segment: string): ResourceKind | undefined {
  */
 export function knownName(ref: { readonly kind: ResourceKind; readonly id: string; readonly name?: string | null }): string | null | undefined {
   return idIsName(ref.kind) ? ref.id : ref.name;
+}
+
+/** The AI gateway's kinds: keyed by name, named in MLflow's routes by a generated id. */
+export type GatewayKind = Extract<Spec, { stored: { as: 'gateway' } }>['kind'];
+
+export const GATEWAY_KINDS = KIND_SPECS.filter((k) => k.stored.as === 'gateway').map((k) => k.kind) as readonly GatewayKind[];
+
+export function isGatewayKind(kind: string): kind is GatewayKind {
+  return (GATEWAY_KINDS as readonly string[]).includes(kind);
+}
+
+/** The permissions a grant on the kind may give (USE only where MLflow has it). */
+export function permissionsOf(kind: ResourceKind): readonly Permission[] {
+  return KINDS[kind].permissions;
+}
+
+/** Why a grant on the kind may not give `permission` (`Experiments take READ, EDIT, MANAGE, NO_PERMISSIONS, not USE`), or undefined when it may. */
+export function permissionRefusal(kind: ResourceKind, permission: Permission): string | undefined {
+  const taken = permissionsOf(kind);
+  return taken.includes(permission) ? undefined : `${KINDS[kind].ui.title} take ${taken.join(', ')}, not ${permission}`;
+}
+
+/**
+ * How MLflow lists a gateway kind (one answer holds them all, no paging): the call, the answer's field,
+ * each row's name and generated id. A kind looked up in its list has it in its look-up; the others are
+ * listed beside their get (`…/get` → `…/list`, the answer's `endpoint` → `endpoints`), as MLflow names them.
+ */
+export function gatewayListing(kind: GatewayKind): { path: string; list: string; nameField: string; idField: string } {
+  const { lookup, generatedId } = KINDS[kind];
+  if ('list' in lookup) return { path: lookup.path, list: lookup.list, nameField: lookup.nameField, idField: generatedId.field };
+  return { path: generatedId.path.replace(/\/get$/, '/list'), list: `${generatedId.name[0]}s`, nameField: generatedId.name[1], idField: generatedId.field };
 }
 
 export function isModelKind(kind: string): kind is ModelKind {

@@ -1,14 +1,18 @@
 /**
  * The permissions a grant gives, in their one order: each granting level includes the ones before it
- * (READ < EDIT < MANAGE), and NO_PERMISSIONS grants nothing (a direct one, or one in any group, denies).
- * A level MLflow adds (USE, between READ and EDIT) goes into `GRANTING` at its place.
+ * (READ < USE < EDIT < MANAGE), and NO_PERMISSIONS grants nothing (a direct one, or one in any group,
+ * denies). USE is MLflow's level for spending a gateway resource (invoking an endpoint, building on a
+ * secret or model definition) without changing it; only the kinds that have it take it.
  */
-export const GRANTING = ['READ', 'EDIT', 'MANAGE'] as const;
+export const GRANTING = ['READ', 'USE', 'EDIT', 'MANAGE'] as const;
 
 /** Every permission, as listed in messages, forms and the store's CHECK constraint. */
 export const PERMISSIONS = [...GRANTING, 'NO_PERMISSIONS'] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
+
+/** The levels of a kind MLflow gives no USE (experiments, models, prompts, Skills). */
+export const PERMISSIONS_WITHOUT_USE = PERMISSIONS.filter((p) => p !== 'USE');
 
 /** The permissions by strength, weakest first: an index into it is the permission's rank. */
 export const BY_RANK: readonly Permission[] = ['NO_PERMISSIONS', ...GRANTING];
@@ -31,7 +35,7 @@ export function strongest(permissions: Iterable<Permission>): Permission {
 }
 
 /** What a route may need of a resource, and the permission each need takes. */
-const NEEDED = { read: 'READ', edit: 'EDIT', manage: 'MANAGE' } as const satisfies Record<string, (typeof GRANTING)[number]>;
+const NEEDED = { read: 'READ', use: 'USE', edit: 'EDIT', manage: 'MANAGE' } as const satisfies Record<string, (typeof GRANTING)[number]>;
 
 export type ResourceNeed = keyof typeof NEEDED;
 

@@ -26,9 +26,12 @@ afterAll(async () => {
 });
 
 const KINDS = [
-  { segment: 'experiments', id: '7', idField: 'experiment_id', bad: 'not-a-number' },
-  { segment: 'registered-models', id: 'churn model', idField: 'name', bad: '' },
-  { segment: 'prompts', id: 'summarizer', idField: 'name', bad: '' },
+  { segment: 'experiments', id: '7', idField: 'experiment_id', bad: 'not-a-number', use: false },
+  { segment: 'registered-models', id: 'churn model', idField: 'name', bad: '', use: false },
+  { segment: 'prompts', id: 'summarizer', idField: 'name', bad: '', use: false },
+  { segment: 'gateways/secrets', id: 'team key', idField: 'name', bad: '', use: true },
+  { segment: 'gateways/model-definitions', id: 'gpt-4o team', idField: 'name', bad: '', use: true },
+  { segment: 'gateways/endpoints', id: 'chat.v1', idField: 'name', bad: '', use: true },
 ] as const;
 const GRANTEES = [
   { segment: 'users', name: 'dora', nameField: 'username' },
@@ -58,6 +61,30 @@ describe.each(KINDS)('grants on $segment', (k) => {
       expect((await api().patch(one()).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(404);
     });
 
+    it(k.use ? 'takes USE, between READ and EDIT' : 'refuses USE, saying which levels it takes, writing nothing', async () => {
+      const before = await grantCount();
+      const created = await api().post(one()).set('Authorization', adminAuth()).send({ permission: 'USE' });
+      if (!k.use) {
+        expect(created.status).toBe(400);
+        expect(created.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+        expect(created.body.message).toMatch(/'permission' must be one of READ, EDIT, MANAGE, NO_PERMISSIONS \(the levels [a-z ]+ take\)/);
+        await api().post(one()).set('Authorization', adminAuth()).send({ permission: 'READ' }).expect(201);
+        const changed = await api().patch(one()).set('Authorization', adminAuth()).send({ permission: 'USE' });
+        expect(changed.status).toBe(400);
+        expect(changed.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+        expect((await api().get(one()).set('Authorization', adminAuth())).body.permission.permission).toBe('READ');
+        await api().delete(one()).set('Authorization', adminAuth()).expect(200);
+        expect(await grantCount()).toBe(before);
+        return;
+      }
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.permission).toMatchObject({ [k.idField]: k.id, [g.nameField]: g.name, permission: 'USE' });
+      const side = await api().get(`/api/2.0/mlflow/permissions/${k.segment}/${encodeURIComponent(k.id)}/${g.segment}`).set('Authorization', adminAuth());
+      expect(side.body[g.segment]).toEqual([expect.objectContaining({ [g.nameField]: g.name, permission: 'USE' })]);
+      await api().delete(one()).set('Authorization', adminAuth()).expect(200);
+      expect(await grantCount()).toBe(before);
+    });
+
     it('refuses bad permissions and unknown grantees, writing nothing', async () => {
       const before = (await grantCount());
       for (const body of [{ permission: 'WRITE' }, { permission: 'read' }, {}, { permission: 'READ', extra: 1 }]) {
@@ -82,6 +109,65 @@ describe.each(KINDS)('grants on $segment', (k) => {
         expect((await grantCount())).toBe(before);
       }
     });
+  });
+});
+
+describe('grants on the gateway by name', () => {
+  it('are kept ahead of MLflow, like a model name it does not have yet: MLflow is not asked (grants prune drops them once its look-up says gone)', async () => {
+    const asked = upstream.seen.length;
+    for (const segment of ['secrets', 'model-definitions', 'endpoints']) {
+      const path = `/api/2.0/mlflow/permissions/users/dora/gateways/${segment}/not-yet-${segment}`;
+      expect((await api().post(path).set('Authorization', adminAuth()).send({ permission: 'USE' })).status).toBe(201);
+      await api().delete(path).set('Authorization', adminAuth()).expect(200);
+    }
+    expect(upstream.seen.length).toBe(asked);
+  });
+
+  it('a manager of one endpoint grants on it, not on another; the Manage screens answer their own permission per gateway kind', async () => {
+    await api().post('/api/2.0/mlflow/permissions/users/bob/gateways/endpoints/bobs-chat').set('Authorization', adminAuth()).send({ permission: 'MANAGE' }).expect(201);
+    const bob = basic('bob', bobToken);
+    expect((await api().post('/api/2.0/mlflow/permissions/users/dora/gateways/endpoints/bobs-chat').set('Authorization', bob).send({ permission: 'USE' })).status).toBe(201);
+    expect((await api().post('/api/2.0/mlflow/permissions/users/dora/gateways/endpoints/admin-chat').set('Authorization', bob).send({ permission: 'USE' })).status).toBe(403);
+    // The same name under another gateway kind is another resource.
+    expect((await api().post('/api/2.0/mlflow/permissions/users/dora/gateways/secrets/bobs-chat').set('Authorization', bob).send({ permission: 'USE' })).status).toBe(403);
+    const mine = await api().get('/ajax-api/2.0/mlflow/permissions/ui/my-permissions/gateways/endpoints?id=bobs-chat&id=admin-chat').set('Authorization', bob);
+    expect(mine.status).toBe(200);
+    expect(mine.body.permissions['bobs-chat']).toMatchObject({ permission: 'MANAGE', source: 'direct' });
+    expect(mine.body.permissions['admin-chat']).toMatchObject({ permission: 'NO_PERMISSIONS', source: 'none' });
+    expect((await api().get('/ajax-api/2.0/mlflow/permissions/ui/gateways/endpoints/bobs-chat/grants').set('Authorization', bob)).body.grants).toEqual(
+      expect.arrayContaining([{ grantee_type: 'user', name: 'dora', permission: 'USE' }]),
+    );
+    expect((await api().get('/ajax-api/2.0/mlflow/permissions/ui/my-permissions/widgets?id=1').set('Authorization', bob)).status).toBe(400);
+  });
+
+  it('pattern grants take USE on the gateway kinds only', async () => {
+    const post = (resource_type: string, permission: string) =>
+      api().post('/api/2.0/mlflow/permissions/groups/team-a/patterns').set('Authorization', adminAuth()).send({ resource_type, pattern: 'team-a-*', permission });
+    for (const kind of ['experiment', 'registered_model', 'prompt']) {
+      const r = await post(kind, 'USE');
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringContaining('must be one of READ, EDIT, MANAGE, NO_PERMISSIONS') });
+    }
+    for (const kind of ['gateway_secret', 'gateway_model_definition', 'gateway_endpoint']) {
+      expect((await post(kind, 'USE')).status).toBe(201);
+      await api().delete(`/api/2.0/mlflow/permissions/groups/team-a/patterns?resource_type=${kind}&pattern=team-a-*`).set('Authorization', adminAuth()).expect(200);
+    }
+  });
+
+  it('a batch holding USE on an experiment is refused whole', async () => {
+    const before = await grantCount();
+    const r = await api()
+      .post('/api/2.0/mlflow/permissions/batch')
+      .set('Authorization', adminAuth())
+      .send({
+        calls: [
+          { method: 'POST', path: 'permissions/users/dora/gateways/endpoints/batch-chat', body: { permission: 'USE' } },
+          { method: 'POST', path: 'permissions/users/dora/experiments/77', body: { permission: 'USE' } },
+        ],
+      });
+    expect(r.status).toBe(400);
+    expect(r.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect(await grantCount()).toBe(before);
   });
 });
 

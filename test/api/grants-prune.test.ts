@@ -5,7 +5,12 @@ import { loadConfig } from '../../src/config.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type SeenRequest, type TestFlowgate } from '../helpers/flowgate.js';
 import { storeSettings } from '../helpers/test-store.js';
 
-/** MLflow's answers: experiment 1 and model `here` exist, experiment 2 and model `gone` were collected, experiment 3 cannot be told. */
+/**
+ * MLflow's answers: experiment 1 and model `here` exist, experiment 2 and model `gone` were collected, experiment 3 cannot be told.
+ * The gateway: secret `kept-key` and endpoint `here-chat` exist (a secret found by name in its list, an
+ * endpoint got by name), `lost-key` and `gone-chat` do not; the model definitions' list is empty (MLflow
+ * leaves an empty list out of its answer) and their every name gone.
+ */
 function mlflow(req: SeenRequest) {
   const url = new URL(req.url, 'http://x');
   const missing = { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'gone' } };
@@ -17,6 +22,10 @@ function mlflow(req: SeenRequest) {
   }
   if (url.pathname === '/api/2.0/mlflow/registered-models/get')
     return url.searchParams.get('name') === 'here' ? { status: 200, body: { registered_model: { name: 'here' } } } : missing;
+  if (url.pathname === '/api/3.0/mlflow/gateway/secrets/list') return { status: 200, body: { secrets: [{ secret_id: 's-1', secret_name: 'kept-key' }] } };
+  if (url.pathname === '/api/3.0/mlflow/gateway/model-definitions/list') return { status: 200, body: {} };
+  if (url.pathname === '/api/3.0/mlflow/gateway/endpoints/get')
+    return url.searchParams.get('name') === 'here-chat' ? { status: 200, body: { endpoint: { endpoint_id: 'e-1', name: 'here-chat' } } } : missing;
   return { status: 200, body: {} };
 }
 
@@ -29,7 +38,19 @@ beforeAll(async () => {
   upstream = await startStubUpstream(mlflow);
   fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url });
   await request(fg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' });
-  for (const path of ['experiments/1', 'experiments/2', 'experiments/3', 'registered-models/here', 'registered-models/gone', 'prompts/gone'])
+  for (const path of [
+    'experiments/1',
+    'experiments/2',
+    'experiments/3',
+    'registered-models/here',
+    'registered-models/gone',
+    'prompts/gone',
+    'gateways/secrets/kept-key',
+    'gateways/secrets/lost-key',
+    'gateways/model-definitions/gone-def',
+    'gateways/endpoints/here-chat',
+    'gateways/endpoints/gone-chat',
+  ])
     expect((await request(fg.url).post(`/api/2.0/mlflow/permissions/users/bob/${path}`).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(201);
 });
 afterAll(async () => {
@@ -55,11 +76,18 @@ describe('flowgate grants prune', () => {
 
   it('removes the grants of resources MLflow no longer has, keeps deleted-but-restorable ones and those it cannot tell, and audits', async () => {
     const { code, out } = await run('--json');
-    expect(JSON.parse(out)).toMatchObject({ checked: 6, unknown: ['experiment:3'] });
+    expect(JSON.parse(out)).toMatchObject({ checked: 11, unknown: ['experiment:3'] });
     expect(code).toBe(1); // some resources could not be checked
-    expect((await granted())).toEqual(['experiment:1', 'experiment:3', 'registered_model:here']);
+    expect((await granted())).toEqual(['experiment:1', 'experiment:3', 'gateway_endpoint:here-chat', 'gateway_secret:kept-key', 'registered_model:here']);
     const audit = (await fg.store.sql.all("SELECT target FROM audit_log WHERE action = 'grant.prune-orphan' ORDER BY target")) as { target: string }[];
-    expect(audit.map((a) => a.target)).toEqual(['experiment:2', 'prompt:gone', 'registered_model:gone']);
+    expect(audit.map((a) => a.target)).toEqual([
+      'experiment:2',
+      'gateway_endpoint:gone-chat',
+      'gateway_model_definition:gone-def',
+      'gateway_secret:lost-key',
+      'prompt:gone',
+      'registered_model:gone',
+    ]);
   });
 
   it('refuses unknown options with a usage line', async () => {

@@ -98,6 +98,38 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
     expect(await ok(['grants', 'help'])).toMatch(/grants set-pattern .*\n.*grants delete-pattern/);
   }, 60_000);
 
+  it('takes the gateway\'s kinds by their words and USE on them only: refused before anything is sent on an experiment, model or prompt', async () => {
+    const endpoint = `chat-${suffix}`;
+    expect(await ok(['grants', 'set', '--user', 'alice', 'gateway-endpoint', endpoint, 'use'])).toContain(`USE on gateway-endpoint ${endpoint}`);
+    await ok(['grants', 'set', '--user', 'alice', 'gateway-secret', `key-${suffix}`, 'USE']);
+    await ok(['grants', 'set', '--group', 'team-x', 'model-definition', `def-${suffix}`, 'READ']);
+    const listed = JSON.parse(await ok(['grants', 'list', '--user', 'alice', '--kind', 'endpoint', '--json'])) as { permissions: unknown[] };
+    expect(listed.permissions).toEqual([{ kind: 'gateway_endpoint', resource: endpoint, permission: 'USE' }]);
+    expect(await ok(['grants', 'on', 'gateway-endpoint', endpoint])).toMatch(/user\s+alice\s+USE/);
+    expect(await ok(['grants', 'list', '--group', 'team-x'])).toMatch(new RegExp(`gateway_model_definition\\s+def-${suffix}\\s+READ`));
+    await ok(['grants', 'set-pattern', '--group', 'team-x', 'gateway-endpoint', `team-x-*`, 'USE']);
+    expect(JSON.parse(await ok(['grants', 'patterns', '--group', 'team-x', '--kind', 'gateway-endpoint', '--json']))).toEqual({
+      patterns: [{ resource_type: 'gateway_endpoint', pattern: 'team-x-*', group_name: 'team-x', permission: 'USE' }],
+    });
+    await ok(['grants', 'delete-pattern', '--group', 'team-x', 'gateway-endpoint', 'team-x-*']);
+    await ok(['grants', 'delete', '--user', 'alice', 'gateway-endpoint', endpoint]);
+
+    const before = (JSON.parse(await ok(['audit', 'list', '--max', '1', '--json'])) as { entries: { id: number }[] }).entries[0]!.id;
+    for (const args of [
+      ['grants', 'set', '--user', 'alice', 'experiment', '0', 'USE'],
+      ['grants', 'set', '--group', 'team-x', 'model', 'some-model', 'use'],
+      ['grants', 'set-pattern', '--group', 'team-x', 'prompt', 'team-x-*', 'USE'],
+      ['team-setup', '--team', 'team-x', '--service-account', `use-bot-${suffix}`, '--expires', inDays(2), '--experiment', `use-${suffix}`, '--permission', 'USE'],
+    ]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^flowgate: (Experiments|Registered models|Prompts) take READ, EDIT, MANAGE, NO_PERMISSIONS, not USE$/m);
+    }
+    expect((JSON.parse(await ok(['audit', 'list', '--max', '1', '--json'])) as { entries: { id: number }[] }).entries[0]!.id).toBe(before);
+    expect(await ok(['grants', 'help'])).toMatch(/--kind experiment\|model\|prompt\|gateway-secret\|gateway-model-definition\|gateway-endpoint/);
+    expect((await cli(['grants', 'set', '--user', 'alice', 'gateway', 'x', 'USE'])).stderr).toMatch(/unknown resource kind 'gateway': use experiment, model, prompt, gateway-secret, gateway-model-definition or gateway-endpoint/);
+  }, 60_000);
+
   it('creates and updates a person with --sign-in oidc|local, lists how each signs in, and refuses a bad value or a service account that signs in', async () => {
     const dora = `dora-${suffix}`;
     const created = JSON.parse(await ok(['users', 'create', dora, '--sign-in', 'oidc', '--json'])) as { user: Record<string, unknown> };

@@ -76,6 +76,10 @@ beforeAll(async () => {
   await ok(['grants', 'set', '--user', 'robot', 'experiment', exp.beta, 'MANAGE']);
   await ok(['grants', 'set', '--group', 'editors', 'model', 'shared-model', 'READ']);
   await adminApi('POST', 'permissions/users/robot/patterns', { resource_type: 'experiment', pattern: 'alph?', permission: 'READ' });
+  // The gateway's kinds, by name (MLflow need not have them yet), with USE, which only they take.
+  await ok(['grants', 'set', '--user', 'robot', 'gateway-endpoint', 'team-chat', 'USE']);
+  await ok(['grants', 'set', '--user', 'robot', 'gateway-model-definition', 'team-def', 'READ']);
+  await adminApi('POST', 'permissions/users/robot/patterns', { resource_type: 'gateway_secret', pattern: 'team-*', permission: 'USE' });
 }, 600_000);
 
 afterAll(async () => {
@@ -100,9 +104,14 @@ describe('flowgate policy', () => {
         { experiment: 'beta', user: 'reader', permission: 'NO_PERMISSIONS' },
         { experiment: 'beta', user: 'robot', permission: 'MANAGE' },
         { registered_model: 'shared-model', group: 'editors', permission: 'READ' },
+        { gateway_endpoint: 'team-chat', user: 'robot', permission: 'USE' },
+        { gateway_model_definition: 'team-def', user: 'robot', permission: 'READ' },
       ]),
     );
-    expect(doc.patterns).toEqual([{ resource_type: 'experiment', pattern: 'alph?', user: 'robot', permission: 'READ' }]);
+    expect(doc.patterns).toEqual([
+      { resource_type: 'experiment', pattern: 'alph?', user: 'robot', permission: 'READ' },
+      { resource_type: 'gateway_secret', pattern: 'team-*', user: 'robot', permission: 'USE' },
+    ]);
     const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../schemas/policy.schema.json', import.meta.url)), 'utf8')) as { properties: Record<string, unknown> };
     expect(Object.keys(schema.properties).sort()).toEqual(['grants', 'groups', 'patterns', 'service_accounts', 'users', 'version']);
     // The committed schema is the one the CLI validates with.
@@ -124,8 +133,9 @@ describe('flowgate policy', () => {
       await adminApi('DELETE', `permissions/users/${p.user}/patterns?${new URLSearchParams({ resource_type: p.resource_type!, pattern: p.pattern! })}`);
     for (const g of doc.grants) {
       const who = g.user !== undefined ? ['--user', g.user] : ['--group', g.group!];
-      const [kind, res] = g.experiment !== undefined ? ['experiment', exp[g.experiment]!] : g.registered_model !== undefined ? ['model', g.registered_model] : ['prompt', g.prompt!];
-      await ok(['grants', 'delete', ...who, kind, res]);
+      const [field, name] = Object.entries(g).find(([k]) => k !== 'user' && k !== 'group' && k !== 'permission')!;
+      // The policy field is the kind's name; its CLI word is the same with '-' (experiments by id).
+      await ok(['grants', 'delete', ...who, field.replace(/_/g, '-'), field === 'experiment' ? exp[name]! : name]);
     }
     await ok(['groups', 'remove-member', 'editors', 'editor']);
     const wiped = await decisions();
@@ -137,6 +147,8 @@ describe('flowgate policy', () => {
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/^\+ member editor of editors$/m);
     expect(dry.stdout).toMatch(/^\+ grant experiment:alpha user:reader READ$/m);
+    expect(dry.stdout).toMatch(/^\+ grant gateway_endpoint:team-chat user:robot USE$/m);
+    expect(dry.stdout).toMatch(/^\+ pattern gateway_secret:team-\* user:robot USE$/m);
     expect(await decisions()).toEqual(wiped);
 
     const applied = await cli(['policy', 'apply', file]);
@@ -182,6 +194,21 @@ describe('flowgate policy', () => {
   }, 300_000);
 
   it('refuses a file that is not a policy, or names an unknown experiment, before changing anything', async () => {
+    const useless = join(dir, 'use-on-experiment.yaml');
+    writeFileSync(
+      useless,
+      stringify({
+        version: 1,
+        users: [{ username: 'newbie' }],
+        grants: [{ experiment: 'alpha', user: 'newbie', permission: 'USE' }],
+        patterns: [{ resource_type: 'prompt', pattern: 'team-*', user: 'newbie', permission: 'USE' }],
+      }),
+    );
+    const refused = await cli(['policy', 'apply', useless]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/grants\.0\.permission: Experiments take READ, EDIT, MANAGE, NO_PERMISSIONS, not USE/);
+    expect(refused.stderr).toMatch(/patterns\.0\.permission: Prompts take READ, EDIT, MANAGE, NO_PERMISSIONS, not USE/);
+    expect(await ok(['users', 'list'])).not.toMatch(/newbie/);
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, stringify({ version: 1, grants: [{ experiment: 'alpha', user: 'reader', group: 'x', permission: 'READ' }] }));
     const r = await cli(['policy', 'apply', bad]);

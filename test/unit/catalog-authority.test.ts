@@ -41,10 +41,41 @@ const AUDITED = new Map<string, Audited>([
   ...twins('POST', '2.0/mlflow/logged-models/search', SEARCH('filter_search_logged_models')),
   ...twins('GET', '2.0/mlflow/registered-models/search', SEARCH('filter_search_registered_models')),
   ...twins('GET', '2.0/mlflow/model-versions/search', SEARCH('filter_search_model_versions')),
+  ...twins('POST', '3.0/mlflow/gateway/secrets/create', {
+    need: 'create',
+    after: 'grant_creator_gateway',
+    verdict: 'new secret; an existing name is RESOURCE_ALREADY_EXISTS; stale grants on the name are pruned',
+  }),
+  ...twins('POST', '3.0/mlflow/gateway/model-definitions/create', {
+    need: 'create',
+    after: 'grant_creator_gateway',
+    verdict: 'new model definition; an existing name is RESOURCE_ALREADY_EXISTS; the secret it is built on needs USE',
+  }),
+  ...twins('POST', '3.0/mlflow/gateway/endpoints/create', {
+    need: 'create',
+    after: 'grant_creator_gateway',
+    verdict:
+      "new endpoint; an existing name is RESOURCE_ALREADY_EXISTS; each model definition needs USE; the usage experiment MLflow gets or creates (`gateway/<name>`, or the one named) needs EDIT when it exists; the creator manages one MLflow made for it (tagged with the new endpoint's id)",
+  }),
+  ...twins('GET', '3.0/mlflow/gateway/secrets/list', { need: 'authenticated', after: 'filter_gateway_list', verdict: 'read-only list; filtered to readable secrets' }),
+  ...twins('GET', '3.0/mlflow/gateway/model-definitions/list', {
+    need: 'authenticated',
+    after: 'filter_gateway_list',
+    verdict: "read-only list; filtered to readable definitions, unreadable secrets withheld; a secret_id filter needs READ on it",
+  }),
+  ...twins('GET', '3.0/mlflow/gateway/endpoints/list', {
+    need: 'authenticated',
+    after: 'filter_gateway_list',
+    verdict: 'read-only list; filtered to readable endpoints, unreadable model definitions and secrets withheld',
+  }),
+  ['GET /gateway/mlflow/v1/models', { need: 'authenticated', after: 'filter_gateway_list', verdict: 'read-only list of endpoint names; filtered to the ones the caller may use' }],
   ['GET /ajax-api/3.0/mlflow/gateway/supported-providers', { need: 'authenticated', verdict: 'static provider list; writes nothing' }],
   ['GET /ajax-api/3.0/mlflow/gateway/supported-models', { need: 'authenticated', verdict: 'static model list; writes nothing' }],
   ['GET /ajax-api/3.0/mlflow/gateway/provider-config', { need: 'authenticated', verdict: "a provider's config form; writes nothing" }],
-  ['GET /ajax-api/3.0/mlflow/gateway/secrets/config', { need: 'authenticated', verdict: 'whether the default KEK passphrase is in use; no secret, writes nothing' }],
+  [
+    'GET /ajax-api/3.0/mlflow/gateway/secrets/config',
+    { need: 'authenticated', after: 'redact_secrets_config', verdict: 'whether secrets can be stored (whether the default KEK passphrase is in use is withheld from non-admins, as MLflow does); writes nothing' },
+  ],
   ['GET /ajax-api/3.0/mlflow/ui-telemetry', { need: 'authenticated', verdict: "the UI's telemetry settings; writes nothing" }],
   [
     'POST /ajax-api/3.0/mlflow/ui-telemetry',

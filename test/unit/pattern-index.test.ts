@@ -165,22 +165,30 @@ describe('pattern grants composed with the grants on the resource itself', () =>
 });
 
 describe('property: the index answers what a scan of every pattern answers', () => {
-  const RANK: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, EDIT: 2, MANAGE: 3 };
+  const RANK: Record<Permission, number> = { NO_PERMISSIONS: 0, READ: 1, USE: 2, EDIT: 3, MANAGE: 4 };
   const alphabet = fc.constantFrom('a', 'b', '/', '😀');
   const text = (max: number) => fc.array(alphabet, { maxLength: max }).map((c) => c.join(''));
   const pattern = fc
     .array(fc.oneof(alphabet, fc.constant('*'), fc.constant('?'), fc.constant('\\*')), { minLength: 1, maxLength: 6 })
     .map((p) => p.join(''))
     .filter((p) => patternProblem(p) === undefined);
-  const grant = fc.record({
-    kind: fc.constantFrom<ResourceKind>('experiment', 'prompt'),
-    pattern,
-    grantee: fc.oneof(
-      fc.integer({ min: 1, max: 4 }).map((id) => ({ type: 'user' as const, id })),
-      fc.integer({ min: 1, max: 4 }).map((id) => ({ type: 'group' as const, id })),
-    ),
-    permission: fc.constantFrom<Permission>('NO_PERMISSIONS', 'READ', 'EDIT', 'MANAGE'),
-  });
+  /** A kind without USE and one with it (a gateway endpoint), each with the levels it takes. */
+  const KIND_LEVELS: ReadonlyArray<readonly [ResourceKind, readonly Permission[]]> = [
+    ['experiment', ['NO_PERMISSIONS', 'READ', 'EDIT', 'MANAGE']],
+    ['prompt', ['NO_PERMISSIONS', 'READ', 'EDIT', 'MANAGE']],
+    ['gateway_endpoint', ['NO_PERMISSIONS', 'READ', 'USE', 'EDIT', 'MANAGE']],
+  ];
+  const grant = fc.constantFrom(...KIND_LEVELS).chain(([kind, levels]) =>
+    fc.record({
+      kind: fc.constant(kind),
+      pattern,
+      grantee: fc.oneof(
+        fc.integer({ min: 1, max: 4 }).map((id) => ({ type: 'user' as const, id })),
+        fc.integer({ min: 1, max: 4 }).map((id) => ({ type: 'group' as const, id })),
+      ),
+      permission: fc.constantFrom(...levels),
+    }),
+  );
   const TOKENS = /\\(.)|(\*)|(\?)|(.)/gsu;
   /** The same glob as a regular expression, written independently of the matcher. */
   const regex = (p: string) =>
@@ -219,7 +227,7 @@ describe('property: the index answers what a scan of every pattern answers', () 
     fc.assert(
       fc.property(
         fc.array(grant, { maxLength: 30 }).map(unique),
-        fc.array(fc.tuple(fc.constantFrom<ResourceKind>('experiment', 'prompt'), text(6)), { minLength: 1, maxLength: 10 }),
+        fc.array(fc.tuple(fc.constantFrom(...KIND_LEVELS.map(([kind]) => kind)), text(6)), { minLength: 1, maxLength: 10 }),
         fc.integer({ min: 1, max: 4 }),
         fc.uniqueArray(fc.integer({ min: 1, max: 4 })),
         (grants, names, userId, groupIds) => {

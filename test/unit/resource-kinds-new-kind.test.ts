@@ -14,29 +14,29 @@ import type { UpstreamJson } from '../../src/upstream/json-client.js';
 import { KINDS as UI_KINDS } from '../../ui/src/kind-list.js';
 
 /**
- * A kind added to the registry alone (here a GenAI gateway endpoint, named by its name) reaches every
+ * A kind added to the registry alone (here a hypothetical MLflow scorer, named by its name) reaches every
  * consumer that derives from the registry, with no edit of theirs: none of them may fall back to
  * another kind's behaviour (the orphan check asking registered-models/get, a policy grant read as a
  * prompt's). The store is the one consumer that needs more: a migration widening its CHECKs.
  */
 vi.mock('../../src/resources/kind-table.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/resources/kind-table.js')>();
-  const endpoint = {
-    kind: 'gateway_endpoint',
+  const scorer = {
+    kind: 'scorer',
     id: 'name',
-    stored: { as: 'gateway_endpoint', prompt: false },
-    lookup: { path: '/ajax-api/3.0/mlflow/gateway/endpoints/get', param: 'name' },
+    stored: { as: 'scorer', prompt: false },
+    lookup: { path: '/ajax-api/3.0/mlflow/scorers/get', param: 'name' },
     permissions: ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'],
-    admin: { segment: 'gateway-endpoints', param: 'endpoint_name' },
-    cli: ['endpoint', 'endpoints'],
-    policyField: 'gateway_endpoint',
-    ui: { route: 'endpoints', title: 'Gateway endpoints', one: 'gateway endpoint' },
-    metricLabel: 'gateway_endpoint',
+    admin: { segment: 'scorers', param: 'scorer_name' },
+    cli: ['scorer', 'scorers'],
+    policyField: 'scorer',
+    ui: { route: 'scorers', title: 'Scorers', one: 'scorer' },
+    metricLabel: 'scorer',
   };
-  return { ...real, KINDS: { ...real.KINDS, gateway_endpoint: endpoint } };
+  return { ...real, KINDS: { ...real.KINDS, scorer } };
 });
 
-const endpoint = { kind: 'gateway_endpoint', id: 'chat' } as unknown as ResourceRef;
+const scorer = { kind: 'scorer', id: 'chat' } as unknown as ResourceRef;
 
 describe('a kind declared only in the registry', () => {
   it('is checked for orphans through its own look-up, not as a registered model', async () => {
@@ -47,35 +47,38 @@ describe('a kind declared only in the registry', () => {
         return { status: 404, json: { error_code: 'RESOURCE_DOES_NOT_EXIST' } };
       },
     } as unknown as UpstreamJson;
-    expect(await mlflowExistence(upstream)(endpoint)).toBe(false);
-    expect(asked).toEqual(['/ajax-api/3.0/mlflow/gateway/endpoints/get?name=chat']);
+    expect(await mlflowExistence(upstream)(scorer)).toBe(false);
+    expect(asked).toEqual(['/ajax-api/3.0/mlflow/scorers/get?name=chat']);
   });
 
   it("is a policy file's grant of its own, applied on its own admin path, not a prompt's", async () => {
     const empty: PolicyDocument = policyDocument.parse({ version: 1 });
     const wanted = policyDocument.parse({
       version: 1,
-      grants: [{ gateway_endpoint: 'chat', user: 'ann', permission: 'READ' }],
-      patterns: [{ resource_type: 'gateway_endpoint', pattern: 'team-*', group: 'team', permission: 'EDIT' }],
+      grants: [{ scorer: 'chat', user: 'ann', permission: 'READ' }],
+      patterns: [{ resource_type: 'scorer', pattern: 'team-*', group: 'team', permission: 'EDIT' }],
     });
     const noExperiments = { idOf: async () => undefined, nameOf: async () => undefined } as unknown as ExperimentNames;
     const changes = policyDiff(empty, wanted, noExperiments, false, 'admin');
-    expect(changes.map((c) => c.line)).toContain('+ grant gateway_endpoint:chat user:ann READ');
+    expect(changes.map((c) => c.line)).toContain('+ grant scorer:chat user:ann READ');
     const calls: string[] = [];
     const client = { call: async (method: string, path: string) => void calls.push(`${method} ${path}`) } as unknown as AdminClient;
     for (const c of changes) await c.apply(client);
-    expect(calls).toContain('POST permissions/users/ann/gateway-endpoints/chat');
+    expect(calls).toContain('POST permissions/users/ann/scorers/chat');
   });
 
   it('has admin API grant routes, pattern grants, a CLI word, a Manage screen and a metrics label', () => {
     const paths = [...GRANT_ROUTES, ...UI_RESOURCE_ROUTES].map((r) => `${r.method} ${r.path}`);
-    expect(paths).toContain('POST /mlflow/permissions/users/:username/gateway-endpoints/:endpoint_name');
-    expect(paths).toContain('GET /mlflow/permissions/gateway-endpoints/:endpoint_name/groups');
-    expect(paths).toContain('GET /mlflow/permissions/ui/gateway-endpoints/:endpoint_name/effective');
+    expect(paths).toContain('POST /mlflow/permissions/users/:username/scorers/:scorer_name');
+    expect(paths).toContain('GET /mlflow/permissions/scorers/:scorer_name/groups');
+    expect(paths).toContain('GET /mlflow/permissions/ui/scorers/:scorer_name/effective');
+    expect(paths).toContain('GET /mlflow/permissions/ui/my-permissions/scorers');
     const patternBody = PATTERN_GRANT_ROUTES.find((r) => r.method === 'POST')!.body!;
-    expect(patternBody.safeParse({ resource_type: 'gateway_endpoint', pattern: 'team-*', permission: 'READ' }).success).toBe(true);
-    expect(kindNamed('endpoint').segment).toBe('gateway-endpoints');
-    expect(UI_KINDS.map((k) => k.route)).toContain('endpoints');
-    expect(RESOURCE_TYPE_LABELS.get('gateway_endpoint')).toBe('gateway_endpoint');
+    expect(patternBody.safeParse({ resource_type: 'scorer', pattern: 'team-*', permission: 'READ' }).success).toBe(true);
+    // The levels it declares are the ones it takes: no USE here.
+    expect(patternBody.safeParse({ resource_type: 'scorer', pattern: 'team-*', permission: 'USE' }).success).toBe(false);
+    expect(kindNamed('scorer').segment).toBe('scorers');
+    expect(UI_KINDS.map((k) => k.route)).toContain('scorers');
+    expect(RESOURCE_TYPE_LABELS.get('scorer')).toBe('scorer');
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRANT_ROUTES } from '../../src/admin/grants.js';
+import { PATTERN_GRANT_ROUTES } from '../../src/admin/pattern-grants.js';
 import { buildOpenApi } from '../../src/admin/openapi.js';
 import { ADMIN_ROUTES } from '../../src/admin/routes.js';
 import { UI_RESOURCE_ROUTES } from '../../src/admin/ui-resources.js';
@@ -9,16 +10,16 @@ import { createGrantsRepo } from '../../src/authz/grants-repo.js';
 import { mlflowExistence } from '../../src/authz/orphan-grants.js';
 import { createPatternGrantsRepo } from '../../src/authz/pattern-grants-repo.js';
 import type { ResourceRef } from '../../src/authz/types.js';
-import { kindNamed, KINDS as CLI_KINDS } from '../../src/commands/admin-cli/resources.js';
+import { kindNamed, KINDS as CLI_KINDS, permissionNamed } from '../../src/commands/admin-cli/resources.js';
 import { grantResource, policyDocument } from '../../src/commands/policy-document.js';
 import { grantKey } from '../../src/commands/policy-state.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { createDirectory } from '../../src/principals/directory.js';
-import { KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
-import { rank } from '../../src/resources/permissions.js';
+import { gatewayListing, GATEWAY_KINDS, isGatewayKind, KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
+import { PERMISSIONS, rank } from '../../src/resources/permissions.js';
 import type { Sql } from '../../src/store/sql.js';
 import type { UpstreamJson } from '../../src/upstream/json-client.js';
-import { kindOf, KINDS as UI_KINDS, resourceText } from '../../ui/src/kind-list.js';
+import { creatable, kindOf, KINDS as UI_KINDS, permissionsFor, resourceText } from '../../ui/src/kind-list.js';
 import { freshStore } from '../helpers/test-store.js';
 
 /** An id of the kind's shape. */
@@ -58,9 +59,49 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
     expect(paths).toContain(`GET /mlflow/permissions/${segment}/:${param}/groups`);
     expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/grants`);
     expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/effective`);
+    expect(paths).toContain(`GET /mlflow/permissions/ui/my-permissions/${segment}`);
     const described = Object.keys(buildOpenApi(ADMIN_ROUTES, 'test').paths);
     expect(described).toContain(`/api/2.0/mlflow/permissions/users/{username}/${segment}/{${param}}`);
     expect(described).toContain(`/ajax-api/2.0/mlflow/permissions/ui/${segment}/{${param}}/effective`);
+  });
+
+  it('refuses a level it does not take, and takes every one it declares (admin API both sides and patterns, CLI, policy file, UI)', () => {
+    const bodies = GRANT_ROUTES.filter((r) => r.body && r.path.endsWith(`/${k.admin.segment}/:${k.admin.param}`)).map((r) => r.body!);
+    expect(bodies).toHaveLength(4); // POST and PATCH, for users and for groups
+    const patternBody = PATTERN_GRANT_ROUTES.find((r) => r.method === 'POST')!.body!;
+    const policy = (permission: string) =>
+      policyDocument.safeParse({
+        version: 1,
+        grants: [{ [k.policyField]: 'a name', group: 'team', permission }],
+        patterns: [{ resource_type: k.kind, pattern: 'team-*', group: 'team', permission }],
+      });
+    for (const p of PERMISSIONS) {
+      const takes = k.permissions.includes(p);
+      for (const body of bodies) {
+        const parsed = body.safeParse({ permission: p });
+        expect(parsed.success, `${p} on ${k.kind}`).toBe(takes);
+        if (!parsed.success) expect(parsed.error.issues[0]!.message).toBe(`must be one of ${k.permissions.join(', ')} (the levels ${k.ui.title.toLowerCase()} take)`);
+      }
+      const pattern = patternBody.safeParse({ resource_type: k.kind, pattern: 'team-*', permission: p });
+      expect(pattern.success).toBe(takes);
+      if (!pattern.success) expect(pattern.error.issues[0]!.message).toContain(k.permissions.join(', '));
+      const kind = kindNamed(k.cli[0]);
+      if (takes) expect(permissionNamed(p.toLowerCase(), kind)).toBe(p);
+      else expect(() => permissionNamed(p, kind)).toThrow(`${k.ui.title} take ${k.permissions.join(', ')}, not ${p}`);
+      const file = policy(p);
+      expect(file.success).toBe(takes);
+      if (!file.success) expect(file.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
+        `grants.0.permission: ${k.ui.title} take ${k.permissions.join(', ')}, not ${p}`,
+        `patterns.0.permission: ${k.ui.title} take ${k.permissions.join(', ')}, not ${p}`,
+      ]);
+    }
+    expect(permissionsFor(k.kind)).toEqual(k.permissions);
+    // The committed JSON Schema says it too, for an editor checking the file.
+    const schema = JSON.parse(readFileSync(new URL('../../schemas/policy.schema.json', import.meta.url), 'utf8'));
+    const said = (items: { allOf?: Array<{ if: unknown; then: { properties: { permission: { enum: string[] } } } }> }, when: unknown) =>
+      items.allOf?.find((c) => JSON.stringify(c.if) === JSON.stringify(when))?.then.properties.permission.enum ?? PERMISSIONS;
+    expect(said(schema.properties.grants.items, { required: [k.policyField] })).toEqual(k.permissions);
+    expect(said(schema.properties.patterns.items, { properties: { resource_type: { const: k.kind } }, required: ['resource_type'] })).toEqual(k.permissions);
   });
 
   it('the CLI knows it by each of its words, and lists its grants', () => {
@@ -86,6 +127,8 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
     expect(shown).toEqual({ kind: k.kind, route: k.ui.route, segment: k.admin.segment, title: k.ui.title, one: k.ui.one });
     expect(kindOf(k.ui.route)).toBe(shown);
     expect(resourceText(k.kind, 'x')).toContain(k.ui.one);
+    // MLflow's AI Gateway page creates the gateway's kinds (it takes their secret values); the screens only grant on them.
+    expect(creatable(shown!)).toBe(!isGatewayKind(k.kind));
   });
 
   it("orphan detection asks MLflow through the kind's own look-up, and only RESOURCE_DOES_NOT_EXIST means gone", async () => {
@@ -98,9 +141,20 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
       },
     } as unknown as UpstreamJson;
     const exists = mlflowExistence(upstream);
-    expect(await exists(refOf(k))).toBe(false);
-    expect(calls).toEqual([{ path: k.lookup.path, input: { [k.lookup.param]: sampleId(k) } }]);
-    answer = { status: 200, json: {} };
+    const lookup = k.lookup;
+    if ('list' in lookup) {
+      // MLflow gets it only by its generated id: its list (one answer, no paging) has the name or not.
+      answer = { status: 200, json: { [lookup.list]: [{ [lookup.nameField]: 'another' }] } };
+      expect(await exists(refOf(k))).toBe(false);
+      expect(calls).toEqual([{ path: lookup.path, input: {} }]);
+      answer = { status: 200, json: {} };
+      expect(await exists(refOf(k))).toBe(false);
+      answer = { status: 200, json: { [lookup.list]: [{ [lookup.nameField]: sampleId(k) }] } };
+    } else {
+      expect(await exists(refOf(k))).toBe(false);
+      expect(calls).toEqual([{ path: lookup.path, input: { [lookup.param]: sampleId(k) } }]);
+      answer = { status: 200, json: {} };
+    }
     expect(await exists(refOf(k))).toBe(true);
     answer = { status: 503, json: { error_code: 'TEMPORARILY_UNAVAILABLE' } };
     expect(await exists(refOf(k))).toBeUndefined();
@@ -122,5 +176,20 @@ describe('the registry', () => {
     once(KIND_SPECS.map((k) => k.ui.route));
     once(KIND_SPECS.flatMap((k) => k.cli));
     once(KIND_SPECS.map((k) => k.policyField));
+  });
+
+  it("lists each gateway kind where MLflow does: a kind found by name in its list is listed by that very call", () => {
+    for (const kind of GATEWAY_KINDS) {
+      const listing = gatewayListing(kind);
+      const lookup = KIND_SPECS.find((k) => k.kind === kind)!.lookup;
+      if ('list' in lookup) expect(listing).toMatchObject({ path: lookup.path, list: lookup.list, nameField: lookup.nameField });
+      expect(listing.path).toMatch(/^\/api\/3\.0\/mlflow\/gateway\/[a-z-]+\/list$/);
+    }
+    expect(gatewayListing(GATEWAY_KINDS.find((k) => k === 'gateway_endpoint')!)).toEqual({
+      path: '/api/3.0/mlflow/gateway/endpoints/list',
+      list: 'endpoints',
+      nameField: 'name',
+      idField: 'endpoint_id',
+    });
   });
 });

@@ -37,8 +37,17 @@ export function qs(query: Query = {}): string {
 }
 
 /** `path` is relative to `/ajax-api/2.0/mlflow/`. */
-export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${BASE}/ajax-api/2.0/mlflow/${path}`, {
+export function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  return call<T>(method, `/ajax-api/2.0/mlflow/${path}`, body);
+}
+
+/** One of MLflow's own calls by its path from MLflow's root (`/api/3.0/…`), through flowgate as MLflow's page makes it (`/ajax-api/…`). */
+export function mlflow<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+  return call<T>(method, path.replace(/^\/api\//, '/ajax-api/'), body);
+}
+
+async function call<T>(method: string, path: string, body: unknown): Promise<T> {
+  const r = await fetch(`${BASE}${path}`, {
     method,
     credentials: 'same-origin',
     headers: { Accept: 'application/json', 'X-Flowgate-CSRF': CSRF, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },

@@ -1,4 +1,5 @@
-import { idIsName, isResourceKind, KIND_SPECS, KINDS as SPECS, type ResourceKind } from '../../src/resources/kinds.js';
+import { gatewayListing, idIsName, isGatewayKind, isResourceKind, KIND_SPECS, KINDS as SPECS, permissionsOf, type GatewayKind, type ResourceKind } from '../../src/resources/kinds.js';
+import type { Permission } from '../../src/resources/permissions.js';
 
 type Spec = (typeof SPECS)[ResourceKind];
 
@@ -29,8 +30,26 @@ export const isPrompt = (k: Kind): boolean => SPECS[k.kind].stored.prompt;
 /** The grant JSON's field naming the resource (`experiment_id`, `name`). */
 export const grantIdField = (k: Kind): string => SPECS[k.kind].admin.param;
 
-/** MLflow's call that gets one by its id, and its parameter (the registry's look-up). */
-export const lookupOf = (k: Kind): { readonly path: string; readonly param: string } => SPECS[k.kind].lookup;
+/** MLflow's call that gets one by its id (the registry's look-up), or none for a kind MLflow finds by name only in its list. */
+export const lookupOf = (k: Kind): { readonly path: string; readonly param: string } | undefined => {
+  const lookup = SPECS[k.kind].lookup;
+  return 'param' in lookup ? lookup : undefined;
+};
+
+/** Whether it is one of the AI gateway's kinds: MLflow lists them whole (no paging), and creating one takes secret values. */
+export const isGateway = (k: Kind): k is GatewayShown => isGatewayKind(k.kind);
+
+/** A gateway kind, as the screens show it. */
+export type GatewayShown = Kind & { readonly kind: GatewayKind };
+
+/** Whether the screens create one (team setup): not a gateway kind, which MLflow's own AI Gateway page creates. */
+export const creatable = (k: Kind): boolean => !isGateway(k);
+
+/** The permissions a grant on it may give (USE only on the gateway's kinds), for the screens' selects. */
+export const permissionsFor = (kind: ResourceKind): readonly Permission[] => permissionsOf(kind);
+
+/** How MLflow lists a gateway kind, and its call that gets one by its generated id (for a kind not got by name). */
+export const listingOf = (k: GatewayShown) => ({ ...gatewayListing(k.kind), get: SPECS[k.kind].generatedId.path });
 
 /** The word for one resource of a kind the server names (`registered model`). */
 export const kindLabel = (kind: string): string => KINDS.find((k) => k.kind === kind)?.one ?? kind;

@@ -1,8 +1,8 @@
-import { api, qs, seg, type KindGrant } from './api';
-import { grantIdField, isPrompt, numbered, type Kind } from './kind-list';
+import { api, mlflow, qs, seg, type KindGrant } from './api';
+import { grantIdField, isGateway, isPrompt, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
-export { FIRST_ROUTE, grantIdField, isPrompt, KINDS, kindOf, kindLabel, lookupOf, numbered, resourceText, type Kind } from './kind-list';
+export { creatable, FIRST_ROUTE, grantIdField, isGateway, isPrompt, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
 
 export interface Item {
   /** Experiment id, or the model's or prompt's name. */
@@ -17,8 +17,38 @@ const like = (q: string) => `'%${q.replace(/['\\]/g, '')}%'`;
 export const PROMPT_TAG = 'mlflow.prompt.is_prompt';
 const PROMPT_FILTER = `tags.\`${PROMPT_TAG}\` = 'true'`;
 
+type Page = { items: Item[]; next_page_token?: string };
+
+/** A gateway kind's rows as MLflow lists them through flowgate (what the viewer may read), all in one answer. */
+async function gatewayRows(k: GatewayShown): Promise<ReadonlyArray<Readonly<Record<string, unknown>>>> {
+  const { path, list } = listingOf(k);
+  return (await mlflow<Record<string, ReadonlyArray<Readonly<Record<string, unknown>>> | undefined>>('GET', path))[list] ?? [];
+}
+
+/** MLflow lists a gateway kind whole: the search text filters its names and the pages are cut here (the token is the next offset). */
+async function gatewayPage(k: GatewayShown, q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const { nameField } = listingOf(k);
+  const needle = q.toLowerCase();
+  const names = (await gatewayRows(k))
+    .map((row) => row[nameField])
+    .filter((n): n is string => typeof n === 'string' && n.toLowerCase().includes(needle))
+    .sort((a, b) => a.localeCompare(b));
+  const start = Math.max(0, Number(pageToken ?? 0) || 0);
+  const end = start + max;
+  return { items: names.slice(start, end).map((n) => ({ id: n, name: n })), ...(end < names.length ? { next_page_token: String(end) } : {}) };
+}
+
+/** A gateway resource's id as MLflow's routes name it (`e-…`, `s-…`, `d-…`), from its list; undefined when the viewer may read none of that name. */
+export async function generatedIdOf(k: Kind, name: string): Promise<string | undefined> {
+  if (!isGateway(k)) return undefined;
+  const { nameField, idField } = listingOf(k);
+  const id = (await gatewayRows(k)).find((row) => row[nameField] === name)?.[idField];
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** One page of a search through flowgate (which already leaves out what the viewer may not read). */
-export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<{ items: Item[]; next_page_token?: string }> {
+export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<Page> {
+  if (isGateway(k)) return gatewayPage(k, q, pageToken, max);
   if (numbered(k)) {
     const r = await api<{ experiments?: { experiment_id: string; name: string }[]; next_page_token?: string }>('POST', 'experiments/search', {
       max_results: max,
@@ -47,6 +77,7 @@ export async function itemName(k: Kind, id: string): Promise<string> {
  * grants. A prompt is a registered model with the prompt tag.
  */
 export async function createItem(k: Kind, name: string): Promise<string> {
+  if (isGateway(k)) throw new Error(`A ${k.one} is created on MLflow's AI Gateway page (it takes secret values)`);
   if (numbered(k)) return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
   const tags = isPrompt(k) ? [{ key: PROMPT_TAG, value: 'true' }] : [];
   await api('POST', 'registered-models/create', { name, tags });

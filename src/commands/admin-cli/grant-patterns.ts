@@ -2,7 +2,7 @@ import { seg } from './client.js';
 import type { Noun } from './action.js';
 import { GRANTEE_OPTIONS, granteeOf, granteeWords, type Grantee } from './grantee.js';
 import { printDone, printRows } from './output.js';
-import { kindNamed, permissionNamed } from './resources.js';
+import { KIND_WORDS, kindNamed, permissionNamed, USE_KIND_WORDS } from './resources.js';
 
 interface PatternRow {
   resource_type: string;
@@ -17,7 +17,7 @@ const patternsPath = (g: Grantee) => `permissions/${g.segment}/${seg(g.name)}/pa
 /** `flowgate grants patterns|set-pattern|delete-pattern`: grants on every resource whose name matches a glob. */
 export const GRANT_PATTERN_VERBS: Noun = {
   patterns: {
-    usage: 'flowgate grants patterns [--user USERNAME | --group GROUP] [--kind experiment|model|prompt]   (everyone\'s without --user/--group)',
+    usage: `flowgate grants patterns [--user USERNAME | --group GROUP] [--kind ${KIND_WORDS}]   (everyone's without --user/--group)`,
     options: { ...GRANTEE_OPTIONS, kind: { type: 'string' } },
     async run({ client, io, json, values }) {
       const g = granteeOf(values, false);
@@ -35,12 +35,13 @@ export const GRANT_PATTERN_VERBS: Noun = {
     },
   },
   'set-pattern': {
-    usage: "flowgate grants set-pattern (--user USERNAME | --group GROUP) KIND PATTERN PERMISSION   e.g. --group team-a experiment 'team-a/*' EDIT",
+    usage: `flowgate grants set-pattern (--user USERNAME | --group GROUP) KIND PATTERN PERMISSION   (KIND: ${KIND_WORDS}; USE only on ${USE_KIND_WORDS}) e.g. --group team-a experiment 'team-a/*' EDIT`,
     options: GRANTEE_OPTIONS,
     args: ['KIND', 'PATTERN', 'PERMISSION'],
     async run({ client, io, json, values, args }) {
       const g = granteeOf(values);
-      const [kind, pattern, permission] = [kindNamed(args[0]!), args[1]!, permissionNamed(args[2]!)];
+      const kind = kindNamed(args[0]!);
+      const [pattern, permission] = [args[1]!, permissionNamed(args[2]!, kind)];
       const raw = await client.call('POST', patternsPath(g), { resource_type: kind.kind, pattern, permission });
       printDone(io, json, raw, `${granteeWords(g)}: ${permission} on every ${args[0]} matching ${pattern}`);
     },

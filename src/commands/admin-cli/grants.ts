@@ -2,7 +2,7 @@ import { ApiError, seg, type AdminClient } from './client.js';
 import { GRANTEE_OPTIONS, granteeOf, granteeWords, type Grantee } from './grantee.js';
 import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
-import { KINDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
+import { KIND_WORDS, KINDS, USE_KIND_WORDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
 
 type Row = Record<string, unknown>;
 
@@ -24,7 +24,7 @@ export async function deleteGrant(client: AdminClient, g: Grantee, k: Kind, reso
 
 export const GRANTS: Noun = {
   list: {
-    usage: 'flowgate grants list (--user USERNAME | --group GROUP) [--kind experiment|model|prompt]',
+    usage: `flowgate grants list (--user USERNAME | --group GROUP) [--kind ${KIND_WORDS}]`,
     options: { ...GRANTEE_OPTIONS, kind: { type: 'string' } },
     async run({ client, io, json, values }) {
       const g = granteeOf(values);
@@ -38,7 +38,7 @@ export const GRANTS: Noun = {
     },
   },
   on: {
-    usage: 'flowgate grants on KIND RESOURCE   (who holds a grant on it; RESOURCE is an experiment id or a model/prompt name)',
+    usage: `flowgate grants on KIND RESOURCE   (who holds a grant on it; KIND: ${KIND_WORDS}; RESOURCE is an experiment id, else a name)`,
     args: ['KIND', 'RESOURCE'],
     async run({ client, io, json, args }) {
       const k = kindNamed(args[0]!);
@@ -53,13 +53,14 @@ export const GRANTS: Noun = {
     },
   },
   set: {
-    usage: 'flowgate grants set (--user USERNAME | --group GROUP) KIND RESOURCE PERMISSION',
+    usage: `flowgate grants set (--user USERNAME | --group GROUP) KIND RESOURCE PERMISSION   (KIND: ${KIND_WORDS}; USE only on ${USE_KIND_WORDS})`,
     options: GRANTEE_OPTIONS,
     args: ['KIND', 'RESOURCE', 'PERMISSION'],
     async run({ client, io, json, values, args }) {
       const g = granteeOf(values);
-      const permission = permissionNamed(args[2]!);
-      const raw = await setGrant(client, g, kindNamed(args[0]!), args[1]!, permission);
+      const kind = kindNamed(args[0]!);
+      const permission = permissionNamed(args[2]!, kind);
+      const raw = await setGrant(client, g, kind, args[1]!, permission);
       printDone(io, json, raw, `${granteeWords(g)}: ${permission} on ${args[0]} ${args[1]}`);
     },
   },

@@ -1,5 +1,6 @@
 import type { AfterHook } from '../../authz/types.js';
 import { forgetDatasetExperiments, forgetExperimentNames, forgetPromptFlag, forgetReviewQueue, forgetWrittenTraces } from './forget-hooks.js';
+import { filterGatewayListAnswer, followGateway, grantCreatorOfGateway, redactGatewayAnswer, redactSecretsConfig } from './gateway-hooks.js';
 import { followModel, grantCreatorOfExperiment, grantCreatorOfModel } from './grant-hooks.js';
 import { filterGraphqlAnswer } from './graphql-hook.js';
 import { filterReviewQueues, stampReviewCompletedBy } from './review-hooks.js';
@@ -29,4 +30,10 @@ export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
   filter_search_logged_models: { run: filterSearchAnswer, for: 'non-admins', readsBody: true },
   graphql: { run: filterGraphqlAnswer, for: 'non-admins', readsBody: true },
   verify_answered_experiment: { run: verifyAnsweredExperiment, for: 'non-admins', readsBody: false },
+  grant_creator_gateway: { run: grantCreatorOfGateway, for: 'everyone', readsBody: false },
+  // The id read from the request, and the name decided on (resolved for administrators too).
+  follow_gateway: { run: followGateway, for: 'everyone', readsBody: true, resolves: true },
+  redact_gateway_answer: { run: redactGatewayAnswer, for: 'non-admins', readsBody: false },
+  filter_gateway_list: { run: filterGatewayListAnswer, for: 'non-admins', readsBody: false },
+  redact_secrets_config: { run: redactSecretsConfig, for: 'non-admins', readsBody: false },
 };

@@ -3,9 +3,13 @@ import { REASON_SPECS, type Reason } from '../../../src/resources/reasons.js';
 import { api, explain, qs, type ExplainedResource, type Explanation, type Me, type UserSearchAnswer } from '../api';
 import { DataTable, ErrorText, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useRun, type Column } from '../components';
 import { resourceText, type Kind } from '../kinds';
-import { ACTION_LABEL, ACTIONS, callFor, decidingGrant, ruleInWords, type Action } from './explain-rules';
+import { ACTION_LABEL, actionsOf, callFor, decidingGrant, ruleInWords, type Action, type Call } from './explain-rules';
 
-const ACTION_OPTIONS = ACTIONS.map((a) => [a, ACTION_LABEL[a]] as const);
+/** The actions offered on the kind, in words. */
+const actionOptions = (kind: Kind) => actionsOf(kind).map((a) => [a, ACTION_LABEL[a]] as const);
+
+/** `read, edit or manage`. */
+const orList = (words: readonly string[]) => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
 /**
  * "Explain access": the decision flowgate would make if a user asked for one thing on this resource,
@@ -15,7 +19,7 @@ const ACTION_OPTIONS = ACTIONS.map((a) => [a, ACTION_LABEL[a]] as const);
 export function ExplainPanel({ kind, id, me }: { kind: Kind; id: string; me: Me }) {
   const [who, setWho] = useState('');
   const [action, setAction] = useState<Action>('read');
-  const [answer, setAnswer] = useState<{ explanation: Explanation; action: Action }>();
+  const [answer, setAnswer] = useState<{ explanation: Explanation; action: Action; call: Call }>();
   const { busy, error, run } = useRun();
   const suggested = useUserNames(me.is_admin ? who : undefined);
   const admin = me.is_admin;
@@ -25,15 +29,15 @@ export function ExplainPanel({ kind, id, me }: { kind: Kind; id: string; me: Me 
     <div class="fg-panel" id="fg-explain">
       <h2>Explain access</h2>
       <p class="fg-muted">
-        {`Whether ${admin ? 'a user' : 'you'} may read, edit or manage this ${kind.one}, the rule that decides, and every grant considered.`}
+        {`Whether ${admin ? 'a user' : 'you'} may ${orList(actionsOf(kind))} this ${kind.one}, the rule that decides, and every grant considered.`}
       </p>
       <ToolbarForm
         onSubmit={() => {
           if (!username) return;
           setAnswer(undefined);
           void run(async () => {
-            const call = callFor(kind, id, action);
-            setAnswer({ explanation: await explain(username, call.method, call.target, call.body), action });
+            const call = await callFor(kind, id, action);
+            setAnswer({ explanation: await explain(username, call.method, call.target, call.body), action, call });
           });
         }}
       >
@@ -42,11 +46,11 @@ export function ExplainPanel({ kind, id, me }: { kind: Kind; id: string; me: Me 
         ) : (
           <TextField label="User" id="fg-explain-user" value={username} readOnly />
         )}
-        <SelectField label="Action" id="fg-explain-action" value={action} options={ACTION_OPTIONS} onChange={(v) => setAction(v as Action)} />
+        <SelectField label="Action" id="fg-explain-action" value={action} options={actionOptions(kind)} onChange={(v) => setAction(v as Action)} />
         <SubmitButton text="Explain" disabled={busy} />
       </ToolbarForm>
       <ErrorText error={error} />
-      {answer && <ExplainAnswer kind={kind} id={id} {...answer} />}
+      {answer && <ExplainAnswer kind={kind} {...answer} />}
     </div>
   );
 }
@@ -73,8 +77,7 @@ function useUserNames(typed: string | undefined): string[] {
   return names;
 }
 
-function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: string; explanation: Explanation; action: Action }) {
-  const call = callFor(kind, id, action);
+function ExplainAnswer({ kind, explanation: e, action, call }: { kind: Kind; explanation: Explanation; action: Action; call: Call }) {
   const path = call.target.split('?')[0];
   return (
     <section class="fg-explain-answer" aria-labelledby="fg-explain-verdict">
@@ -83,7 +86,7 @@ function ExplainAnswer({ kind, id, explanation: e, action }: { kind: Kind; id: s
           {e.verdict.allow ? 'Allowed' : 'Denied'}: {e.username} may {e.verdict.allow ? '' : 'not '}
           {action} this {kind.one}
         </h3>
-        <p id="fg-explain-rule">{ruleInWords(e, kind)}</p>
+        <p id="fg-explain-rule">{ruleInWords(e, kind, action)}</p>
       </div>
       <p class="fg-muted">
         Asked as MLflow’s <code>{`${call.method} ${path}`}</code>

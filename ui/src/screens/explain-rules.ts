@@ -1,26 +1,66 @@
+import type { GatewayKind } from '../../../src/resources/kinds.js';
+import { REASON_SPECS } from '../../../src/resources/reasons.js';
 import { qs, type ExplainedResource, type Explanation } from '../api';
-import { lookupOf, numbered, type Kind } from '../kinds';
+import { generatedIdOf, isGateway, listingOf, lookupOf, numbered, type GatewayShown, type Kind } from '../kinds';
 
 /**
- * What "read", "edit" and "manage" stand for on each kind: one real MLflow call of the route catalog
- * (src/authz/catalog.ts) that needs exactly that permission, so the explanation is of a request a
+ * What "read", "use", "edit" and "manage" stand for on each kind: one real MLflow call of the route
+ * catalog (src/authz/catalog.ts) that needs that permission, so the explanation is of a request a
  * client could send. Prompts are registered models to MLflow; flowgate tells them apart by their tag.
+ * The gateway's kinds are explained for read and use: MLflow changes or deletes them by their
+ * generated id only, and USE is their own level.
  */
-export const ACTIONS = ['read', 'edit', 'manage'] as const;
+export const ACTIONS = ['read', 'use', 'edit', 'manage'] as const;
 export type Action = (typeof ACTIONS)[number];
+
+/** The actions explained on a kind: USE only where the kind has it. */
+export const actionsOf = (kind: Kind): readonly Action[] => ACTIONS.filter((a) => (isGateway(kind) ? a === 'read' || a === 'use' : a !== 'use'));
 
 export interface Call {
   readonly method: string;
   /** From MLflow's root, with the query. */
   readonly target: string;
-  readonly body?: Record<string, string>;
+  readonly body?: Readonly<Record<string, unknown>>;
 }
 
 const V2 = '/api/2.0/mlflow';
+const GATEWAY = '/api/3.0/mlflow/gateway';
 
-export function callFor(kind: Kind, id: string, action: Action): Call {
-  // Reading one is the registry's own look-up of it.
+/**
+ * Using a gateway resource, as MLflow spends it: invoking an endpoint (named as the body's `model`),
+ * building a model definition on a secret, an endpoint on a model definition (those two by the
+ * generated id MLflow's routes take).
+ */
+const USE: { readonly [K in GatewayKind]: (name: string, generatedId: () => Promise<string>) => Promise<Call> } = {
+  gateway_secret: async (_name, id) => ({ method: 'POST', target: `${GATEWAY}/model-definitions/create`, body: { secret_id: await id() } }),
+  gateway_model_definition: async (_name, id) => ({
+    method: 'POST',
+    target: `${GATEWAY}/endpoints/create`,
+    body: { model_configs: [{ model_definition_id: await id(), linkage_type: 'PRIMARY', weight: 1 }] },
+  }),
+  gateway_endpoint: async (name) => ({ method: 'POST', target: '/gateway/mlflow/v1/chat/completions', body: { model: name } }),
+};
+
+async function gatewayCall(kind: GatewayShown, name: string, action: Action): Promise<Call> {
+  const generatedId = async () => {
+    const id = await generatedIdOf(kind, name);
+    if (id === undefined) throw new Error(`MLflow lists no ${kind.one} named “${name}” that you may read`);
+    return id;
+  };
+  if (action === 'use') return USE[kind.kind](name, generatedId);
+  if (action !== 'read') throw new Error(`Explain does not offer ${action} on a ${kind.one}`);
+  // Reading one is the registry's look-up, by name where MLflow takes one, else by its generated id.
   const lookup = lookupOf(kind);
+  if (lookup) return { method: 'GET', target: `${lookup.path}${qs({ [lookup.param]: name })}` };
+  const { get, idField } = listingOf(kind);
+  return { method: 'GET', target: `${get}${qs({ [idField]: await generatedId() })}` };
+}
+
+/** The call standing for `action` on the resource (a gateway resource's generated id asked of MLflow's list where the call takes it). */
+export async function callFor(kind: Kind, id: string, action: Action): Promise<Call> {
+  if (isGateway(kind)) return gatewayCall(kind, id, action);
+  // Reading one is the registry's own look-up of it.
+  const lookup = lookupOf(kind)!;
   if (action === 'read') return { method: 'GET', target: `${lookup.path}${qs({ [lookup.param]: id })}` };
   if (numbered(kind)) return { method: 'POST', target: `${V2}/experiments/${action === 'edit' ? 'update' : 'delete'}`, body: { experiment_id: id } };
   if (action === 'edit') return { method: 'PATCH', target: `${V2}/registered-models/update`, body: { name: id } };
@@ -29,6 +69,7 @@ export function callFor(kind: Kind, id: string, action: Action): Call {
 
 export const ACTION_LABEL: Record<Action, string> = {
   read: 'Read (view it)',
+  use: 'Use (invoke it, or build on it)',
   edit: 'Edit (change it)',
   manage: 'Manage (delete it, change who may use it)',
 };
@@ -41,10 +82,13 @@ export function decidingGrant(r: ExplainedResource): { direct: boolean; groups: 
   return { direct: r.rule === 'direct-grant', groups, byDefault: r.rule === 'default-permission' };
 }
 
-/** The deciding rule in words, for the person reading the panel. */
-export function ruleInWords(e: Explanation, kind: Kind): string {
-  const { username, verdict, route } = e;
-  const need = route?.need ?? '';
+/**
+ * The deciding rule in words, for the person reading the panel. A grant decides about the action asked
+ * (using a secret is creating a model definition on it: the route creates, the secret's grant decides).
+ */
+export function ruleInWords(e: Explanation, kind: Kind, action: Action): string {
+  const { username, verdict } = e;
+  const need = action;
   const r = e.resources[0];
   const verb = verdict.allow ? 'permits' : 'does not permit';
   switch (verdict.reason) {
@@ -68,7 +112,7 @@ export function ruleInWords(e: Explanation, kind: Kind): string {
       return `No grant on this ${kind.one} itself; ${by} matches its name and ${verb} ${need}${verdict.reason === 'group-pattern-deny' ? ', denying whatever other groups’ patterns grant' : ''}.`;
     }
     case 'default-permission':
-      return `Neither ${username} nor any of their groups holds a grant here: the default permission ${r?.effective ?? ''} ${verb} ${need}.`;
+      return `Neither ${username} nor any of their groups holds a grant here: the default permission${r ? ` ${r.effective}` : ''} ${verb} ${need}.`;
     case 'authenticated-route':
       return 'Anyone signed in may make this call (its answer is filtered to what they may read).';
     case 'public-route':
@@ -77,6 +121,8 @@ export function ruleInWords(e: Explanation, kind: Kind): string {
       return 'Only administrators may make this call.';
     case 'route-not-found':
       return 'flowgate does not know this call and denies it.';
+    case 'create-open':
+      return `Anyone signed in may create here${verdict.checks.length > 1 ? ', and every further check (below) allowed it' : ''}.`;
   }
-  return verdict.message ?? `Decided by ${verdict.reason}.`;
+  return verdict.message ?? `Decided by ${verdict.reason}: ${REASON_SPECS[verdict.reason]?.means ?? ''}.`;
 }

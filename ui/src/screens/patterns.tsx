@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, qs, seg, type PatternGrant, type PatternGrantsAnswer, type ResourceKind } from '../api';
-import { actionsColumn, AskButton, AskForm, DataTable, ErrorText, optionsOf, PERMISSIONS, SelectField, Tag, TextField, useConfirm, useLoad, type Column, type ConfirmRequest } from '../components';
+import { actionsColumn, AskButton, AskForm, DataTable, ErrorText, optionsOf, SelectField, Tag, TextField, useConfirm, useLoad, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
-import { kindLabel, KINDS, type GranteeSegment } from '../kinds';
+import { kindLabel, KINDS, permissionsFor, type GranteeSegment } from '../kinds';
 
 type ResourceType = ResourceKind;
 type GranteeType = GranteeSegment;
@@ -13,7 +13,8 @@ const GRANTEE_TYPES = [
   ['groups', 'Group'],
   ['users', 'User'],
 ] as const;
-const PERMISSION_OPTIONS = optionsOf(PERMISSIONS);
+/** The levels a pattern grant on the kind may give (USE only on the gateway's kinds). */
+const permissionOptions = (kind: ResourceType) => optionsOf(permissionsFor(kind));
 
 const granteeOf = (g: PatternGrant): { type: GranteeType; name: string } =>
   g.username !== undefined ? { type: 'users', name: g.username } : { type: 'groups', name: g.group_name };
@@ -84,6 +85,11 @@ function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdd
   const [kind, setKind] = useState<ResourceType>(KINDS[0]!.kind);
   const [pattern, setPattern] = useState('');
   const [permission, setPermission] = useState('READ');
+  /** A level the new kind does not take (USE, leaving a gateway kind) goes back to READ. */
+  const chooseKind = (next: ResourceType) => {
+    setKind(next);
+    if (!(permissionsFor(next) as readonly string[]).includes(permission)) setPermission('READ');
+  };
   const request = (): ConfirmRequest | undefined => {
     const name = who.trim();
     if (!name || !pattern) return undefined;
@@ -97,9 +103,9 @@ function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdd
     <AskForm submit="Add pattern grant" request={request} ask={ask}>
       <SelectField label="Grant to" id="fg-pattern-grantee-type" value={type} options={GRANTEE_TYPES} onChange={(v) => setType(v as GranteeType)} />
       <TextField label="Name" id="fg-pattern-grantee" value={who} onChange={setWho} />
-      <SelectField label="Kind" id="fg-pattern-kind" value={kind} options={RESOURCE_TYPES} onChange={(v) => setKind(v as ResourceType)} />
+      <SelectField label="Kind" id="fg-pattern-kind" value={kind} options={RESOURCE_TYPES} onChange={(v) => chooseKind(v as ResourceType)} />
       <TextField label="Pattern" id="fg-pattern" value={pattern} placeholder="team-a/*" onChange={setPattern} />
-      <SelectField label="Permission" id="fg-pattern-permission" value={permission} options={PERMISSION_OPTIONS} onChange={setPermission} />
+      <SelectField label="Permission" id="fg-pattern-permission" value={permission} options={permissionOptions(kind)} onChange={setPermission} />
     </AskForm>
   );
 }

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
-import { actionsColumn, AskButton, AskForm, ErrorText, linkColumn, optionsOf, PERMISSIONS, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
+import { actionsColumn, AskButton, AskForm, ErrorText, linkColumn, optionsOf, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
-import { grantPath, itemName, numbered, searchItems, type Item, type Kind } from '../kinds';
+import { grantPath, isGateway, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
 import { href } from '../router';
 import { ExplainPanel } from './explain-panel';
 
@@ -54,6 +54,7 @@ export function ResourceList({ kind, me }: { kind: Kind; me: Me }) {
       <h1>{kind.title}</h1>
       <p class="fg-muted">
         {me.is_admin ? `Every ${kind.one}; open one to see and change who may use it.` : `The ${kind.one}s you manage; open one to see and change who may use it.`}
+        {isGateway(kind) && ` New ones are made on MLflow’s AI Gateway page, which takes their secret values.`}
       </p>
       <SearchTable
         label={kind.title}
@@ -73,7 +74,6 @@ const GRANTS_HERE: EffectiveAnswer['scope'] = 'grants-here';
 
 const TYPE_LABEL: Readonly<Record<GranteeType, string>> = { user: 'User', service_account: 'Service account', group: 'Group' };
 const TYPE_OPTIONS = Object.entries(TYPE_LABEL);
-const PERMISSION_OPTIONS = optionsOf(PERMISSIONS);
 const granteeSegment = (t: GranteeType) => (t === 'group' ? 'groups' : 'users');
 const granteeText = (t: GranteeType, name: string) => `${TYPE_LABEL[t].toLowerCase()} “${name}”`;
 
@@ -122,7 +122,7 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
       title: 'Permission',
       cell: (g) => (
         <select aria-label={`Permission of ${g.name}`} value={edits[key(g)] ?? g.permission} onChange={(e) => setEdits({ ...edits, [key(g)]: (e.target as HTMLSelectElement).value })}>
-          {PERMISSIONS.map((p) => (
+          {permissionsFor(kind.kind).map((p) => (
             <option value={p}>{p}</option>
           ))}
         </select>
@@ -202,7 +202,7 @@ function GrantForm({ kind, id, on, ask }: { kind: Kind; id: string; on: string; 
     <AskForm submit="Grant" request={request} ask={ask}>
       <SelectField label="Grant to" id="fg-grant-type" value={type} options={TYPE_OPTIONS} onChange={(v) => setType(v as GranteeType)} />
       <TextField label="Name" id="fg-grant-name" value={who} onChange={setWho} />
-      <SelectField label="Permission" id="fg-grant-permission" value={permission} options={PERMISSION_OPTIONS} onChange={setPermission} />
+      <SelectField label="Permission" id="fg-grant-permission" value={permission} options={optionsOf(permissionsFor(kind.kind))} onChange={setPermission} />
     </AskForm>
   );
 }

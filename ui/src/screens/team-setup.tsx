@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { GRANTING } from '../../../src/resources/permissions.js';
 import { api, ApiError, trackingUri } from '../api';
 import { ErrorText, optionsOf, Secret, SelectField, SubmitButton, TextField, useRun } from '../components';
-import { createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, type Kind } from '../kinds';
+import { creatable, createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, permissionsFor, type Kind } from '../kinds';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { inDays } from './service-accounts';
@@ -47,8 +47,10 @@ interface Step {
   readonly state: 'done' | 'failed' | 'running';
 }
 
-const KIND_OPTIONS = KINDS.map((k) => [k.route, k.one] as const);
-const GROUP_PERMISSIONS = optionsOf(GRANTING);
+/** What the screens create: not the gateway's kinds (their secrets are MLflow's AI Gateway page's to take). */
+const KIND_OPTIONS = KINDS.filter(creatable).map((k) => [k.route, k.one] as const);
+/** The levels a group may be given on the kind: granting ones it takes. */
+const groupPermissions = (route: string) => optionsOf(GRANTING.filter((p) => permissionsFor(kindOf(route)!.kind).includes(p)));
 
 /** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
 export function TeamSetup() {
@@ -117,7 +119,7 @@ export function TeamSetup() {
           <TextField label="Team group" {...field('group')} />
           <SelectField label="Shared resource" options={KIND_OPTIONS} {...field('kind')} />
           <TextField label="Its name" {...field('name')} />
-          <SelectField label="Group permission" options={GROUP_PERMISSIONS} {...field('groupPermission')} />
+          <SelectField label="Group permission" options={groupPermissions(f.kind)} {...field('groupPermission')} />
           <TextField label="Service account" {...field('account')} />
           <TextField label="Token expires on" type="date" {...field('expiry')} />
         </div>
