@@ -105,10 +105,14 @@ export type GrantIdField<K extends ResourceKind = ResourceKind> = Spec<K>['admin
 /** The grantee of a grant or pattern grant: a user's or a group's name. */
 export type GranteeNamed = { readonly username: string; readonly group_name?: never } | { readonly group_name: string; readonly username?: never };
 
-/** One grant as the grant routes answer it (`permissions/<users|groups>/<name>/<segment>[/<id>]`). */
-export type KindGrant = {
-  readonly [K in ResourceKind]: { readonly resource_type: K; readonly permission: Permission } & { readonly [F in GrantIdField<K>]: string } & GranteeNamed;
-}[ResourceKind];
+/**
+ * One grant on a resource of kind `K` as the grant routes answer it (`permissions/<users|groups>/<name>/<segment>[/<id>]`):
+ * the resource under the kind's own field (the registry's `admin.param`), then the grantee's.
+ */
+export type KindGrantOf<K extends ResourceKind> = { readonly resource_type: K; readonly permission: Permission } & { readonly [F in GrantIdField<K>]: string } & GranteeNamed;
+
+/** One grant, of any kind. */
+export type KindGrant = { readonly [K in ResourceKind]: KindGrantOf<K> }[ResourceKind];
 
 /** `GET permissions/<users|groups>/<name>/<segment>`: a grantee's grants on one kind. */
 export interface KindGrantsAnswer {

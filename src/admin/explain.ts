@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, forbidden } from '../errors.js';
+import type { Explanation } from './api-types.js';
 import { requireUser } from './lookups.js';
 import type { AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
@@ -49,7 +50,7 @@ export const EXPLAIN_ROUTES: readonly AdminRoute[] = [
       const { path, search } = splitTarget(q.path);
       // Someone who is not an administrator learns nothing here about what they may not read.
       const explanation = await deps.explain(principal, { method: q.method, path, search, body }, { onlyReadable: !req.principal.isAdmin });
-      return { status: 200, body: { username, ...explanation } };
+      return { status: 200, body: { username, ...explanation } satisfies Explanation };
     },
   },
 ];

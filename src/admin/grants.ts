@@ -1,7 +1,9 @@
 import type { z } from 'zod';
+import type { Grantee } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { KIND_SPECS } from '../resources/kinds.js';
+import { KIND_SPECS, KINDS } from '../resources/kinds.js';
+import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
 import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { kindPermissionBody, parseWith, resourceIdSchema } from './validation.js';
@@ -10,7 +12,6 @@ interface KindShape {
   readonly kind: ResourceKind;
   readonly segment: string;
   readonly param: string;
-  readonly idField: string;
   readonly label: string;
   readonly idSchema: z.ZodType<string>;
   /** A grant's body: a permission the kind takes. */
@@ -21,14 +22,32 @@ const KIND_SHAPES: readonly KindShape[] = KIND_SPECS.map((k) => ({
   kind: k.kind,
   segment: k.admin.segment,
   param: k.admin.param,
-  idField: k.admin.param,
   label: k.ui.one,
   idSchema: resourceIdSchema(k.kind),
   body: kindPermissionBody(k.kind),
 }));
 
-function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission) {
-  return { resource_type: k.kind, [k.idField]: id, [g.nameField]: name, permission };
+/** A grant's or pattern grant's grantee, under the JSON's field for its type. */
+export const granteeNamed = (type: Grantee['type'], name: string): GranteeNamed => (type === 'user' ? { username: name } : { group_name: name });
+
+/** The kinds whose grant JSON names their resource by the field `F` (their `admin.param` in the registry). */
+type KindsNamedBy<F extends GrantIdField> = { [K in ResourceKind]: GrantIdField<K> extends F ? K : never }[ResourceKind];
+type GrantJson<Kind extends ResourceKind> = (kind: Kind, id: string, grantee: GranteeNamed, permission: Permission) => KindGrant;
+
+/**
+ * The grant JSON by the field naming its resource, each checked against `KindGrant` for the kinds it
+ * serves: kind, resource, grantee, permission, in the order the routes have always answered them. A
+ * kind whose `admin.param` is a new field does not compile until that field has its line here.
+ */
+const GRANT_JSON: { readonly [F in GrantIdField]: GrantJson<KindsNamedBy<F>> } = {
+  experiment_id: (resource_type, experiment_id, grantee, permission) => ({ resource_type, experiment_id, ...grantee, permission }),
+  name: (resource_type, name, grantee, permission) => ({ resource_type, name, ...grantee, permission }),
+};
+
+/** A grant's JSON: the line of its kind's own field (the registry's `admin.param`, by which `KindsNamedBy` gives the line its kinds). */
+function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission): KindGrant {
+  const json = GRANT_JSON[KINDS[k.kind].admin.param] as GrantJson<ResourceKind>;
+  return json(k.kind, id, granteeNamed(g.type, name), permission);
 }
 
 function resourceId(k: KindShape, req: AdminRequest): string {
@@ -68,7 +87,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const name = who(req);
         const rows = await deps.grants.listOf(await existingGrantee(deps, g, name), k.kind);
-        return { status: 200, body: { permissions: rows.map((r) => grantJson(k, r.resource_id, g, name, r.permission)) } };
+        return { status: 200, body: { permissions: rows.map((r) => grantJson(k, r.resource_id, g, name, r.permission)) } satisfies KindGrantsAnswer };
       },
     },
     {

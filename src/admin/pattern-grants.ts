@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import type { Grantee } from '../authz/grants-repo.js';
 import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest, notFound } from '../errors.js';
 import { permissionsOf, RESOURCE_KINDS } from '../resources/kinds.js';
+import type { PatternGrant, PatternGrantsAnswer } from './api-types.js';
 import { existingGrantee, granteeForGrant, GRANTEES, type GranteeShape } from './grantees.js';
+import { granteeNamed } from './grants.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { kindPermissionMessage, parseWith, permissionSchema } from './validation.js';
 
@@ -19,10 +22,11 @@ const patternGrantBody = z.strictObject({ resource_type: resourceTypeSchema, pat
   if (!permissionsOf(g.resource_type).includes(g.permission)) ctx.addIssue({ code: 'custom', path: ['permission'], message: kindPermissionMessage(g.resource_type) });
 });
 
-const patternJson = (kind: ResourceKind, pattern: string, g: GranteeShape, name: string, permission: Permission) => ({
+/** A pattern grant's JSON: kind, pattern, grantee, permission, in the order the routes have always answered them. */
+const patternJson = (kind: ResourceKind, pattern: string, grantee: Grantee['type'], name: string, permission: Permission): PatternGrant => ({
   resource_type: kind,
   pattern,
-  [g.nameField]: name,
+  ...granteeNamed(grantee, name),
   permission,
 });
 
@@ -46,7 +50,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
         const name = who(req);
         const rows = await deps.patternGrants.ofGrantee(await existingGrantee(deps, g, name));
         const shown = rows.filter((r) => kind === undefined || r.kind === kind);
-        return { status: 200, body: { patterns: shown.map((r) => patternJson(r.kind, r.pattern, g, name, r.permission)) } };
+        return { status: 200, body: { patterns: shown.map((r) => patternJson(r.kind, r.pattern, g.type, name, r.permission)) } satisfies PatternGrantsAnswer };
       },
     },
     {
@@ -60,7 +64,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
         const { resource_type, pattern, permission } = req.body as z.infer<typeof patternGrantBody>;
         const grantee = await granteeForGrant(deps, g, req.principal.username, name);
         const change = await deps.patternWriter.set(req.principal.username, { grantee, name }, resource_type, pattern, permission);
-        return { status: change === 'created' ? 201 : 200, body: { pattern: patternJson(resource_type, pattern, g, name, permission) } };
+        return { status: change === 'created' ? 201 : 200, body: { pattern: patternJson(resource_type, pattern, g.type, name, permission) } };
       },
     },
     {
@@ -84,10 +88,8 @@ function routesFor(g: GranteeShape): AdminRoute[] {
 }
 
 /** Every pattern grant, with its grantee's name. */
-async function listAll(deps: AdminDeps, kind: ResourceKind | undefined) {
-  return (await deps.patternGrants.named(kind)).map((p) =>
-    patternJson(p.kind, p.pattern, p.grantee.type === 'user' ? GRANTEES[0]! : GRANTEES[1]!, p.granteeName, p.permission),
-  );
+async function listAll(deps: AdminDeps, kind: ResourceKind | undefined): Promise<PatternGrant[]> {
+  return (await deps.patternGrants.named(kind)).map((p) => patternJson(p.kind, p.pattern, p.grantee.type, p.granteeName, p.permission));
 }
 
 export const PATTERN_GRANT_ROUTES: readonly AdminRoute[] = [
@@ -96,7 +98,7 @@ export const PATTERN_GRANT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/patterns',
     summary: 'List every pattern grant (optionally of one resource_type)',
     access: 'admin',
-    handler: async (req, deps) => ({ status: 200, body: { patterns: await listAll(deps, kindFilter(req)) } }),
+    handler: async (req, deps) => ({ status: 200, body: { patterns: await listAll(deps, kindFilter(req)) } satisfies PatternGrantsAnswer }),
   },
   ...GRANTEES.flatMap(routesFor),
 ];

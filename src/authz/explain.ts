@@ -2,6 +2,7 @@ import { FlowgateError } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import { hasNumericId, knownName } from '../resources/kinds.js';
 import { isResourceNeed, permits } from '../resources/permissions.js';
+import type { GrantReason } from '../resources/reasons.js';
 import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { PatternGrant } from './pattern-index.js';
@@ -18,8 +19,11 @@ export interface ExplainRequest {
   readonly body: unknown;
 }
 
+/** The catalog row a request matched, as an explanation shows it. */
+export type ExplainedRoute = Pick<RouteEntry, 'method' | 'pattern' | 'need' | 'resource'>;
+
 export interface Explanation {
-  readonly route: { readonly method: string; readonly pattern: string; readonly need: string; readonly resource: string } | null;
+  readonly route: ExplainedRoute | null;
   readonly resources: ReadonlyArray<{
     readonly kind: ResourceRef['kind'];
     readonly id: string;
@@ -30,7 +34,8 @@ export interface Explanation {
     /** The pattern grants that bear on the caller here: their own deciding one, and each of their groups'. */
     readonly patterns: ReadonlyArray<ExplainedPattern>;
     readonly effective: Permission;
-    readonly rule: string;
+    /** The grant (or the default) that made `effective`. */
+    readonly rule: GrantReason;
     /** When a pattern decided (`rule` is a pattern reason): which. */
     readonly decidingPattern?: ExplainedPattern;
   }>;
@@ -70,7 +75,7 @@ function notExplained(route: Explanation['route']): Explanation {
 const doesNotExist = (e: unknown) => e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST';
 
 /** The pattern that decided, for each pattern reason; undefined for the others. */
-function decidingPattern(rule: string, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
+function decidingPattern(rule: GrantReason, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
   if (rule === 'pattern-grant') return bearing.find((p) => p.grantee.type === 'user');
   if (rule === 'group-pattern-deny') return bearing.find((p) => p.grantee.type === 'group' && p.permission === 'NO_PERMISSIONS');
   if (rule === 'group-pattern-grant') return bearing.find((p) => p.grantee.type === 'group' && p.permission === permission);
@@ -173,7 +178,7 @@ export function createExplainer(d: {
   }
 }
 
-const routeOf = (entry: RouteEntry): NonNullable<Explanation['route']> => ({ method: entry.method, pattern: entry.pattern, need: entry.need, resource: entry.resource });
+const routeOf = (entry: RouteEntry): ExplainedRoute => ({ method: entry.method, pattern: entry.pattern, need: entry.need, resource: entry.resource });
 
 /** Thrown inside an explanation that reached a resource the caller may not read. */
 class Unreadable {}

@@ -18,6 +18,8 @@ export function createMappingForgetter(lookups: CachedMlflowLookups, log?: Mappi
         return lookups.invalidateDataset(change.key);
       case 'review_queue':
         return lookups.invalidateReviewQueue(change.key);
+      case 'gateway':
+        return lookups.invalidateGateway(change.key === '' ? undefined : change.key);
     }
   }
   return {

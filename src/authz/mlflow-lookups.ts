@@ -378,9 +378,10 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
   };
 
   // A gateway object's id never changes, but its name and an endpoint's experiment do (renamed or
-  // updated through another flowgate, or by MLflow's own clients): they expire, flowgate forgets an
-  // entry when it forwards a rename, update or delete, and a decision to change or spend an object
-  // asks afresh (a name another flowgate saw change could since name another object).
+  // updated through another flowgate, or by MLflow's own clients): they expire, every flowgate on the
+  // store forgets an entry when one of them forwards a rename, update or delete (the mapping change
+  // log, cache `gateway`), and a decision to change or spend an object asks afresh (a rename by
+  // MLflow's own clients reaches no log).
   const gatewayObjects = cachedLookup('gateway_object', { max, ttlMs: options.ttlMs }, async (key): Promise<GatewayObject> => {
     const split = key.indexOf('\u0000');
     const kind = key.slice(0, split) as GatewayKind;

@@ -2,8 +2,16 @@ import type { Db } from './database.js';
 import type { Sql } from './sql.js';
 import { watchStoreLog } from './store-log.js';
 
-/** A cached MLflow mapping that changed: which look-up cache, and the key (unused for experiment names). */
-export type MappingChange = { readonly cache: 'experiment_names' | 'model' | 'trace' | 'dataset' | 'review_queue'; readonly key: string };
+/**
+ * A cached MLflow mapping that changed: which look-up cache, and the key (unused for experiment
+ * names; for `gateway`, the generated id of the secret, model definition or endpoint renamed, updated
+ * or deleted, whose cached name is forgotten with every cached endpoint-name spelling, or '' for the
+ * spellings alone).
+ */
+export type MappingChange = {
+  readonly cache: 'experiment_names' | 'model' | 'trace' | 'dataset' | 'review_queue' | 'gateway';
+  readonly key: string;
+};
 
 /** Rows kept for processes that poll late; past that a process forgets every mapping. */
 const KEEP_CHANGES = 10_000;

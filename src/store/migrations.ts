@@ -529,4 +529,28 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD CONSTRAINT pattern_grants_permission_known FOREIGN KEY (permission) REFERENCES permission_levels (level);
     `,
   },
+  {
+    version: 13,
+    description: 'AI-gateway renames and deletes in the mapping change log, so every flowgate on the store forgets the id\'s cached name',
+    // SQLite cannot alter a CHECK: the log is rebuilt with its rows, and its AUTOINCREMENT high-water
+    // mark is carried over, so a seq is never handed out twice (a flowgate still running from before
+    // compares seqs with the last one it saw, and would skip rows numbered again from 1).
+    sqlite: `
+      CREATE TABLE mapping_changes_next (
+        seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+        cache TEXT    NOT NULL CHECK (cache IN ('experiment_names', 'model', 'trace', 'dataset', 'review_queue', 'gateway')),
+        key   TEXT    NOT NULL
+      );
+      INSERT INTO mapping_changes_next (seq, cache, key) SELECT seq, cache, key FROM mapping_changes ORDER BY seq;
+      DELETE FROM sqlite_sequence WHERE name = 'mapping_changes_next';
+      INSERT INTO sqlite_sequence (name, seq) SELECT 'mapping_changes_next', seq FROM sqlite_sequence WHERE name = 'mapping_changes';
+      DROP TABLE mapping_changes;
+      ALTER TABLE mapping_changes_next RENAME TO mapping_changes;
+    `,
+    postgres: `
+      ALTER TABLE mapping_changes
+        DROP CONSTRAINT mapping_changes_cache_check,
+        ADD CONSTRAINT mapping_changes_cache_check CHECK (cache IN ('experiment_names', 'model', 'trace', 'dataset', 'review_queue', 'gateway'));
+    `,
+  },
 ];

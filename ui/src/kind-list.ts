@@ -1,4 +1,5 @@
 import { gatewayListing, idIsName, isGatewayKind, isResourceKind, KIND_SPECS, KINDS as SPECS, permissionsOf, type GatewayKind, type ResourceKind } from '../../src/resources/kinds.js';
+import type { GrantIdField } from '../../src/admin/api-types.js';
 import type { Permission } from '../../src/resources/permissions.js';
 
 type Spec = (typeof SPECS)[ResourceKind];
@@ -28,7 +29,7 @@ export const numbered = (k: Kind): boolean => !idIsName(k.kind);
 export const isPrompt = (k: Kind): boolean => SPECS[k.kind].stored.prompt;
 
 /** The grant JSON's field naming the resource (`experiment_id`, `name`). */
-export const grantIdField = (k: Kind): string => SPECS[k.kind].admin.param;
+export const grantIdField = (k: Kind): GrantIdField => SPECS[k.kind].admin.param;
 
 /** MLflow's call that gets one by its id (the registry's look-up), or none for a kind MLflow finds by name only in its list. */
 export const lookupOf = (k: Kind): { readonly path: string; readonly param: string } | undefined => {

@@ -1,4 +1,4 @@
-import { api, mlflow, qs, seg, type KindGrant } from './api';
+import { api, mlflow, qs, seg, type GrantIdField, type KindGrant } from './api';
 import { grantIdField, isGateway, isPrompt, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
@@ -90,4 +90,7 @@ export const grantPath = (granteeSegment: GranteeSegment, name: string, k: Kind,
   `permissions/${granteeSegment}/${seg(name)}/${k.segment}/${seg(id)}`;
 
 /** The resource a grant is on: its id, under the kind's own field of the grant JSON. */
-export const grantIdOf = (k: Kind, g: KindGrant): string => (g as unknown as Readonly<Record<string, string>>)[grantIdField(k)] ?? '';
+export function grantIdOf(k: Kind, g: KindGrant): string {
+  const ids: Partial<Readonly<Record<GrantIdField, string>>> = g;
+  return ids[grantIdField(k)] ?? '';
+}

@@ -4,6 +4,7 @@ import { forbidden } from '../../errors.js';
 import type { Principal } from '../../principals/types.js';
 import { GATEWAY_ENDPOINT, type GatewayKind, isGatewayKind, KINDS } from '../../resources/kinds.js';
 import type { ResourceNeed } from '../../resources/permissions.js';
+import type { MappingChange } from '../../store/mapping-changes.js';
 import { filterGatewayList, gatewayJudge, gatewayListOf, withholdInAnswer, type GatewayJudge } from '../after/gateway-answers.js';
 import { relayAfter } from '../after/relay.js';
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
@@ -99,33 +100,48 @@ export const grantCreatorOfGateway: Hook = (call, ctx) => {
   return { onResponse: afterAnswer(call, ctx, act, kind === GATEWAY_ENDPOINT) };
 };
 
+/** The id's cached name and facts, and every cached endpoint-name spelling ('' when the request names no id: the spellings alone). */
+const gatewayChange = (id: string | undefined): MappingChange => ({ cache: 'gateway', key: id ?? '' });
+
 /**
  * A gateway object's grants follow it: a delete drops them, an update whose answer carries another
  * name moves them there (the name decided on was asked of MLflow for the decision). The id's cached
- * name and endpoint facts are forgotten before forwarding and again once MLflow answered.
+ * name and endpoint facts (and the endpoint-name spellings) are forgotten here before forwarding and
+ * again once MLflow answered, and in every flowgate on the store once the answer is sent: after the
+ * grants moved, so another flowgate that asks the new name afresh finds them there. Any answer
+ * counts, as for the other mappings: MLflow may have written before it failed.
  */
 export const followGateway: Hook = (call, ctx) => {
   const { entry, request, refs, principal } = call;
   const kind = kindOf(entry);
   const [id] = readField(entry.id, request);
-  if (id !== undefined) ctx.lookups.invalidateGateway(id);
+  const change = gatewayChange(id);
+  ctx.mappings.forgetHere([change]);
   const ref = refs[0];
   const name = ref !== undefined && !isMissingRef(ref) ? ref.id : undefined;
   const deletes = entry.method === 'DELETE';
   const act = async (json: unknown) => {
-    ctx.lookups.invalidateGateway(id);
+    ctx.mappings.forgetHere([change]);
     if (name === undefined) return;
     const renamed = deletes ? undefined : answeredName(kind, json);
     if (!deletes && (renamed === undefined || renamed === name)) return;
     await ctx.grantWriter.followGateway(principal.username, kind, name, renamed);
   };
-  return { onResponse: afterAnswer(call, ctx, act, !deletes) };
+  const answered = afterAnswer(call, ctx, act, !deletes);
+  return {
+    onResponse: (upstream, res) => {
+      // The hook's work (act) is done before the answer is sent; a client gone away closes it sooner.
+      res.once('close', () => ctx.mappings.forget(change));
+      answered(upstream, res);
+    },
+  };
 };
 
 /**
  * A get (or attach) answer: what it embeds that the caller may not read is withheld. A get answers the
  * object as it is now: one answered under another name than the one decided on (renamed since its name
- * was cached) is refused, and its id forgotten, so the client's retry is decided afresh.
+ * was cached) is refused, and its id forgotten (in every flowgate on the store), so the client's retry
+ * is decided afresh.
  */
 export const redactGatewayAnswer: Hook = (call, ctx) => {
   const { entry, refs, principal, request, req, hook } = call;
@@ -140,7 +156,8 @@ export const redactGatewayAnswer: Hook = (call, ctx) => {
       async (json) => {
         if (answersTheObject && answeredName(kind, json) !== decided) {
           const [id] = readField(entry.id, request);
-          ctx.lookups.invalidateGateway(id);
+          // Renamed elsewhere (MLflow's own clients, or another flowgate whose note is on its way): every flowgate forgets it.
+          ctx.mappings.forget(gatewayChange(id));
           throw forbidden(`Permission denied: ${principal.username} may not read what the request names now; try again`, 'answer-changed');
         }
         await withholdInAnswer(json, may);
