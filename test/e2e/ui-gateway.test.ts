@@ -104,7 +104,7 @@ describe('the gateway on the Manage screens', () => {
       expect(await list.getByRole('link', { name: names.bulk(0), exact: true }).count()).toBe(0);
       await page.getByLabel('Search gateway endpoints').fill('UI-CHAT');
       await list.getByRole('link', { name: names.bulk(PAGE), exact: true }).waitFor({ state: 'detached' });
-      expect(await list.getByRole('link').allTextContents()).toEqual([names.endpoint]);
+      await expect.poll(() => list.getByRole('link').allTextContents(), { timeout: 10_000 }).toEqual([names.endpoint]);
 
       for (const [route, heading, name] of [
         ['gateway-secrets', 'Gateway secrets', names.secret],
