@@ -164,7 +164,7 @@ describe('at scale: 10k users, 1k groups, 100k grants', () => {
       ['permissions/ui/experiments/1000/effective', '"username":"scale-user-1"'],
       ['permissions/ui/audit?action=grant.', '"action":"grant.create"'],
       ['permissions/ui/my-permissions/experiments?id=1000&id=1001&id=1002', '"1002"'],
-    ]) {
+    ] as const) {
       const r = await get(path).expect(200);
       expect(JSON.stringify(r.body), path).toContain(expected);
     }
