@@ -8,6 +8,12 @@ export interface PostgresServer {
   /** Stops the server (fast shutdown), keeping the data: `start()` brings it back on the same port. */
   pause(): Promise<void>;
   start(): Promise<void>;
+  /** The postmaster's pid. */
+  readonly pid: number | undefined;
+  /** SIGSTOP to the postmaster and each of its processes: it holds its sockets and answers nothing. Pair with `thaw()` in a finally. */
+  freeze(): void;
+  /** SIGCONT: the frozen server goes on where it stopped. */
+  thaw(): void;
   logs(): string;
   /** Stops the server and removes the cluster. */
   stop(): Promise<void>;

@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL cluster on 127.0.0.1 for tests and the bench: Debian's server binaries, a
 // temporary directory, trust authentication, its own process group (killed if the caller exits).
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,31 @@ function killOnExit(pid) {
 }
 
 let counter = 0;
+
+/** The pids whose parent is `parent`, from /proc (Linux). */
+function childrenOf(parent) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …; comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) pids.push(Number(entry));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return pids;
+}
+
+function signal(pid, name) {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Exited meanwhile.
+  }
+}
 
 /** `settings`: extra server settings (`-c name=value`), e.g. TLS; file paths in them are read as the server's user. */
 export async function startPostgres({ settings = {}, prepare } = {}) {
@@ -129,6 +154,23 @@ export async function startPostgres({ settings = {}, prepare } = {}) {
     },
     // A fast shutdown: clients are disconnected at once (a smart one would wait for them to leave).
     pause: () => halt('fast'),
+    /** The postmaster's pid. */
+    get pid() {
+      return child?.pid;
+    },
+    /**
+     * SIGSTOP to the postmaster and then to each of its processes (every backend calls setsid(), so
+     * they are not in its process group): the server keeps its sockets, the kernel still accepts TCP
+     * connections into the backlog, and nothing answers, as on a frozen host. Pair with `thaw()` in a finally.
+     */
+    freeze() {
+      process.kill(child.pid, 'SIGSTOP');
+      for (const pid of childrenOf(child.pid)) signal(pid, 'SIGSTOP');
+    },
+    thaw() {
+      for (const pid of childrenOf(child.pid)) signal(pid, 'SIGCONT');
+      process.kill(child.pid, 'SIGCONT');
+    },
     start,
     logs: () => output.join(''),
     async stop() {

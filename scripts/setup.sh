@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What flowgate's tests need and npm does not install: Debian's chromium and prometheus (promtool and
-# the server), postgresql (server binaries), python3-venv, the npm dependencies and the pinned MLflow venv (outside the clone,
+# the server), postgresql (server binaries), python3-venv, the npm dependencies, the pinned MLflow venv and helm (outside the clone,
 # reused). Run by `npm test` (its pretest step); idempotent, and a second of checks when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,3 +36,8 @@ fi
 
 long_step "$LOGS/mlflow-venv.log" "Preparing the pinned MLflow venv (reused when present; the first install takes a few minutes)" \
   bash scripts/mlflow-venv.sh
+
+# helm for the chart's test (test/e2e/helm-chart.test.ts), compiled from the Go module proxy since no
+# release download is reachable: minutes the first time, then reused from ~/.cache/flowgate.
+long_step "$LOGS/helm.log" "Preparing helm (reused when present; the first build from the Go module proxy takes about 5 minutes)" \
+  bash scripts/helm.sh

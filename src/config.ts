@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { closestName } from './closest-name.js';
 import { PERMISSIONS, type Permission } from './resources/permissions.js';
+import { defaultQueryTimeoutMs } from './store/query-timeout.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })
@@ -38,6 +39,8 @@ const envSchema = z.object({
   FLOWGATE_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
   FLOWGATE_DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  /** Unset: the statement timeout + 1 s (src/store/postgres-store.ts). */
+  FLOWGATE_DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   FLOWGATE_DATABASE_CA_FILE: z.string().min(1).optional(),
   FLOWGATE_BASE_PATH: basePath.default(''),
   FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
@@ -58,6 +61,11 @@ const envSchema = z.object({
   FLOWGATE_METRICS_PORT: port.default(9090),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_TRUSTED_REQUEST_ID_HEADER: z.string().min(1).default('x-request-id'),
+  FLOWGATE_DECISION_LOG: z.enum(['off', 'stdout', 'file']).default('off'),
+  FLOWGATE_DECISION_LOG_FILE: z.string().min(1).optional(),
+  FLOWGATE_DECISION_LOG_ALLOW_SAMPLE: z.coerce.number().min(0).max(1).default(1),
+  FLOWGATE_DECISION_LOG_MASK: list.pipe(z.array(z.enum(['user', 'resources']))).optional(),
+  FLOWGATE_DECISION_LOG_MASK_KEY: z.string().min(1).optional(),
   FLOWGATE_OIDC_ISSUER_URL: url.optional(),
   FLOWGATE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   FLOWGATE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
@@ -118,6 +126,18 @@ export interface OidcConfig {
   readonly allowedRoles: readonly string[] | undefined;
 }
 
+/** One event per decision, apart from the request log, for a security log system. */
+export interface DecisionLogConfig {
+  readonly destination: 'off' | 'stdout' | 'file';
+  readonly file: string | undefined;
+  /** The share of allows written (denies always are). */
+  readonly allowSample: number;
+  /** Fields written as keyed pseudonyms instead of their values. */
+  readonly mask: readonly ('user' | 'resources')[];
+  /** The pseudonyms' key (32 bytes); unset: a random one per process, so pseudonyms do not link across restarts. */
+  readonly maskKey: Buffer | undefined;
+}
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -132,6 +152,8 @@ export interface Config {
     readonly poolSize: number;
     readonly statementTimeoutMs: number;
     readonly connectTimeoutMs: number;
+    /** How long flowgate waits on one statement, its connection included, before the request gets 503. */
+    readonly queryTimeoutMs: number;
     /** PEM read from FLOWGATE_DATABASE_CA_FILE: verified TLS to PostgreSQL. */
     readonly caCertificate: string | undefined;
   };
@@ -156,6 +178,7 @@ export interface Config {
   readonly metricsPort: number;
   readonly logLevel: string;
   readonly trustedRequestIdHeader: string;
+  readonly decisionLog: DecisionLogConfig;
   readonly oidc: OidcConfig | undefined;
   readonly session: { readonly cookieSecure: boolean; readonly idleMinutes: number; readonly absoluteHours: number };
   readonly inferenceConfigFile: string | undefined;
@@ -250,6 +273,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   }
   if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
+  const decisionLog = readDecisionLog(e, problems);
   const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
   let caCertificate: string | undefined;
   if (e.FLOWGATE_DATABASE_CA_FILE) {
@@ -260,6 +284,12 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       problems.push('FLOWGATE_DATABASE_CA_FILE: cannot read the file');
     }
   }
+  const queryTimeoutMs = e.FLOWGATE_DATABASE_QUERY_TIMEOUT_MS ?? defaultQueryTimeoutMs(e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS);
+  // The server's own cancel must come first: it keeps the connection, the client's closes it.
+  if (queryTimeoutMs <= e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS)
+    problems.push(
+      `FLOWGATE_DATABASE_QUERY_TIMEOUT_MS: must be longer than FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS (${e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS}), so PostgreSQL cancels a slow statement before flowgate gives up on the connection`,
+    );
   if (problems.length) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -274,6 +304,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       poolSize: e.FLOWGATE_DATABASE_POOL_SIZE,
       statementTimeoutMs: e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: e.FLOWGATE_DATABASE_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs,
       caCertificate,
     },
     basePath: e.FLOWGATE_BASE_PATH,
@@ -293,6 +324,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     metricsPort: e.FLOWGATE_METRICS_PORT,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     trustedRequestIdHeader: e.FLOWGATE_TRUSTED_REQUEST_ID_HEADER.toLowerCase(),
+    decisionLog,
     oidc,
     session: {
       cookieSecure: e.FLOWGATE_SESSION_COOKIE_SECURE,
@@ -303,6 +335,23 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     inferenceApiKeys: e.FLOWGATE_INFERENCE_API_KEYS,
     pageTokenKeys,
   });
+}
+
+function readDecisionLog(e: z.infer<typeof envSchema>, problems: string[]): DecisionLogConfig {
+  if (e.FLOWGATE_DECISION_LOG === 'file' && !e.FLOWGATE_DECISION_LOG_FILE) problems.push('FLOWGATE_DECISION_LOG_FILE: required when FLOWGATE_DECISION_LOG=file');
+  if (e.FLOWGATE_DECISION_LOG !== 'file' && e.FLOWGATE_DECISION_LOG_FILE) problems.push('FLOWGATE_DECISION_LOG_FILE: set only with FLOWGATE_DECISION_LOG=file');
+  let maskKey: Buffer | undefined;
+  if (e.FLOWGATE_DECISION_LOG_MASK_KEY !== undefined) {
+    maskKey = pageTokenKey(e.FLOWGATE_DECISION_LOG_MASK_KEY);
+    if (maskKey === undefined) problems.push('FLOWGATE_DECISION_LOG_MASK_KEY: must be the base64 of 32 random bytes (openssl rand -base64 32)');
+  }
+  return {
+    destination: e.FLOWGATE_DECISION_LOG,
+    file: e.FLOWGATE_DECISION_LOG_FILE,
+    allowSample: e.FLOWGATE_DECISION_LOG_ALLOW_SAMPLE,
+    mask: e.FLOWGATE_DECISION_LOG_MASK ?? [],
+    maskKey,
+  };
 }
 
 /** A page-token key: standard base64 of exactly 32 bytes (`openssl rand -base64 32`). */

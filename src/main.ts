@@ -1,3 +1,4 @@
+import { createJobOwners } from './jobs/job-owners.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
@@ -45,6 +46,7 @@ import { basicTokenLoader } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
+import { createDecisionLog, decisionLogDestination } from './proxy/decision-log.js';
 import { createRequestLog } from './proxy/request-log.js';
 import { countedAuthentication, createRequestMetrics } from './proxy/request-metrics.js';
 import { hasNumericId } from './resources/kinds.js';
@@ -214,6 +216,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   });
   const matcher = createRouteMatcher(ROUTE_CATALOG);
   const resolve = createResourceResolver(lookups);
+  const jobStarters = createJobOwners(sql);
   const evaluator = createEvaluator({
     policy,
     defaultPermission: config.defaultPermission,
@@ -221,6 +224,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     resolve,
     resolveExisting: createExistingResolver(lookups),
     lookups,
+    jobStarters,
   });
   const explainer = createExplainer({
     matcher,
@@ -239,6 +243,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     lookups,
     mappings,
     grantWriter,
+    jobStarters,
     upstream: upstreamJson,
     maxBodyBytes: config.maxBodyBytes,
     logger,
@@ -299,6 +304,16 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   if (inference) closer.defer(() => inference.close());
 
   const requestLog = createRequestLog(logger);
+  const decisionDestination = decisionLogDestination(config.decisionLog);
+  if (decisionDestination)
+    closer.defer(
+      () =>
+        new Promise<void>((done) => {
+          decisionDestination.once('close', () => done());
+          decisionDestination.end();
+        }),
+    );
+  const decisionLog = decisionDestination && createDecisionLog(config.decisionLog, { destination: decisionDestination, policyGeneration: () => policy.generation });
   const requestMetrics = createRequestMetrics(metrics);
   let openapiDocument: string | undefined;
   const forwarder = createForwarder(mlflow);
@@ -325,6 +340,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     onFinish: (scope, req, res) => {
       requestMetrics.finished(scope, req, res);
       requestLog(scope, req, res);
+      decisionLog?.(scope, req, res);
     },
   });
 

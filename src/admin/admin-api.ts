@@ -2,12 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { badRequest, FlowgateError, forbidden, sendJson } from '../errors.js';
 import type { Principal } from '../principals/types.js';
+import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from './routes.js';
 import type { BatchCall } from './batch.js';
 import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
+
+const ROUTE_METHODS: readonly AdminRoute['method'][] = ['GET', 'POST', 'PATCH', 'DELETE'];
 
 export interface AdminMatch {
   readonly route: AdminRoute;
@@ -28,7 +31,7 @@ function access(route: AdminRoute, principal: Principal, params: Record<string, 
       return params.username === principal.username ? { allow: true, reason: 'self' } : { allow: false, reason: 'not-self' };
     case 'manage': {
       const r = route.resource;
-      const id = r && params[r.param];
+      const id = r && adminIdOf(r.kind, params);
       const verdict = (allow: boolean): AccessVerdict => (allow ? { allow, reason: 'manage-grant' } : { allow, reason: 'no-manage-grant' });
       if (r === undefined || id === undefined) return verdict(false);
       const allow = deps.canManage(principal, { kind: r.kind, id });
@@ -48,7 +51,8 @@ export interface AdminAccess {
 export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: readonly AdminRoute[] = ADMIN_ROUTES) {
   const router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false });
   for (const route of routes)
-    for (const prefix of ADMIN_API_PREFIXES) router.on(route.method, prefix + route.path, () => undefined, route);
+    for (const path of withScopedTwins(route.path))
+      for (const prefix of ADMIN_API_PREFIXES) router.on(route.method, prefix + path, () => undefined, route);
 
   /**
    * The calls of a batch, each matched, authorized and validated like a request of its own, inside one
@@ -90,6 +94,11 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       const found = router.find(method as 'GET', encodedPath);
       if (!found) return undefined;
       return { route: found.store as AdminRoute, params: { ...(found.params as Record<string, string>) } };
+    },
+    /** The methods that do serve a path no route matched under the method asked (the 405's `Allow`). */
+    allowedMethods(encodedPath: string): string[] {
+      const served = ROUTE_METHODS.filter((method) => router.find(method, encodedPath) !== null);
+      return served.includes('GET') ? [...served, 'HEAD'] : served;
     },
     /** The access check, decided once and timed by the pipeline: the access when allowed, else a 403 thrown. */
     authorize(principal: Principal, m: AdminMatch): AdminAccess | Promise<AdminAccess> {

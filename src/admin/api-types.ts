@@ -102,6 +102,9 @@ type Spec<K extends ResourceKind> = (typeof KINDS)[K];
 /** The grant JSON's field naming the resource: a kind's admin path parameter (`experiment_id`, `name`). */
 export type GrantIdField<K extends ResourceKind = ResourceKind> = Spec<K>['admin']['param'];
 
+/** The grant JSON's field naming the experiment of a kind whose id is `<experiment_id>/<name>` (a scorer's), else none. */
+export type GrantExperimentField<K extends ResourceKind = ResourceKind> = Spec<K>['admin'] extends { readonly experiment: infer E extends string } ? E : never;
+
 /** The grantee of a grant or pattern grant: a user's or a group's name. */
 export type GranteeNamed = { readonly username: string; readonly group_name?: never } | { readonly group_name: string; readonly username?: never };
 
@@ -109,7 +112,9 @@ export type GranteeNamed = { readonly username: string; readonly group_name?: ne
  * One grant on a resource of kind `K` as the grant routes answer it (`permissions/<users|groups>/<name>/<segment>[/<id>]`):
  * the resource under the kind's own field (the registry's `admin.param`), then the grantee's.
  */
-export type KindGrantOf<K extends ResourceKind> = { readonly resource_type: K; readonly permission: Permission } & { readonly [F in GrantIdField<K>]: string } & GranteeNamed;
+export type KindGrantOf<K extends ResourceKind> = { readonly resource_type: K; readonly permission: Permission } & {
+  readonly [F in GrantIdField<K> | GrantExperimentField<K>]: string;
+} & GranteeNamed;
 
 /** One grant, of any kind. */
 export type KindGrant = { readonly [K in ResourceKind]: KindGrantOf<K> }[ResourceKind];

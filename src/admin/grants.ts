@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type { Grantee } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { KIND_SPECS, KINDS } from '../resources/kinds.js';
+import { adminIdOf, adminIdPath, KIND_SPECS, KINDS } from '../resources/kinds.js';
+import { parseScorerId } from '../resources/scorer-identity.js';
 import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
 import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
@@ -42,6 +43,11 @@ type GrantJson<Kind extends ResourceKind> = (kind: Kind, id: string, grantee: Gr
 const GRANT_JSON: { readonly [F in GrantIdField]: GrantJson<KindsNamedBy<F>> } = {
   experiment_id: (resource_type, experiment_id, grantee, permission) => ({ resource_type, experiment_id, ...grantee, permission }),
   name: (resource_type, name, grantee, permission) => ({ resource_type, name, ...grantee, permission }),
+  // mlflow-oidc-auth's scorer grant: the experiment and the name, each under its own field.
+  scorer_name: (resource_type, id, grantee, permission) => {
+    const { experimentId, name } = parseScorerId(id) ?? { experimentId: '', name: id };
+    return { resource_type, experiment_id: experimentId, scorer_name: name, ...grantee, permission };
+  },
 };
 
 /** A grant's JSON: the line of its kind's own field (the registry's `admin.param`, by which `KindsNamedBy` gives the line its kinds). */
@@ -51,13 +57,13 @@ function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, perm
 }
 
 function resourceId(k: KindShape, req: AdminRequest): string {
-  return parseWith(k.idSchema, req.params[k.param], `${k.param} in the path`);
+  return parseWith(k.idSchema, adminIdOf(k.kind, req.params), `${adminIdPath(k.kind).replaceAll(':', '')} in the path`);
 }
 
 function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
   const base = `/mlflow/permissions/${g.segment}/:${g.param}/${k.segment}`;
   /** The routes on one grant: its path, and MANAGE on its resource to use them. */
-  const oneGrant = { path: `${base}/:${k.param}`, access: 'manage', resource: { kind: k.kind, param: k.param } } as const;
+  const oneGrant = { path: `${base}/${adminIdPath(k.kind)}`, access: 'manage', resource: { kind: k.kind, param: k.param } } as const;
   const who = (req: AdminRequest) => req.params[g.param]!;
   const answer = (status: number, id: string, name: string, permission: Permission) => ({
     status,
@@ -144,7 +150,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
 function resourceSideRoutes(k: KindShape): AdminRoute[] {
   return GRANTEES.map((g) => ({
     method: 'GET' as const,
-    path: `/mlflow/permissions/${k.segment}/:${k.param}/${g.segment}`,
+    path: `/mlflow/permissions/${k.segment}/${adminIdPath(k.kind)}/${g.segment}`,
     summary: `List the ${g.segment} holding a permission on a ${k.label}`,
     access: 'manage' as const,
     resource: { kind: k.kind, param: k.param },

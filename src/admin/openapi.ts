@@ -59,6 +59,8 @@ export function buildOpenApi(routes: readonly AdminRoute[], version: string) {
           '404': errorResponse('Unknown user, group or grant'),
           ...(route.method === 'POST' ? { '409': errorResponse('Already exists') } : {}),
           ...(route.body ? { '413': errorResponse('Body too large') } : {}),
+          // Any route: an uncached credential is verified in the store, every answer reads or writes it.
+          '503': errorResponse('The policy store (or MLflow, where the route looks something up in it) is not available right now; try again'),
         },
       };
       (paths[path] ??= {})[route.method.toLowerCase()] = op;
@@ -70,7 +72,9 @@ export function buildOpenApi(routes: readonly AdminRoute[], version: string) {
       title: 'flowgate admin API',
       version,
       description:
-        'Users, service accounts, access tokens, groups and permissions for MLflow behind flowgate. Paths follow mlflow-oidc-auth.',
+        'Users, service accounts, access tokens, groups and permissions for MLflow behind flowgate. Paths follow mlflow-oidc-auth. ' +
+        'A method a path does not serve (TRACE included) is answered 405 METHOD_NOT_ALLOWED with an Allow header; ' +
+        'errors are MLflow\'s JSON shape, `{"error_code": …, "message": …}`.',
     },
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'username + access token' } },

@@ -3,7 +3,7 @@ import type { ConcernedUser } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import { badRequest, FlowgateError } from '../errors.js';
 import type { User } from '../principals/types.js';
-import { KIND_SPECS } from '../resources/kinds.js';
+import { adminIdOf, adminIdPath, KIND_SPECS } from '../resources/kinds.js';
 import { permits } from '../resources/permissions.js';
 import type { GrantReason } from '../resources/reasons.js';
 import type { EffectiveAnswer, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
@@ -76,9 +76,9 @@ const effectiveQuery = pageQuery.extend({ username: z.string().max(128).optional
 const mineQuery = z.object({ id: z.array(z.string()).min(1).max(200) });
 
 function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
-  const base = `/mlflow/permissions/ui/${k.segment}/:${k.param}`;
+  const base = `/mlflow/permissions/ui/${k.segment}/${adminIdPath(k.kind)}`;
   const resource = { kind: k.kind, param: k.param };
-  const idOf = (params: Record<string, string>) => parseWith(k.idSchema, params[k.param], `${k.param} in the path`);
+  const idOf = (params: Record<string, string>) => parseWith(k.idSchema, adminIdOf(k.kind, params), `${adminIdPath(k.kind).replaceAll(':', '')} in the path`);
   return [
     {
       method: 'GET',

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
+import { isScoped, KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
 import { PERMISSIONS, type Permission } from '../resources/permissions.js';
 import { badRequest } from '../errors.js';
+import { scorerIdProblem } from '../resources/scorer-identity.js';
+import { skillIdProblem } from '../resources/skill-identity.js';
 
 export const usernameSchema = z
   .string({ message: 'must be a string' })
@@ -32,10 +34,22 @@ export const kindPermissionSchema = (kind: ResourceKind) => z.enum(permissionsOf
 /** A grant's body on the kind: its permission, one the kind takes. */
 export const kindPermissionBody = (kind: ResourceKind) => z.strictObject({ permission: kindPermissionSchema(kind) });
 
-const ID_SCHEMAS = { numeric: experimentIdSchema, name: modelNameSchema } as const satisfies Record<KindSpec['id'], z.ZodType<string>>;
+/** `<experiment_id>/<name>`: a scorer's. */
+export const scorerIdSchema = z.string().superRefine((id, ctx) => {
+  const problem = scorerIdProblem(id);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const ID_SCHEMAS = { numeric: experimentIdSchema, name: modelNameSchema, in_experiment: scorerIdSchema } as const satisfies Record<KindSpec['id'], z.ZodType<string>>;
 
 /** How a resource of the kind is named in a path or query: its id's shape. */
-export const resourceIdSchema = (kind: ResourceKind): z.ZodType<string> => ID_SCHEMAS[KINDS[kind].id];
+export const resourceIdSchema = (kind: ResourceKind): z.ZodType<string> => (isScoped(kind) ? skillIdSchema : ID_SCHEMAS[KINDS[kind].id]);
+
+/** A Skill's `<name>` or `@<organization>/<name>`, as MLflow would take it. */
+const skillIdSchema = z.string().superRefine((id, ctx) => {
+  const problem = skillIdProblem(id);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** Parses a value with a schema, turning every problem into one clear 400 message. */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'request body'): T {

@@ -1,4 +1,4 @@
-import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, PROMPT } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, MCP_SERVER, PROMPT, SCORER, SKILL } from '../resources/kinds.js';
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
@@ -38,6 +38,7 @@ const DATASET: IdSource = { kind: 'dataset_id', field: 'dataset_id', from: 'para
 const ISSUE: IdSource = { kind: 'owned_id', owner: 'issue', field: 'issue_id', from: 'param' };
 const LABEL_SCHEMA: IdSource = { kind: 'owned_id', owner: 'label_schema', field: 'schema_id', from: 'auto' };
 const REVIEW_QUEUE: IdSource = { kind: 'owned_id', owner: 'review_queue', field: 'queue_id', from: 'auto' };
+const OPTIMIZATION_JOB: IdSource = { kind: 'owned_id', owner: 'prompt_optimization_job', field: 'job_id', from: 'param' };
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
 const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
@@ -65,12 +66,26 @@ function route(
 
 const onExperiment = (method: HttpMethod, pattern: string, need: Need, id: IdSource = experimentId()) =>
   route(method, pattern, need, EXPERIMENT, id);
+/** A scorer: its `name` within the experiment its `experiment_id` names, both where MLflow reads them. */
+const scorerNamed = (from: IdLocation = 'auto'): IdSource => ({ kind: 'scorer', field: 'name', experiment: 'experiment_id', from });
+const SCORER_IN_BODY = scorerNamed('body');
+const onScorer = (method: HttpMethod, pattern: string, need: Need, from: IdLocation = 'auto', after?: AfterHook) =>
+  route(method, pattern, need, SCORER, scorerNamed(from), after);
 const onModel = (method: HttpMethod, pattern: string, need: Need, after?: AfterHook) =>
   route(method, pattern, need, 'model_or_prompt', modelName(), after);
 const admin = (method: HttpMethod, pattern: string) => route(method, pattern, 'admin');
 const publicRoute = (method: HttpMethod, pattern: string) => route(method, pattern, 'public');
 const authenticated = (method: HttpMethod, pattern: string, after?: AfterHook) =>
   route(method, pattern, 'authenticated', 'none', NONE, after);
+/**
+ * USE on every AI-gateway endpoint the judges of serialized scorers call (`gateway:/<endpoint>` models):
+ * the job worker or online scoring calls them from MLflow's own process, where flowgate decides nothing.
+ */
+const useJudgeEndpoints = (field: string) => ({ id: { kind: 'judge_endpoints', field, from: 'body' } as IdSource, need: 'use' as const });
+/** A row whose answer names the MLflow jobs it started: the caller is recorded as their starter. */
+const startsJobs = (row: RouteEntry): RouteEntry => ({ ...row, after: 'record_job_starter' });
+/** A route about one job (`:job_id`): its starter's. */
+const startedJob = (method: HttpMethod, pattern: string): RouteEntry => ({ ...authenticated(method, pattern), startedJob: 'job_id' });
 /** A REST collection only administrators may use: list and create on it, read, update and delete by `:<idParam>`. */
 const adminCollection = (base: string, idParam: string) => [
   admin('GET', base),
@@ -211,9 +226,8 @@ const loggedModelRoutes = [
 ];
 
 /*
- * Experiment-scoped GenAI features. Datasets, issues, label schemas and review queues addressed by
- * their own id are resolved to their experiment(s) by a look-up; prompt-optimization jobs are not
- * yet, so they stay admin-only.
+ * Experiment-scoped GenAI features. Datasets, issues, label schemas, review queues and
+ * prompt-optimization jobs addressed by their own id are resolved to their experiment(s) by a look-up.
  */
 const genaiRoutes = [
   onExperiment('POST', `${V3}/datasets/create`, 'edit', experimentIds()),
@@ -270,26 +284,49 @@ const genaiRoutes = [
   { ...onExperiment('POST', `${V3}/review-queues/delete`, 'manage', REVIEW_QUEUE), after: 'forget_review_queue' as const },
   onExperiment('POST', `${V3}/review-queues/items/remove`, 'manage', REVIEW_QUEUE),
 
-  // Scorers live inside an experiment and are named by (experiment_id, name).
-  onExperiment('POST', `${V3}/scorers/register`, 'edit'),
-  // MLflow also answers a list without experiment_id (all experiments); flowgate has no filter
-  // for that, so experiment_id is required.
-  onExperiment('GET', `${V3}/scorers/list`, 'read'),
-  onExperiment('GET', `${V3}/scorers/versions`, 'read'),
-  onExperiment('GET', `${V3}/scorers/get`, 'read'),
-  onExperiment('DELETE', `${V3}/scorers/delete`, 'manage'),
-  onExperiment('PUT', `${V3}/scorers/online-config`, 'edit', experimentId('body')),
-  // Keyed by scorer ids, whose experiments flowgate cannot look up.
-  admin('GET', `${V3}/scorers/online-configs`),
+  // Scorers (judges) are a kind of their own, keyed `<experiment_id>/<name>` as MLflow's basic-auth keys
+  // them, and decided on their own grants: an experiment grant stands for none of its scorers (MLflow's rule).
+  // Registering needs EDIT on the experiment; a name the experiment already has gets a new version, which
+  // changes that scorer: EDIT on it too. The registrant of a new scorer gets MANAGE on it.
+  {
+    ...onExperiment('POST', `${V3}/scorers/register`, 'edit'),
+    also: [{ id: SCORER_IN_BODY, need: 'edit' as const, resource: SCORER, clientChosen: true as const }, useJudgeEndpoints('serialized_scorer')],
+    after: 'grant_creator_scorer' as const,
+  },
+  // With an experiment_id, READ on it answers all its scorers (MLflow's rule); without one (every
+  // experiment's), the scorers the caller may read in experiments they may read.
+  authenticated('GET', `${V3}/scorers/list`, 'filter_scorer_list'),
+  onScorer('GET', `${V3}/scorers/versions`, 'read'),
+  onScorer('GET', `${V3}/scorers/get`, 'read'),
+  // With or without a version (a version's delete is the scorer's MANAGE in MLflow too); the grants go
+  // once MLflow no longer has the scorer.
+  onScorer('DELETE', `${V3}/scorers/delete`, 'manage', 'auto', 'drop_scorer_grants'),
+  // Online scoring runs the scorer on the experiment's traces and writes assessments there: EDIT on the
+  // experiment (MLflow's rule) and on the scorer.
+  { ...onScorer('PUT', `${V3}/scorers/online-config`, 'edit', 'body'), also: [{ id: experimentId('body'), need: 'edit' as const }] },
+  // Keyed by scorer ids: each config is shown when the caller may read its experiment (MLflow's rule)
+  // and the scorer its id names in that experiment's list.
+  authenticated('GET', `${V3}/scorers/online-configs`, 'filter_online_configs'),
 
-  // The optimization worker runs without the caller's identity and reads the source prompt named
-  // in the body, which the experiment check alone would not cover.
-  admin('POST', `${V3}/prompt-optimization/jobs`),
+  // The optimization worker runs with no caller identity: it loads the source prompt, the experiment's
+  // scorers the config names, the dataset and the reflection model's endpoint, so each needs the
+  // caller's right (MLflow's rules; READ on the dataset is flowgate's, as the worker reads its records
+  // into a run of the caller's experiment). The job is also its starter's to poll by job id.
+  {
+    ...startsJobs(onExperiment('POST', `${V3}/prompt-optimization/jobs`, 'edit')),
+    also: [
+      { id: { kind: 'prompt_uri', field: 'source_prompt_uri', from: 'body' } as IdSource, need: 'read' as const },
+      { id: { kind: 'scorer_names', field: 'config.scorers', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
+      { id: { kind: 'dataset_id', field: 'config.dataset_id', from: 'body' } as IdSource, need: 'read' as const },
+      { id: { kind: 'reflection_endpoint', field: 'config.optimizer_config_json', from: 'body' } as IdSource, need: 'use' as const },
+    ],
+  },
   onExperiment('POST', `${V3}/prompt-optimization/jobs/search`, 'read'),
   onExperiment('GET', `${V3}/prompt-optimization/jobs/search`, 'read'),
-  admin('GET', `${V3}/prompt-optimization/jobs/:job_id`),
-  admin('POST', `${V3}/prompt-optimization/jobs/:job_id/cancel`),
-  admin('DELETE', `${V3}/prompt-optimization/jobs/:job_id`),
+  // By the experiment the job was created in, as MLflow decides them.
+  onExperiment('GET', `${V3}/prompt-optimization/jobs/:job_id`, 'read', OPTIMIZATION_JOB),
+  onExperiment('POST', `${V3}/prompt-optimization/jobs/:job_id/cancel`, 'edit', OPTIMIZATION_JOB),
+  onExperiment('DELETE', `${V3}/prompt-optimization/jobs/:job_id`, 'manage', OPTIMIZATION_JOB),
 ];
 
 /*
@@ -454,50 +491,105 @@ const artifactRoutes = [
   onExperiment('GET', `${ARTIFACTS}/presigned/*`, 'read', artifactWildcard),
 ];
 
-/** MCP server registry: its own resource type with name-and-version grants flowgate does not model. */
-const mcpServerRoutes = (['GET', 'POST', 'PATCH', 'DELETE'] as const).flatMap((method) => [
-  ...(method === 'GET' || method === 'POST' ? [admin(method, `${V3}/mcp-servers`)] : []),
-  admin(method, `${V3}/mcp-servers/*`),
-]);
+/*
+ * MCP server registry (MLflow 3.15+), under MLflow 3.17.2 basic-auth's rules: a server is a kind of its
+ * own keyed by its name, `<namespace>/<slug>`, which MLflow's `{name:path}` takes as the path's first two
+ * segments (`:namespace/:slug`; a name MLflow would refuse, a reserved slug such as `versions` among
+ * them, is a 400). Everything under a server is decided on the server, by the method, as MLflow decides
+ * it for a caller holding no version-tier grant (flowgate has none): reading READ, writing EDIT,
+ * deleting anything (the server, a version, an endpoint, a tag, an alias) MANAGE. Creating a server is
+ * a create (the creator gets MANAGE); a first version makes its server as MLflow does (`createsMissing`).
+ * Searches are filtered to readable servers. A path no row here takes (a third name segment, a
+ * version holding a `/`) is unknown: refused to anyone but an administrator.
+ */
+const MCP = `${V3}/mcp-servers`;
+const MCP_NAME: IdSource = { kind: 'mcp_server', field: 'name', from: 'param' };
+const onMcpServer = (method: HttpMethod, path: string, need: Need, after?: AfterHook) =>
+  route(method, `${MCP}/:namespace/:slug${path}`, need, MCP_SERVER, MCP_NAME, after);
+const mcpServerRoutes = [
+  route('POST', MCP, 'create', MCP_SERVER, NONE, 'grant_creator_mcp_server'),
+  authenticated('GET', MCP, 'filter_search_mcp_servers'),
+  authenticated('GET', `${MCP}/endpoints`, 'filter_search_mcp_endpoints'),
+  onMcpServer('GET', '', 'read'),
+  onMcpServer('PATCH', '', 'edit'),
+  onMcpServer('DELETE', '', 'manage', 'drop_mcp_server_grants'),
+  onMcpServer('GET', '/versions', 'read'),
+  // A server MLflow does not have is made with its first version: whoever may create may make it.
+  { ...onMcpServer('POST', '/versions', 'edit', 'make_mcp_server_parent'), createsMissing: true as const },
+  onMcpServer('GET', '/versions/:version', 'read'),
+  onMcpServer('PATCH', '/versions/:version', 'edit'),
+  onMcpServer('DELETE', '/versions/:version', 'manage'),
+  onMcpServer('POST', '/versions/:version/tags', 'edit'),
+  onMcpServer('DELETE', '/versions/:version/tags/*', 'manage'),
+  // An endpoint id belongs to one server: MLflow refuses one of another server's under this one.
+  onMcpServer('GET', '/endpoints', 'read'),
+  onMcpServer('POST', '/endpoints', 'edit'),
+  onMcpServer('GET', '/endpoints/:endpoint_id', 'read'),
+  onMcpServer('PATCH', '/endpoints/:endpoint_id', 'edit'),
+  onMcpServer('DELETE', '/endpoints/:endpoint_id', 'manage'),
+  onMcpServer('POST', '/tags', 'edit'),
+  onMcpServer('DELETE', '/tags/*', 'manage'),
+  onMcpServer('POST', '/aliases', 'edit'),
+  onMcpServer('GET', '/aliases/*', 'read'),
+  onMcpServer('DELETE', '/aliases/*', 'manage'),
+];
 
 /*
- * Skill Registry (MLflow 3.18). In MLflow's own auth app a Skill is a resource type of its own,
- * with grants keyed by (organization, name): its creator gets MANAGE on it, searches answer only
- * the Skills the caller holds a grant on, and no experiment or registered-model grant stands for
- * one. flowgate holds no Skill grants, so every Skill route is admin (fail closed). The operation
- * each row has in MLflow (`_SKILL_ROUTE_OPERATIONS`) says what a non-admin would need:
- * - search: filtered by Skill grants flowgate does not have (no filter could be right);
- * - create, register: MLflow checks the caller may create or register under that name, and grants
- *   the creator MANAGE, a grant flowgate cannot record;
- * - read, update, manage: READ, EDIT or MANAGE on that Skill, which flowgate cannot tell.
- * Each path also exists with an `@<organization>` segment before the name.
+ * Skill Registry (MLflow 3.18): a Skill is a resource kind of its own, granted by its identity as MLflow's
+ * basic-auth keys it: `<name>`, or `@<organization>/<name>` (src/resources/skill-identity.ts). Each row's
+ * need follows the operation MLflow's auth app gives it (`_SKILL_ROUTE_OPERATIONS`): read → READ,
+ * update → EDIT, manage → MANAGE; a version update setting `status` to `deleted` is a delete (MANAGE).
+ * Every per-Skill path also exists with an `@<organization>` segment before the name; the identity is
+ * read from the path alone, and a name or organization MLflow would refuse is a 400.
+ * - search: any signed-in caller, the answer kept to the Skills they may READ (flowgate pages it);
+ * - create: open like any create; the creator gets MANAGE on the Skill MLflow answers with;
+ * - register (a version, or a bulk registration): EDIT on each Skill that exists; one that does not is
+ *   made by the registration, which is decided as a create, and flowgate makes it first (MLflow refuses
+ *   a second maker), so its MANAGE goes to the one caller whose request made it;
+ * - delete: MANAGE, and the Skill's grants go with it.
+ * Anything else under `/skills` matches no row: refused to non-admins.
  */
-type SkillOperation = 'search' | 'create' | 'register' | 'read' | 'update' | 'manage';
+const SKILLS = `${V3}/skills`;
+const SKILL_IN_PATH: IdSource = { kind: 'skill', field: 'name', from: 'param' };
+/** A version update that soft-deletes it (MLflow: `status` = `deleted` makes the update a manage). */
+const SKILL_VERSION_DELETED: IdSource = { kind: 'skill', field: 'name', from: 'param', when: { field: 'status', value: 'deleted' } };
+type SkillOperation = 'read' | 'update' | 'manage' | 'register';
+const SKILL_NEED = { read: 'read', update: 'edit', manage: 'manage', register: 'edit' } as const satisfies Record<SkillOperation, Need>;
 const SKILL_ROUTES: ReadonlyArray<readonly [HttpMethod, string, SkillOperation]> = [
-  ['GET', '', 'search'],
-  ['POST', '', 'create'],
-  ['POST', '/bulk-register', 'register'],
-  ['GET', '/{name}', 'read'],
-  ['PATCH', '/{name}', 'update'],
-  ['DELETE', '/{name}', 'manage'],
-  ['GET', '/{name}/versions', 'read'],
-  ['POST', '/{name}/versions', 'register'],
-  ['GET', '/{name}/versions/:version', 'read'],
-  ['PATCH', '/{name}/versions/:version', 'update'],
-  ['DELETE', '/{name}/versions/:version', 'manage'],
-  ['POST', '/{name}/tags', 'update'],
-  ['DELETE', '/{name}/tags/*', 'update'],
-  ['POST', '/{name}/versions/:version/tags', 'update'],
-  ['DELETE', '/{name}/versions/:version/tags/*', 'manage'],
-  ['GET', '/{name}/aliases/:alias', 'read'],
-  ['POST', '/{name}/aliases', 'update'],
-  ['DELETE', '/{name}/aliases/:alias', 'manage'],
+  ['GET', '', 'read'],
+  ['PATCH', '', 'update'],
+  ['DELETE', '', 'manage'],
+  ['GET', '/versions', 'read'],
+  ['POST', '/versions', 'register'],
+  ['GET', '/versions/:version', 'read'],
+  ['PATCH', '/versions/:version', 'update'],
+  ['DELETE', '/versions/:version', 'manage'],
+  ['POST', '/tags', 'update'],
+  ['DELETE', '/tags/*', 'update'],
+  ['POST', '/versions/:version/tags', 'update'],
+  ['DELETE', '/versions/:version/tags/*', 'manage'],
+  ['GET', '/aliases/:alias', 'read'],
+  ['POST', '/aliases', 'update'],
+  ['DELETE', '/aliases/:alias', 'manage'],
 ];
-const skillRoutes = SKILL_ROUTES.flatMap(([method, path]) =>
-  (path.includes('{name}') ? [':name', '@:organization/:name'] : ['']).map((name) =>
-    admin(method, `${V3}/skills${path.replace('{name}', name)}`),
+function skillRow(method: HttpMethod, pattern: string, operation: SkillOperation, path: string): RouteEntry {
+  const row = route(method, pattern, SKILL_NEED[operation], SKILL, SKILL_IN_PATH);
+  if (operation === 'register') return { ...row, after: 'register_skill', createsMissing: true };
+  if (method === 'DELETE' && path === '') return { ...row, after: 'drop_skill_grants' };
+  if (method === 'PATCH' && path === '/versions/:version') return { ...row, also: [{ id: SKILL_VERSION_DELETED, need: 'manage' }] };
+  return row;
+}
+const skillRoutes = [
+  authenticated('GET', SKILLS, 'filter_search_skills'),
+  route('POST', SKILLS, 'create', SKILL, NONE, 'grant_creator_skill'),
+  {
+    ...route('POST', `${SKILLS}/bulk-register`, 'edit', SKILL, { kind: 'skills_registered', field: 'skills.name', from: 'body' }, 'register_skill'),
+    createsMissing: true as const,
+  },
+  ...SKILL_ROUTES.flatMap(([method, path, operation]) =>
+    [':name', '@:organization/:name'].map((name) => skillRow(method, `${SKILLS}/${name}${path}`, operation, path)),
   ),
-);
+];
 
 const serverInfoRoutes = [publicRoute('GET', `${V3}/server-info`)];
 
@@ -538,10 +630,22 @@ const ajaxOnlyRoutes = [
   // Whether secrets can be stored; whether the default passphrase encrypts them is withheld from
   // non-admins, as MLflow's `redact_secrets_config_for_non_admins` does.
   authenticated('GET', `${AJAX_V3}/gateway/secrets/config`, 'redact_secrets_config'),
-  onExperiment('POST', `${AJAX_V3}/scorer/invoke`, 'edit'),
-  onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit'),
-  // May decrypt a gateway secret (secret_id) into the job it starts.
-  admin('POST', `${AJAX_V3}/issues/invoke`),
+  // These start MLflow jobs: flowgate records who started each one (the `jobs` rows below).
+  // A registered scorer named by `scorer_name` is loaded from the experiment: READ on it (MLflow: not denied).
+  {
+    ...startsJobs(onExperiment('POST', `${AJAX_V3}/scorer/invoke`, 'edit')),
+    also: [
+      { id: { kind: 'scorer', field: 'scorer_name', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
+      useJudgeEndpoints('serialized_scorer'),
+    ],
+  },
+  { ...startsJobs(onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit')), also: [useJudgeEndpoints('serialized_scorers')] },
+  // Creates a run in the experiment; decrypts the gateway secret `secret_id` into the job it starts
+  // (USE, as building a model definition on it); calls the endpoint `endpoint_name` (USE, as invoking it).
+  {
+    ...startsJobs(onExperiment('POST', `${AJAX_V3}/issues/invoke`, 'edit')),
+    also: [useSecret, { id: endpointNamed('endpoint_name', 'body'), need: 'use' as const }],
+  },
   // Writes the issue-detection schedule's state, an experiment tag the caller could also set with
   // set-experiment-tag, derived from the schedule tags the UI has just written (MLflow 3.18's own
   // auth app has no rule for it yet and refuses it to non-admins; the UI treats a refusal as "later").
@@ -551,13 +655,17 @@ const ajaxOnlyRoutes = [
   // name) and deletes and re-registers the `mlflow-demo.*` prompts; deleting hard-deletes them all.
   admin('POST', `${AJAX_V3}/demo/generate`),
   admin('POST', `${AJAX_V3}/demo/delete`),
-  // Jobs are owned by whoever submitted them; flowgate has no job → owner look-up.
-  admin('GET', `${AJAX_V3}/jobs/:job_id`),
-  admin('PATCH', `${AJAX_V3}/jobs/cancel/:job_id`),
-  admin('GET', '/ajax-api/3.0/jobs/:job_id'),
+  // A job is its starter's: read and cancelled by them (and administrators), and a search answers
+  // each caller their own (MLflow's rule, by the creator only its own auth app records).
+  startedJob('GET', `${AJAX_V3}/jobs/:job_id`),
+  startedJob('PATCH', `${AJAX_V3}/jobs/cancel/:job_id`),
+  startedJob('GET', '/ajax-api/3.0/jobs/:job_id'),
+  startedJob('PATCH', '/ajax-api/3.0/jobs/cancel/:job_id'),
+  authenticated('POST', '/ajax-api/3.0/jobs/search', 'filter_started_jobs'),
+  // A job submitted by name runs an allowed job function with whatever params the body gives (an
+  // experiment, a scorer, a secret): flowgate would have to check each function's params as the
+  // route that starts it does, so submitting stays administrators' (MLflow lets anyone signed in).
   admin('POST', '/ajax-api/3.0/jobs/'),
-  admin('PATCH', '/ajax-api/3.0/jobs/cancel/:job_id'),
-  admin('POST', '/ajax-api/3.0/jobs/search'),
   // The assistant runs tools on the server host.
   admin('POST', `${AJAX_V3}/assistant/message`),
   admin('GET', `${AJAX_V3}/assistant/sessions/:session_id/stream`),

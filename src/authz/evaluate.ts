@@ -9,8 +9,9 @@ import type { GraphqlPlan } from './graphql-policy.js';
 import type { CachedMlflowLookups, ReviewQueueByName } from './mlflow-lookups.js';
 import { modelVersionSourceRefs } from './model-source.js';
 import type { PolicyReader } from './policy.js';
+import type { JobOwners } from '../jobs/job-owners.js';
 import { queueRuleAllows } from './queue-rule.js';
-import { bodyLeavesOf, readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
+import { bodyLeavesOf, isMissingRef, readField, type ExistingResolver, type ResourceResolver, type ResolveRequest } from './resolve.js';
 import { routeChecks, type CheckName } from './route-checks.js';
 import type { AlsoCheck, FieldGuard, IdSource, Need, Permission, QueueRule, ResourceRef, RouteEntry } from './types.js';
 
@@ -53,6 +54,8 @@ export interface EvaluatorDeps {
   readonly resolve: ResourceResolver;
   readonly resolveExisting: ExistingResolver;
   readonly lookups: CachedMlflowLookups;
+  /** Who started each MLflow job (flowgate's own record). */
+  readonly jobStarters: Pick<JobOwners, 'ownerOf'>;
 }
 
 /** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
@@ -72,13 +75,18 @@ const describe = (refs: readonly ResourceRef[]) =>
  */
 function describeSent(id: IdSource, refs: readonly ResourceRef[]): string {
   if (refs.length === 0) return '';
-  if (id.kind === 'experiment_id' || id.kind === 'experiment_ids') return describe(refs);
+  // A scorer is named by the experiment and the name the caller sent.
+  if (id.kind === 'experiment_id' || id.kind === 'experiment_ids' || id.kind === 'scorer') return describe(refs);
   // A name decided as both kinds (one MLflow does not have) is named once, as a hidden one is.
   if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${[...new Set(refs.map((ref) => `'${ref.id}'`))].join(', ')}`;
   // Named after the endpoint name the caller sent, never by its id.
   if (id.kind === 'usage_experiment') return ` the experiment ${refs.map((ref) => `'${'name' in ref ? ref.name : ''}'`).join(', ')} the endpoint's usage traces go to`;
   // The name MLflow stores may be another spelling of the one sent: not shown.
   if (id.kind === 'gateway_name') return ' the gateway endpoint it names';
+  // A Skill is named by the caller, by MLflow's one spelling of it.
+  if (id.kind === 'skill' || id.kind === 'skills_registered') return describe(refs);
+  // An MCP server is named by the caller's path, as MLflow keys it.
+  if (id.kind === 'mcp_server') return describe(refs);
   return 'field' in id ? ` what its '${id.field}' belongs to` : '';
 }
 
@@ -158,12 +166,23 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return ready instanceof Promise ? ready.then((r) => mainVerdict(principal, entry, r)) : mainVerdict(principal, entry, ready);
   }
 
+  /**
+   * A row that makes what is missing (a Skill's registration): `create` decides for the resources MLflow
+   * does not have yet, `need` for the ones it has; both must allow.
+   */
+  function decideMaking(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Decision {
+    const existing = refs.filter((ref) => !isMissingRef(ref));
+    if (existing.length === refs.length) return decideFor(principal, entry.need, refs);
+    const creating = decideFor(principal, 'create', []);
+    return !creating.allow || existing.length === 0 ? creating : decideFor(principal, entry.need, existing);
+  }
+
   function mainVerdict(principal: Principal, entry: RouteEntry, refs: readonly ResourceRef[]): Verdict {
-    const decision = decideFor(principal, entry.need, refs);
+    const decision = entry.createsMissing ? decideMaking(principal, entry, refs) : decideFor(principal, entry.need, refs);
     const checks = [{ check: 'main' as const, allow: decision.allow, reason: decision.reason }];
     return decision.allow
       ? { allow: true, reason: decision.reason, checks, permission: decision.permission }
-      : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${entry.need}${describeSent(entry.id, refs)}` };
+      : { allow: false, reason: decision.reason, checks, message: `Permission denied: ${principal.username} may not ${decision.reason === 'create-admin-only' ? 'create' : entry.need}${describeSent(entry.id, refs)}` };
   }
 
   /**
@@ -206,7 +225,8 @@ export function createEvaluator(deps: EvaluatorDeps) {
       const existing = await deps.resolveExisting(check.id, request);
       // An existing object may only be written where it already lives: never moved into the request's
       // experiment. (An endpoint's usage experiment is not moved anywhere: it is written to as it is.)
-      const moves = check.id.kind !== 'usage_experiment';
+      // (Nor is a scorer, named within the request's experiment: registering adds a version to it.)
+      const moves = check.id.kind !== 'usage_experiment' && check.id.kind !== 'scorer';
       const elsewhere = moves ? existing.find((ref) => !refs.some((m) => m.kind === ref.kind && m.id === ref.id)) : undefined;
       if (elsewhere)
         refuse('also', 'object-in-other-experiment', 'Permission denied: the request names an existing object of another experiment, not of the experiment it writes to');
@@ -256,6 +276,18 @@ export function createEvaluator(deps: EvaluatorDeps) {
     return { outcomes, plan };
   }
 
+  /**
+   * Only the job's starter may read or cancel it. A job that does not exist, one started by someone
+   * else and one with no recorded starter are refused alike: the refusal tells nothing of which.
+   */
+  async function jobStarter(input: EvaluationInput, field: string): Promise<CheckOutcome> {
+    const jobId = input.request.params[field];
+    const starter = jobId ? await deps.jobStarters.ownerOf(jobId) : undefined;
+    if (starter === undefined || starter !== input.principal.userId)
+      refuse('job-starter', 'not-job-starter', `Permission denied: ${input.principal.username} may not use a job they did not start`);
+    return { check: 'job-starter', allow: true, reason: 'job-starter' };
+  }
+
   /** A guarded field set by a non-administrator refuses the request. */
   function guard(request: ResolveRequest, guarded: FieldGuard): CheckOutcome {
     const field = guardedField(guarded, request);
@@ -302,6 +334,9 @@ export function createEvaluator(deps: EvaluatorDeps) {
           }
           case 'source':
             add(await source(input));
+            break;
+          case 'job-starter':
+            add(await jobStarter(input, check.field));
             break;
           case 'graphql-field': {
             const fields = await graphqlFields(input);

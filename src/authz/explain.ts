@@ -139,7 +139,9 @@ export function createExplainer(d: {
     const refs = decidesOnResources ? await d.resolve(entry, request) : [];
     const named = await Promise.all(refs.map((ref) => withName(principal, ref)));
     // A gateway id MLflow does not have is told apart from a hidden object by no one but an administrator.
-    if (onlyReadable && (named.some(isMissingRef) || !readsAll(principal, named))) throw new Unreadable();
+    // A resource a registration would make (`createsMissing`) is no secret: MLflow's create tells who asks that it exists.
+    const shown = entry.createsMissing ? named.filter((ref) => !isMissingRef(ref)) : named;
+    if (onlyReadable && (shown.some(isMissingRef) || !readsAll(principal, shown))) throw new Unreadable();
     const verdict = await d.evaluator.evaluate({ principal, entry, request, refs });
     // A further id (a model version's source, a linked run) refused is a resource the caller may not read either.
     if (onlyReadable && !verdict.allow && FURTHER_RESOURCE_CHECKS.has(verdict.checks.at(-1)?.check ?? 'main')) throw new Unreadable();

@@ -81,6 +81,17 @@ export function createGrantWriter(deps: {
       return removed;
     },
 
+    /** MLflow deleted the resource through flowgate (a Skill): its grants go with it, so one made later under its id starts without them. */
+    async dropWithResource(actor: string, ref: ResourceRef): Promise<number> {
+      let removed = 0;
+      await sql.transaction(async () => {
+        removed = await grants.deleteResource(ref.kind, ref.id);
+        if (removed > 0) await audit.record({ actor, action: 'grant.drop-with-resource', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
+      });
+      if (removed > 0) await deps.grantsChanged(ref);
+      return removed;
+    },
+
     /** A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow it. */
     async followModel(actor: string, name: string, newName: string | undefined): Promise<void> {
       let changed = 0;

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { FlowgateError, badRequest } from '../errors.js';
-import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_KINDS, GATEWAY_SECRET, type GatewayKind, KINDS } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_KINDS, GATEWAY_SECRET, type GatewayKind, KINDS, lookupCall, MCP_SERVER, type ResourceKind, SCORER, SKILL } from '../resources/kinds.js';
 import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
 import { compareVersions } from './catalog-versions.js';
 import { createTraceInfoForms, otherForm, type TraceInfoForm } from './trace-info-forms.js';
@@ -29,6 +29,12 @@ export interface MlflowLookups {
    * ignores case or trailing blanks finds another spelling): RESOURCE_DOES_NOT_EXIST when none.
    */
   gatewayEndpointName?(name: string): Promise<string>;
+  /** Whether MLflow has the Skill (its id: `<name>` or `@<organization>/<name>`), asked now, never cached. */
+  skillExists?(id: string): Promise<boolean>;
+  /** Whether MLflow has the MCP server (`<namespace>/<slug>`), asked now, never cached. */
+  mcpServerExists?(name: string): Promise<boolean>;
+  /** Whether MLflow has the scorer `<experiment_id>/<name>` (asked now, never cached: a decision to change it rests on it). */
+  scorerExists?(id: string): Promise<boolean>;
 }
 
 /** What flowgate needs to know about an AI-gateway object MLflow names by a generated id. */
@@ -47,12 +53,15 @@ export interface ReviewQueueByName {
 }
 
 /** Experiment-scoped GenAI objects reached by their own id. */
-export type OwnedKind = 'issue' | 'label_schema' | 'review_queue';
+export type OwnedKind = 'issue' | 'label_schema' | 'review_queue' | 'prompt_optimization_job';
 
 export interface CachedMlflowLookups extends MlflowLookups {
   /** `fresh`: asked of MLflow now (a decision to change or spend it), the cache refilled. */
   gatewayObject(kind: GatewayKind, id: string, fresh?: boolean): Promise<GatewayObject>;
   gatewayEndpointName(name: string): Promise<string>;
+  skillExists(id: string): Promise<boolean>;
+  scorerExists(id: string): Promise<boolean>;
+  mcpServerExists(name: string): Promise<boolean>;
   /** After an AI-gateway object is renamed, updated or deleted (`id`), or one is created (no id): names and ids it had. */
   invalidateGateway(id?: string): void;
   /** The experiment's name (experiment pattern grants match it). */
@@ -92,6 +101,7 @@ export type LookupCacheName =
   | 'dataset_experiments'
   | 'issue_experiment'
   | 'label_schema_experiment'
+  | 'prompt_optimization_job_experiment'
   | 'review_queue'
   | 'gateway_object'
   | 'gateway_endpoint_name';
@@ -375,6 +385,11 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
       const json = await getJson(`label schema ${schemaId}`, '/api/3.0/mlflow/label-schemas/get', { schema_id: schemaId });
       return required(`label schema ${schemaId}`, pick(json, ['label_schema', 'experiment_id']));
     }, onCache),
+    // The experiment is the one the job was created in (its params), never changed.
+    prompt_optimization_job: cachedLookup('prompt_optimization_job_experiment', { max }, async (jobId) => {
+      const json = await getJson(`prompt optimization job ${jobId}`, `/api/3.0/mlflow/prompt-optimization/jobs/${encodeURIComponent(jobId)}`);
+      return required(`prompt optimization job ${jobId}`, pick(json, ['job', 'experiment_id']));
+    }, onCache),
   };
 
   // A gateway object's id never changes, but its name and an endpoint's experiment do (renamed or
@@ -394,6 +409,19 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return experimentId === undefined ? { name } : { name, experimentId };
   }, onCache);
 
+  /** Whether MLflow has the resource, by its kind's own look-up, asked now (RESOURCE_DOES_NOT_EXIST: it has not). */
+  async function existsNow(kind: ResourceKind, id: string): Promise<boolean> {
+    const call = lookupCall(kind, id);
+    if (call === undefined) throw new Error(`no look-up by id for ${kind}`);
+    try {
+      await getAnswer(`${KINDS[kind].ui.one} '${id}'`, call.path, { ...call.query });
+      return true;
+    } catch (e) {
+      if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return false;
+      throw e;
+    }
+  }
+
   const endpointNames = cachedLookup('gateway_endpoint_name', { max, ttlMs: options.ttlMs }, async (name) => {
     const spec = KINDS.gateway_endpoint;
     const what = `${spec.ui.one} '${name}'`;
@@ -402,6 +430,11 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
   }, onCache);
 
   return {
+    // Whether a registration adds a version to a scorer (or makes a Skill, or a first version makes its MCP
+    // server) decides what it needs: asked afresh every time.
+    scorerExists: (id) => existsNow(SCORER, id),
+    mcpServerExists: (name) => existsNow(MCP_SERVER, name),
+    skillExists: (id) => existsNow(SKILL, id),
     gatewayObject: (kind, id, fresh = false) => {
       const key = `${kind}\u0000${id}`;
       if (fresh) gatewayObjects.delete(key);

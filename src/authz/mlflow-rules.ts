@@ -15,9 +15,20 @@ export interface MlflowRoute {
 const SAMPLE_SEGMENT = 'sample-1';
 const SAMPLE_PATH = '1/run-1/artifacts/dir/a b%.txt';
 
+/**
+ * Path parameters whose shape MLflow validates, sampled as a request naming something MLflow could have
+ * carries them: an MCP server's `{name:path}` is `<namespace>/<slug>` (exactly one `/`), its
+ * `{version:path}` a semantic version (none). Any other `{x:path}` is sampled as a path of many segments.
+ */
+const SHAPED_PATH_PARAMS: ReadonlyArray<{ readonly under: string; readonly param: string; readonly sample: string }> = [
+  { under: '/mcp-servers/', param: '{name:path}', sample: `${SAMPLE_SEGMENT}/${SAMPLE_SEGMENT}` },
+  { under: '/mcp-servers/', param: '{version:path}', sample: SAMPLE_SEGMENT },
+];
+
 /** A concrete path for a Flask or FastAPI rule. */
 export function sampleForRule(rule: string): string {
-  return rule
+  const shaped = SHAPED_PATH_PARAMS.reduce((r, { under, param, sample }) => (r.includes(under) ? r.replace(param, sample) : r), rule);
+  return shaped
     .replace(/<path:[^>]+>|\{[^}:]+:path\}/g, SAMPLE_PATH)
     .replace(/<(?:[a-z]+:)?[^>]+>|\{[^}]+\}/g, SAMPLE_SEGMENT);
 }

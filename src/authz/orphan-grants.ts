@@ -1,4 +1,4 @@
-import { KINDS } from '../resources/kinds.js';
+import { KINDS, lookupCall } from '../resources/kinds.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { GrantWriter } from './grant-writer.js';
 import type { GrantsRepo } from './grants-repo.js';
@@ -22,7 +22,11 @@ export function mlflowExistence(upstream: UpstreamJson): ExistenceCheck {
       const rows = ((answer.json as Record<string, unknown> | undefined)?.[lookup.list] ?? []) as ReadonlyArray<Record<string, unknown>>;
       return rows.some((row) => row[lookup.nameField] === ref.id);
     }
-    const answer = await upstream.call('GET', lookup.path, { [lookup.param]: ref.id });
+    // A kind MLflow gets by its id in the path (a Skill: `…/skills/@<organization>/<name>`).
+    // A scorer by its experiment and name (`<experiment_id>/<name>`): an id that names none names nothing MLflow has.
+    const call = 'inPath' in lookup || 'experiment' in lookup ? lookupCall(ref.kind, ref.id) : { path: lookup.path, query: { [lookup.param]: ref.id } };
+    if (call === undefined) return false;
+    const answer = await upstream.call('GET', call.path, { ...call.query });
     if (answer.status >= 200 && answer.status < 300) return true;
     const code = (answer.json as { error_code?: unknown } | undefined)?.error_code;
     return answer.status === 404 && code === 'RESOURCE_DOES_NOT_EXIST' ? false : undefined;

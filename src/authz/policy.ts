@@ -32,6 +32,8 @@ const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
  */
 export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): Promise<PatternGrant[]> } = { all: async () => [] }) {
   let index = new Map<string, number[]>();
+  /** Counts the changes applied: the decision log names the policy a decision was made under. */
+  let generation = 0;
   const patterns = createPatternPolicy(() => patternGrants.all());
 
   type Row = { resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission };
@@ -61,6 +63,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
         if (latest.n !== n) return latest.done;
         inFlight.delete(key);
         const fresh = load(rows).get(key);
+        generation++;
         changedDuringReload?.set(key, fresh);
         if (fresh) index.set(key, fresh);
         else index.delete(key);
@@ -91,6 +94,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
         else next.delete(key);
       }
       index = next;
+      generation++;
     } finally {
       if (changedDuringReload === mine) changedDuringReload = undefined;
     }
@@ -140,7 +144,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     /** Whether any experiment decision for this caller may need a name (a cheap per-caller check). */
     mayNeedExperimentNames: (who: Grantee) => patterns.needsExperimentNames(who),
     /** Pattern grants changed: re-read them. */
-    reloadPatterns: () => patterns.reload(),
+    reloadPatterns: () => patterns.reload().then(() => void generation++),
     /** Every pattern grant (any grantee) matching the name. */
     matchingPatterns: patterns.matching,
     /** The caller's and their groups' deciding pattern grants on the name. */
@@ -156,6 +160,9 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     reloadAll,
     get resources(): number {
       return index.size;
+    },
+    get generation(): number {
+      return generation;
     },
     get patternGrants(): number {
       return patterns.size;

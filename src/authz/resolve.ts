@@ -1,5 +1,9 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MODEL_KINDS, modelKind } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MCP_SERVER, MODEL_KINDS, modelKind, PROMPT, SCORER, SKILL } from '../resources/kinds.js';
+import { mcpServerNameProblem } from '../resources/mcp-server-identity.js';
+import { scorerId, scorerNameProblem } from '../resources/scorer-identity.js';
+import { organizationProblem, skillId, skillNameProblem } from '../resources/skill-identity.js';
+import { judgeEndpoints, reflectionEndpoint, sourcePromptName } from './job-inputs.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -19,7 +23,10 @@ export interface ResolveRequest {
 export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => ResourceRef[] | Promise<ResourceRef[]>;
 
 /** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
-type LookedUpId = Exclude<IdSource, { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' }>;
+type LookedUpId = Exclude<
+  IdSource,
+  { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' | 'skill' | 'skills_registered' | 'scorer' | 'mcp_server' | 'prompt_uri' | 'scorer_names' }
+>;
 
 /** Decompressed OTLP bodies larger than this are refused rather than inflated. */
 const MAX_OTLP_BYTES = 64 * 1024 * 1024;
@@ -216,6 +223,7 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     case 'trace_ids':
     case 'logged_model_ids':
     case 'model_names':
+    case 'scorer_names':
       return readMany(request, id.from, id.field);
     case 'otlp_trace_ids':
       return [...(otlpExportOf(request)?.traceIds ?? [])];
@@ -235,6 +243,20 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     }
     case 'gateway_ids':
       return readMany(request, id.from, id.field);
+    case 'skill':
+      if (id.when !== undefined && !bodySays(request, id.when.field, id.when.value)) return [];
+      return [skillOfPath(request.params)];
+    case 'skills_registered':
+      return skillsRegistered(request);
+    case 'mcp_server':
+      return [mcpServerOfPath(request.params)];
+    case 'reflection_endpoint': {
+      const config = readOne(request, id.from, id.field);
+      const endpoint = config === undefined ? undefined : reflectionEndpoint(config);
+      return endpoint === undefined ? [] : [endpoint];
+    }
+    case 'judge_endpoints':
+      return [...new Set(readMany(request, id.from, id.field).flatMap((text) => judgeEndpoints(text, id.field)))];
     case 'run_id': {
       if (id.entry !== undefined) {
         const values = present(entryValues(bodyLeavesOf(request.body, id.field), id.entry, id.field));
@@ -249,6 +271,56 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return value === undefined ? [] : [value];
     }
   }
+}
+
+/**
+ * The MCP server a path names: `<namespace>/<slug>`, as MLflow's basic-auth reads it. A name MLflow
+ * would refuse (a reserved slug such as `versions` among them) is a 400, so the path cannot be read as
+ * one server here and routed to another (a shorter name) by MLflow's greedy `{name:path}`.
+ */
+function mcpServerOfPath(params: Record<string, string>): string {
+  const name = `${params.namespace ?? ''}/${params.slug ?? ''}`;
+  const problem = mcpServerNameProblem(name);
+  if (problem !== undefined) throw badRequest(`Invalid MCP server in the path: ${problem}`);
+  return name;
+}
+
+/** Whether the body's field holds the value (a string, trimmed, in any case: stricter than MLflow's exact match). */
+function bodySays(request: ResolveRequest, field: string, value: string): boolean {
+  return bodyLeavesOf(request.body, field).some((v) => typeof v === 'string' && v.trim().toLowerCase() === value);
+}
+
+/**
+ * The Skill a path names: its `name`, scoped by `organization` when the route has one. Only the path:
+ * MLflow reads the identity from it (a registration's metadata must repeat it, or MLflow refuses), and
+ * a registration's body may be a multipart upload flowgate never reads. A name or organization MLflow
+ * would refuse is a 400 here, so only MLflow's one spelling of a Skill is decided on.
+ */
+function skillOfPath(params: Record<string, string>): string {
+  const name = params.name;
+  const organization = params.organization ?? '';
+  // `/skills/@/<name>` names no organization's Skill (MLflow routes it nowhere), nor the one without.
+  const problem = skillNameProblem(name) ?? ('organization' in params && organization === '' ? 'an empty organization after @' : organizationProblem(organization));
+  if (problem !== undefined) throw badRequest(`Invalid Skill in the path: ${problem}`);
+  return skillId({ organization, name: name! });
+}
+
+/** A bulk registration's Skills: each `skills[].name` in the body's `organization` (MLflow's request model, read strictly). */
+function skillsRegistered(request: ResolveRequest): string[] {
+  const body = bodyObject(request.body);
+  if (body === undefined) throw badRequest('A bulk Skill registration needs a JSON object body');
+  const organization = Object.hasOwn(body, 'organization') ? body.organization : '';
+  const orgProblem = organizationProblem(organization);
+  if (orgProblem !== undefined) throw badRequest(`Invalid 'organization': ${orgProblem}`);
+  const skills = body.skills;
+  if (!Array.isArray(skills) || skills.length === 0) throw badRequest("'skills' must be a non-empty list");
+  if (skills.length > MAX_IDS) throw badRequest(`Too many Skills in one registration (at most ${MAX_IDS})`);
+  return skills.map((skill, i) => {
+    const name = typeof skill === 'object' && skill !== null && !Array.isArray(skill) ? (skill as Record<string, unknown>).name : undefined;
+    const problem = skillNameProblem(name);
+    if (problem !== undefined) throw badRequest(`Invalid 'skills[${i}].name': ${problem}`);
+    return skillId({ organization: organization as string, name: name as string });
+  });
 }
 
 /**
@@ -366,8 +438,36 @@ async function usageExperimentName(lookups: MlflowLookups, id: Extract<IdSource,
   return `gateway/${named ?? endpoint.name}`;
 }
 
+/**
+ * The scorer a request names: its experiment in plain decimal (as for any experiment id) and a name
+ * MLflow would store (not blank), each given once wherever MLflow reads it.
+ */
+export function scorerNamed(id: Extract<IdSource, { kind: 'scorer' }>, request: ResolveRequest): ResourceRef {
+  const experimentId = canonicalExperimentId(requireOne({ kind: 'experiment_id', field: id.experiment, from: id.from }, request), id.experiment);
+  const name = requireOne(id, request);
+  const problem = scorerNameProblem(name);
+  if (problem !== undefined) throw badRequest(`Parameter '${id.field}': ${problem}`);
+  return { kind: SCORER, id: scorerId({ experimentId, name }) };
+}
+
+/** Every scorer a list names, in the one experiment the request names. */
+function scorersNamed(id: Extract<IdSource, { kind: 'scorer_names' }>, request: ResolveRequest): ResourceRef[] {
+  const experimentId = canonicalExperimentId(requireOne({ kind: 'experiment_id', field: id.experiment, from: id.from }, request), id.experiment);
+  return [...new Set(requireMany(id, request))].map((name) => {
+    const problem = scorerNameProblem(name);
+    if (problem !== undefined) throw badRequest(`Parameter '${id.field}': ${problem}`);
+    return { kind: SCORER, id: scorerId({ experimentId, name }) };
+  });
+}
+
 export function createExistingResolver(lookups: MlflowLookups): ExistingResolver {
   return async (id, request) => {
+    if (id.kind === 'scorer') {
+      // Registering a name the experiment already has adds a version to that scorer.
+      const ref = scorerNamed(id, request);
+      if (lookups.scorerExists === undefined) throw new Error('no scorer look-ups');
+      return (await lookups.scorerExists(ref.id)) ? [ref] : [];
+    }
     if (id.kind === 'usage_experiment') {
       const name = await usageExperimentName(lookups, id, request);
       if (name === undefined) return [];
@@ -423,6 +523,19 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
     }
   }
 
+  /** A registration's Skills, each marked `missing` when MLflow has none yet (the request would make it): asked of MLflow now. */
+  async function skillsAsFound(refs: readonly ResourceRef[]): Promise<ResourceRef[]> {
+    if (lookups.skillExists === undefined) throw new Error('no Skill look-ups');
+    const found = await Promise.all(refs.map((ref) => lookups.skillExists!(ref.id)));
+    return refs.map((ref, i) => (found[i] ? ref : { kind: SKILL, id: ref.id, missing: true }));
+  }
+
+  /** A server a first version's create would make: marked `missing` when MLflow has none (asked of MLflow now). */
+  async function mcpServerAsFound(ref: ResourceRef): Promise<ResourceRef[]> {
+    if (lookups.mcpServerExists === undefined) throw new Error('no MCP server look-ups');
+    return [(await lookups.mcpServerExists(ref.id)) ? ref : { kind: MCP_SERVER, id: ref.id, missing: true }];
+  }
+
   async function modelRefs(entry: RouteEntry, request: ResolveRequest, name: string): Promise<ResourceRef[]> {
     if (isModelKind(entry.resource)) return [{ kind: entry.resource, id: name }];
     // Setting or removing the prompt tag turns a model into a prompt or back: the caller must
@@ -457,6 +570,21 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         throw new Error('OTLP trace ids are client-chosen: resolve them with resolveExisting');
       case 'usage_experiment':
         throw new Error("an endpoint's usage experiment is client-chosen: resolve it with resolveExisting");
+      case 'skill':
+      case 'skills_registered': {
+        const refs = [...new Set(id.kind === 'skill' ? [requireOne(id, request)] : requireMany(id, request))].map((one): ResourceRef => ({ kind: SKILL, id: one }));
+        return entry.createsMissing ? skillsAsFound(refs) : refs;
+      }
+      case 'scorer':
+        return [scorerNamed(id, request)];
+      case 'prompt_uri':
+        return [{ kind: PROMPT, id: sourcePromptName(requireOne(id, request)) }];
+      case 'scorer_names':
+        return scorersNamed(id, request);
+      case 'mcp_server': {
+        const ref: ResourceRef = { kind: MCP_SERVER, id: requireOne(id, request) };
+        return entry.createsMissing ? mcpServerAsFound(ref) : [ref];
+      }
       case 'run_id': {
         const runId = requireOne(id, request);
         const known = lookups.knownExperimentOfRun?.(runId);
@@ -506,6 +634,10 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         const refs = await Promise.all([...new Set(requireMany(id, request))].map((one) => gatewayById(id.of, one, entry.need)));
         return refs.filter((ref, i) => refs.findIndex((r) => r.id === ref.id && isMissingRef(r) === isMissingRef(ref)) === i);
       }
+      case 'reflection_endpoint':
+        return [await gatewayByName(GATEWAY_ENDPOINT, requireOne(id, request))];
+      case 'judge_endpoints':
+        return Promise.all(readField(id, request).map((name) => gatewayByName(GATEWAY_ENDPOINT, name)));
       case 'gateway_name':
         if (id.from === 'body') return [await gatewayByName(id.of, bodyEndpointName(request, id.field))];
         // Gemini's segment is `<endpoint>:<action>` (readField gives it whole).

@@ -12,7 +12,8 @@ export type RouteCheck =
   | { readonly check: 'also'; readonly also: AlsoCheck }
   | { readonly check: 'queue'; readonly rule: QueueRule }
   | { readonly check: 'source' }
-  | { readonly check: 'graphql-field' };
+  | { readonly check: 'graphql-field' }
+  | { readonly check: 'job-starter'; readonly field: string };
 
 /** Every check one request goes through; the verdict names the one that decided. */
 export type CheckName = 'main' | RouteCheck['check'];
@@ -32,6 +33,9 @@ const COMPILE: { readonly [F in OptionalField]: (entry: RouteEntry) => readonly 
   queueRule: (e) => (e.queueRule === undefined ? [] : [{ check: 'queue', rule: e.queueRule }]),
   alsoReads: (e) => (e.alsoReads === 'model_version_source' ? [{ check: 'source' }] : []),
   after: (e) => (e.after === 'graphql' ? [{ check: 'graphql-field' }] : []),
+  // Part of the route's own check (create for what is missing, `need` for the rest).
+  createsMissing: () => [],
+  startedJob: (e) => (e.startedJob === undefined ? [] : [{ check: 'job-starter', field: e.startedJob }]),
 };
 
 const compiled = new WeakMap<RouteEntry, readonly RouteCheck[]>();

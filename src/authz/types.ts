@@ -1,4 +1,4 @@
-import type { EXPERIMENT, GatewayKind, ModelKind, PROMPT, ResourceKind } from '../resources/kinds.js';
+import type { EXPERIMENT, GatewayKind, MCP_SERVER, ModelKind, PROMPT, ResourceKind, SCORER, SKILL } from '../resources/kinds.js';
 import type { ResourceNeed } from '../resources/permissions.js';
 
 export type { Permission } from '../resources/permissions.js';
@@ -39,7 +39,7 @@ export type IdSource =
   /** The traces an OTLP export writes spans into (the body is protobuf or OTLP JSON). */
   | { readonly kind: 'otlp_trace_ids'; readonly field: 'body'; readonly from: 'body' }
   /** A GenAI issue, label schema or review queue: the experiment it belongs to. */
-  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'owned_id'; readonly owner: 'issue' | 'label_schema' | 'review_queue' | 'prompt_optimization_job'; readonly field: string; readonly from: IdLocation }
   /**
    * An AI-gateway object named by MLflow's generated id (`s-…`, `d-…`, `e-…`): its grants are keyed by
    * its name, which MLflow is asked for. `orName`: a field that may name it by its name instead (MLflow
@@ -62,7 +62,34 @@ export type IdSource =
    * an endpoint that has no experiment yet (the endpoint named by `endpoint_id`). Client-chosen: one
    * that does not exist yet needs nothing.
    */
-  | { readonly kind: 'usage_experiment'; readonly field: 'name'; readonly from: 'body'; readonly on: 'create' | 'update' };
+  /** The prompt a prompt-optimization job's `source_prompt_uri` names (`prompts:/<name>/<version>`, `@<alias>`, or a name). */
+  | { readonly kind: 'prompt_uri'; readonly field: string; readonly from: IdLocation }
+  /** The AI-gateway endpoint an optimizer config's `reflection_model` names (`gateway:/<endpoint>`); none for another provider. */
+  | { readonly kind: 'reflection_endpoint'; readonly field: string; readonly from: IdLocation }
+  /** The AI-gateway endpoints the judges of serialized scorers (JSON texts under `field`) call: `model` values `gateway:/<endpoint>`. */
+  | { readonly kind: 'judge_endpoints'; readonly field: string; readonly from: IdLocation }
+  | { readonly kind: 'usage_experiment'; readonly field: 'name'; readonly from: 'body'; readonly on: 'create' | 'update' }
+  /**
+   * A scorer, named by its name (`field`) within the experiment `experiment` names, both read where
+   * MLflow reads them: its id is `<experiment_id>/<name>` (src/resources/scorer-identity.ts).
+   */
+  | { readonly kind: 'scorer'; readonly field: string; readonly experiment: string; readonly from: IdLocation }
+  /** Every scorer a list of names (`field`) names in the experiment `experiment` names. */
+  | { readonly kind: 'scorer_names'; readonly field: string; readonly experiment: string; readonly from: IdLocation }
+  /**
+   * A Skill named by the path: its `name` parameter, scoped by the `organization` parameter when the
+   * route has one (`/skills/@<organization>/<name>/…`). `when`: named only when the body's field holds
+   * that value (trimmed, in any case), as a version update setting `status` to `deleted`.
+   */
+  | { readonly kind: 'skill'; readonly field: 'name'; readonly from: 'param'; readonly when?: { readonly field: string; readonly value: string } }
+  /** Every Skill a bulk registration names: each of the body's `skills[].name`, scoped by its `organization`. */
+  | { readonly kind: 'skills_registered'; readonly field: 'skills.name'; readonly from: 'body' }
+  /**
+   * An MCP server named by the path: `<namespace>/<slug>`, its `namespace` and `slug` parameters (MLflow's
+   * `{name:path}`, which its basic-auth also reads as the first two segments). Only the path: MLflow's
+   * handlers read the name from it, and a version's `server_json.name` must repeat it or MLflow refuses.
+   */
+  | { readonly kind: 'mcp_server'; readonly field: 'name'; readonly from: 'param' };
 
 /**
  * A field a non-administrator may not set, because MLflow reads it as a storage location or as
@@ -107,7 +134,33 @@ export type AfterHook =
   | 'redact_gateway_answer'
   | 'filter_gateway_list'
   /** The gateway's secrets config without `using_default_passphrase` (the server's security posture), as MLflow answers non-admins. */
-  | 'redact_secrets_config';
+  | 'redact_secrets_config'
+  /** Jobs: who started the jobs an answer names is recorded; a job search answers only the caller's own. */
+  | 'record_job_starter'
+  | 'filter_started_jobs'
+  /** Scorers: the registrant's MANAGE, grants dropped with the scorer, lists and online configs filtered. */
+  | 'grant_creator_scorer'
+  | 'drop_scorer_grants'
+  | 'filter_scorer_list'
+  | 'filter_online_configs'
+  /**
+   * MCP servers: the creator's MANAGE (a server, or the one MLflow makes with its first version, which
+   * flowgate makes first), grants dropped with the server, searches filtered to readable servers.
+   */
+  | 'grant_creator_mcp_server'
+  | 'make_mcp_server_parent'
+  | 'drop_mcp_server_grants'
+  | 'filter_search_mcp_servers'
+  | 'filter_search_mcp_endpoints'
+  /**
+   * Skills: the creator's MANAGE (named by MLflow's answer); a registration that makes its Skill has
+   * flowgate make it first, so the grant goes to the one request that made it; a delete drops the
+   * Skill's grants; the search keeps the Skills the caller may read.
+   */
+  | 'grant_creator_skill'
+  | 'register_skill'
+  | 'drop_skill_grants'
+  | 'filter_search_skills';
 
 /** One row of the route catalog: data, not code. */
 export interface RouteEntry {
@@ -147,12 +200,23 @@ export interface RouteEntry {
    * a registered model is governed by model or by prompt grants, so changing it needs MANAGE on both.
    */
   readonly kindTag?: string;
+  /**
+   * The path parameter naming an MLflow job: only the user flowgate saw start it may use the route
+   * (MLflow's rule, by the creator it records; a job with no recorded starter is administrators').
+   */
+  readonly startedJob?: string;
+  /**
+   * The request makes each resource it names that MLflow does not have yet (a Skill's first version
+   * registered makes the Skill): `create` decides for those (`createsMissing` rows' refs come back
+   * `missing` from resolution), `need` for the ones that exist.
+   */
+  readonly createsMissing?: true;
 }
 
 export interface AlsoCheck {
   readonly id: IdSource;
   readonly need: ResourceNeed;
-  readonly resource?: typeof EXPERIMENT | typeof PROMPT;
+  readonly resource?: typeof EXPERIMENT | typeof PROMPT | typeof SCORER;
   /**
    * The client chooses this id and MLflow updates the object when it exists: an id that does not
    * exist yet needs nothing, one that exists must live in the experiment the request names
@@ -182,5 +246,21 @@ export type ResourceRef =
        * The request named it by a generated id MLflow does not have: no grant or pattern bears on it, so it
        * is decided like a resource the caller holds nothing on (the same refusal), and ids are no oracle.
        */
+      readonly missing?: true;
+    }
+  | {
+      readonly kind: typeof SKILL;
+      /** Its id: `<name>`, or `@<organization>/<name>` (see src/resources/skill-identity.ts). */
+      readonly id: string;
+      /** Only on a row that `createsMissing`: MLflow has no such Skill yet, so the request would make it. */
+      readonly missing?: true;
+    }
+  /** A scorer: `<experiment_id>/<name>` (see src/resources/scorer-identity.ts). */
+  | { readonly kind: typeof SCORER; readonly id: string }
+  | {
+      readonly kind: typeof MCP_SERVER;
+      /** `<namespace>/<slug>` (see src/resources/mcp-server-identity.ts). */
+      readonly id: string;
+      /** Only on a row that `createsMissing` (a first version's create): MLflow has no such server yet. */
       readonly missing?: true;
     };

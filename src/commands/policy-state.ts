@@ -2,7 +2,7 @@ import type { AdminClient } from './admin-cli/client.js';
 import { seg } from './admin-cli/client.js';
 import { findExperiment } from './admin-cli/mlflow-lookups.js';
 import { KINDS as GRANT_KINDS } from './admin-cli/resources.js';
-import { idIsName, KINDS } from '../resources/kinds.js';
+import { idIsName, idOfGrantJson, KINDS } from '../resources/kinds.js';
 import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
 
 interface ApiUser {
@@ -80,7 +80,7 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
     for (const k of GRANT_KINDS) {
       const { permissions } = await client.call<{ permissions: Record<string, string>[] }>('GET', `permissions/${who.segment}/${seg(who.name)}/${k.segment}`);
       for (const p of permissions) {
-        let resource = p[k.idField]!;
+        let resource = idOfGrantJson(k.kind, p);
         // A kind whose id is not its name is an experiment's: the file names it by its name.
         if (!idIsName(k.kind)) {
           const name = await experiments.nameOf(resource);

@@ -13,6 +13,7 @@ import { isClientGone, setBodyReadTimeout } from '../http/body.js';
 import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 import type { RequestEnd, RequestScope } from './request-scope.js';
+import { StoreUnavailableError } from '../store/store-errors.js';
 
 /** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
 import type { OwnRoute } from '../http/own-route.js';
@@ -52,6 +53,13 @@ export interface AppDeps {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** flowgate's own read-only paths: another method (TRACE, POST, …) is refused here, never forwarded to MLflow. */
+const OWN_GET_PATHS = new Set(['/healthz', '/readyz', '/flowgate/openapi.json']);
+
+/** 405 in MLflow's shape, with the methods the path does serve. */
+const notAllowed = (method: string, path: string, allowed: readonly string[]) =>
+  new FlowgateError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`, { Allow: allowed.join(', ') });
+
 const SCOPE = Symbol('flowgate request scope');
 type ScopedResponse = ServerResponse & { [SCOPE]: RequestScope };
 
@@ -77,6 +85,10 @@ export function createRequestListener(deps: AppDeps) {
         throw new FlowgateError('ENDPOINT_NOT_FOUND', `Not found; flowgate serves under ${deps.basePath}/`);
       const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
 
+      if (method !== 'GET' && OWN_GET_PATHS.has(path)) {
+        scope.route = path;
+        throw notAllowed(req.method ?? '', path, ['GET', 'HEAD']);
+      }
       if (method === 'GET' && path === '/healthz') {
         scope.route = '/healthz';
         return sendJson(res, 200, { status: 'ok' });
@@ -125,7 +137,11 @@ export function createRequestListener(deps: AppDeps) {
         const m = deps.adminApi.match(method, encodedPath);
         scope.route = m ? m.route.path : 'admin-unmatched';
         if (!auth.principal) throw unauthenticated();
-        if (!m) throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
+        if (!m) {
+          const allowed = deps.adminApi.allowedMethods(encodedPath);
+          if (allowed.length > 0) throw notAllowed(req.method ?? '', path, allowed);
+          throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
+        }
         scope.resourceType = 'admin';
         const decisionStarted = process.hrtime.bigint();
         let granted: AdminAccess;
@@ -187,6 +203,9 @@ export function createRequestListener(deps: AppDeps) {
     if (err instanceof FlowgateError) {
       if (err.status === 401 || err.status === 403) scope.decision = 'deny';
       scope.reason ??= err.reason ?? err.code;
+      // One line per refused request, with the driver's words (no connection password) and no stack.
+      if (err instanceof StoreUnavailableError)
+        deps.logger.warn({ requestId: scope.requestId, route: scope.route, cause: err.detail }, 'policy store unavailable: answered 503');
     } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId: scope.requestId }, 'unexpected error');
     if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
     if (!req.complete) dropUnreadBody(req, res);

@@ -2,6 +2,9 @@ import type { Logger } from '../logging.js';
 import type { MlflowConnection } from '../upstream/mlflow-connection.js';
 import { probeMlflow } from '../upstream/mlflow-probe.js';
 
+/** How much sooner than the probe's timeout a store check is given up: the answer, HTTP included, is out within it. */
+const STORE_MARGIN_MS = 250;
+
 /**
  * `reason` says what is wrong in a word a probe's log can show; it names no host or address, since
  * anyone may read `/readyz`. The details go to flowgate's log.
@@ -9,7 +12,7 @@ import { probeMlflow } from '../upstream/mlflow-probe.js';
 export type Readiness = { ready: boolean; store: boolean; upstream: boolean; reason?: string };
 
 /**
- * Readiness: the store accepts a write transaction and MLflow accepts a call as flowgate sends it
+ * Readiness: the store accepts a write transaction within `timeoutMs` and MLflow accepts a call as flowgate sends it
  * (an API route, through the forwarding pool, so a MLflow that refuses flowgate's Host makes the
  * pod unready instead of every request failing behind a ready pod). Anyone may call `/readyz`, so
  * concurrent probes share one check and a result is reused for `maxAgeMs`: a flood of probes
@@ -22,7 +25,25 @@ export function createReadiness(
   timeoutMs = 2000,
   maxAgeMs = 1000,
 ) {
-  const storeWritable = () => storeReady().catch(() => false);
+  let storePending: Promise<boolean> | undefined;
+  /**
+   * A store that does not answer makes flowgate unready within `timeoutMs`, like MLflow. While one
+   * check hangs no other starts: probes cannot pile statements onto a frozen server.
+   */
+  async function storeWritable(): Promise<boolean> {
+    const pending = (storePending ??= storeReady()
+      .catch(() => false)
+      .finally(() => {
+        storePending = undefined;
+      }));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(timeoutMs - STORE_MARGIN_MS, timeoutMs / 2))));
+    try {
+      return await Promise.race([pending, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   let lastReason: string | undefined;
   /** Logged when the answer changes, not on every probe. */
   function report(result: Readiness, detail: string | undefined): void {

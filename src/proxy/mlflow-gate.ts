@@ -1,3 +1,4 @@
+import type { JobOwners } from '../jobs/job-owners.js';
 import type { Evaluator, Verdict } from '../authz/evaluate.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { MappingForgetter } from '../authz/mapping-forgetter.js';
@@ -33,6 +34,8 @@ export interface MlflowGateDeps {
   readonly logger: Logger;
   /** Seals the page tokens of filtered searches. */
   readonly pageTokens: PageTokenSealer;
+  /** Who started each MLflow job. */
+  readonly jobStarters: JobOwners;
   /** False in shadow mode (FLOWGATE_ENFORCE=false): refusals are noted as would-deny and the request goes on. */
   readonly enforcing?: boolean;
   /** Counts an after-hook that failed once MLflow had answered. */
@@ -65,6 +68,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     mappings: deps.mappings,
     upstream: deps.upstream,
     pageTokens: deps.pageTokens,
+    jobStarters: deps.jobStarters,
     logger: deps.logger,
     onHookFailure: deps.onHookFailure,
   };
@@ -96,6 +100,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
 
   function noteResources(refs: readonly ResourceRef[], scope: DecisionScope): void {
     if (refs[0]) scope.resourceType = refs[0].kind;
+    scope.resources = refs;
   }
 
   function requestOf(r: GateRequest, params: Record<string, string>, plan: RoutePlan, raw: Buffer | undefined): ResolveRequest {

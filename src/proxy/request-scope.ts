@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResourceRef } from '../authz/types.js';
 import type { ErrorCode } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import type { ResourceKind } from '../resources/kinds.js';
@@ -26,6 +27,8 @@ export interface DecisionScope {
   /** The decision's reason; for a request that failed without one, its error code. */
   reason?: Reason | ErrorCode;
   resourceType?: DecisionSubject;
+  /** The resources the decision was about, as resolved (for the decision log). */
+  resources?: readonly ResourceRef[];
 }
 
 /** One request's scope: created when it arrives, written by every stage, read once when its response closed. */

@@ -26,10 +26,13 @@ export interface RoutePlan {
 
 /**
  * The body holds, or may hold, an id the decision reads: a body or `auto` field, or a path id some
- * handler may also read from the body (all copies must agree; artifact paths are never in a body).
+ * handler may also read from the body (all copies must agree; artifact paths are never in a body, and
+ * a Skill is read from its path alone: a registration's body may be a multipart upload; so is an MCP
+ * server, which MLflow's handlers take from the path only).
  */
 const idInBody = (id: IdSource, method: string) =>
-  id.kind !== 'none' && (id.from === 'auto' || id.from === 'body' || (id.from === 'param' && id.kind !== 'artifact_path' && method !== 'GET'));
+  id.kind !== 'none' &&
+  (id.from === 'auto' || id.from === 'body' || (id.from === 'param' && id.kind !== 'artifact_path' && id.kind !== 'skill' && id.kind !== 'mcp_server' && method !== 'GET'));
 
 function planFor(entry: RouteEntry, isAdmin: boolean): CallerPlan {
   const spec = entry.after === undefined ? undefined : HOOKS[entry.after];

@@ -1,6 +1,8 @@
 import { PERMISSIONS, PERMISSIONS_WITHOUT_USE, type Permission } from './permissions.js';
 
 const GATEWAY = '/api/3.0/mlflow/gateway';
+const SKILLS = '/api/3.0/mlflow/skills';
+const MCP_SERVERS = '/api/3.0/mlflow/mcp-servers';
 
 /**
  * Every kind of resource flowgate keeps grants on, declared once, as data. A kind added here and not
@@ -8,26 +10,36 @@ const GATEWAY = '/api/3.0/mlflow/gateway';
  * consumer (store, admin API, CLI, policy file, UI, orphan detection, metrics) that does not take it.
  * Everything derived from the table is in `kinds.ts`.
  */
-export type ResourceKind = 'experiment' | 'registered_model' | 'prompt' | 'gateway_secret' | 'gateway_model_definition' | 'gateway_endpoint';
+export type ResourceKind = 'experiment' | 'registered_model' | 'prompt' | 'gateway_secret' | 'gateway_model_definition' | 'gateway_endpoint' | 'skill' | 'scorer' | 'mcp_server';
 
 export interface KindSpec<K extends ResourceKind = ResourceKind> {
   readonly kind: K;
   /**
    * How its id looks: MLflow's `numeric` experiment ids, or a `name` (a registered model's or prompt's
-   * name is its id: name patterns match the id itself, and the policy file shows it as it is).
+   * name is its id: name patterns match the id itself, and the policy file shows it as it is), or
+   * `in_experiment`: `<experiment_id>/<name>`, a name that is unique within its experiment (a scorer's),
+   * which name patterns match whole (`12/*`: every one in experiment 12).
    */
-  readonly id: 'numeric' | 'name';
+  readonly id: 'numeric' | 'name' | 'in_experiment';
   /** The MLflow object it is: a prompt is a registered model tagged `mlflow.prompt.is_prompt`. */
-  readonly stored: { readonly as: 'experiment' | 'registered_model' | 'gateway'; readonly prompt: boolean };
+  readonly stored: { readonly as: 'experiment' | 'registered_model' | 'gateway' | 'skill' | 'scorer' | 'mcp_server'; readonly prompt: boolean };
   /**
    * How flowgate learns from MLflow that it exists (only RESOURCE_DOES_NOT_EXIST means gone) and,
    * for a numeric id, what it is called: the look-up's query parameter and where its answer has the name.
    * A kind MLflow gets only by its generated id is found by name in its list (`list`: the answer's
-   * field, `nameField`: each row's name).
+   * field, `nameField`: each row's name). A kind MLflow gets by its id in the path (`<path>/<id>`, a
+   * Skill's `@<organization>/<name>` as two segments) has `inPath`.
    */
   readonly lookup:
-    | { readonly path: string; readonly param: string; readonly name?: readonly [string, string] }
-    | { readonly path: string; readonly list: string; readonly nameField: string };
+    | {
+        readonly path: string;
+        readonly param: string;
+        readonly name?: readonly [string, string];
+        /** An `in_experiment` id: the query parameter taking its experiment (`param` takes the name). */
+        readonly experiment?: string;
+      }
+    | { readonly path: string; readonly list: string; readonly nameField: string }
+    | { readonly path: string; readonly inPath: true };
   /**
    * A kind keyed by name whose MLflow routes name it by a generated id (`e-…`, `s-…`, `d-…`): the id's
    * field, and the call that answers the name for it (where in the answer).
@@ -36,7 +48,20 @@ export interface KindSpec<K extends ResourceKind = ResourceKind> {
   /** The permissions a grant on it may give, in their order. */
   readonly permissions: readonly Permission[];
   /** The admin API's grant paths, as mlflow-oidc-auth spells them: `permissions/users/<u>/<segment>/<:param>`; `param` is also the grant JSON's id field. */
-  readonly admin: { readonly segment: string; readonly param: string };
+  readonly admin: {
+    readonly segment: string;
+    readonly param: string;
+    /**
+     * An `in_experiment` id's experiment: the path parameter before `param` (`…/scorers/:experiment_id/:scorer_name`,
+     * as mlflow-oidc-auth spells it), and the grant JSON's field for it beside `param`'s.
+     */
+    readonly experiment?: string;
+    /**
+     * A name holding one `/` (an MCP server's `<namespace>/<slug>`): the path parameter taking the part
+     * before it, ahead of `param` (`…/mcp-servers/:namespace/:name`); the grant JSON has the name whole.
+     */
+    readonly namespace?: string;
+  };
   /** The words `flowgate` commands accept for it, the one shown in help first. */
   readonly cli: readonly [string, ...string[]];
   /** The policy file's field naming a grant's resource, and a pattern grant's `resource_type`. */
@@ -45,6 +70,12 @@ export interface KindSpec<K extends ResourceKind = ResourceKind> {
   readonly ui: { readonly route: string; readonly title: string; readonly one: string };
   /** Its `resource_type` label on the decision metrics. */
   readonly metricLabel: string;
+  /**
+   * Its id is scoped by an organization, as MLflow keys Skills: `<name>` without one, `@<organization>/<name>`
+   * with one (a name never starts with `@` nor holds a `/`, so the two forms cannot collide). Paths carry
+   * the scoped form as two segments (`…/skills/@acme/reviewer`), the admin API's grant paths too.
+   */
+  readonly scoped?: 'organization';
 }
 
 export const KINDS = {
@@ -122,5 +153,48 @@ export const KINDS = {
     policyField: 'gateway_endpoint',
     ui: { route: 'gateway-endpoints', title: 'Gateway endpoints', one: 'gateway endpoint' },
     metricLabel: 'gateway_endpoint',
+  },
+  skill: {
+    kind: 'skill',
+    id: 'name',
+    stored: { as: 'skill', prompt: false },
+    lookup: { path: SKILLS, inPath: true },
+    // MLflow 3.18 gives Skills READ, EDIT and MANAGE: no Skill operation spends one (no USE).
+    permissions: PERMISSIONS_WITHOUT_USE,
+    admin: { segment: 'skills', param: 'name' },
+    cli: ['skill', 'skills'],
+    policyField: 'skill',
+    ui: { route: 'skills', title: 'Skills', one: 'skill' },
+    metricLabel: 'skill',
+    scoped: 'organization',
+  },
+  scorer: {
+    kind: 'scorer',
+    id: 'in_experiment',
+    stored: { as: 'scorer', prompt: false },
+    lookup: { path: '/api/3.0/mlflow/scorers/get', param: 'name', experiment: 'experiment_id' },
+    // MLflow's basic-auth reads a scorer's READ, EDIT and MANAGE (and DELETE's MANAGE), never its USE:
+    // a USE grant there would read as READ, so scorers take the levels experiments take.
+    permissions: PERMISSIONS_WITHOUT_USE,
+    admin: { segment: 'scorers', param: 'scorer_name', experiment: 'experiment_id' },
+    cli: ['scorer', 'scorers', 'judge', 'judges'],
+    policyField: 'scorer',
+    ui: { route: 'scorers', title: 'Scorers', one: 'scorer' },
+    metricLabel: 'scorer',
+  },
+  mcp_server: {
+    kind: 'mcp_server',
+    id: 'name',
+    stored: { as: 'mcp_server', prompt: false },
+    // `<namespace>/<slug>` in the path (src/resources/mcp-server-identity.ts).
+    lookup: { path: MCP_SERVERS, inPath: true },
+    // MLflow 3.17.2 stores a USE grant on an MCP server, but no MCP route asks for USE (it reads as
+    // READ): MCP servers take the levels experiments take.
+    permissions: PERMISSIONS_WITHOUT_USE,
+    admin: { segment: 'mcp-servers', param: 'name', namespace: 'namespace' },
+    cli: ['mcp-server', 'mcp-servers', 'mcp'],
+    policyField: 'mcp_server',
+    ui: { route: 'mcp-servers', title: 'MCP servers', one: 'MCP server' },
+    metricLabel: 'mcp_server',
   },
 } as const satisfies { readonly [K in ResourceKind]: KindSpec<K> };

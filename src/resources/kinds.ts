@@ -1,5 +1,8 @@
 import { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
 import type { Permission } from './permissions.js';
+import { parseScorerId, scorerIdProblem } from './scorer-identity.js';
+import { skillIdProblem, skillPathOf } from './skill-identity.js';
+import { mcpServerNameProblem, mcpServerPathOf } from './mcp-server-identity.js';
 
 export { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
 
@@ -12,8 +15,8 @@ export function isResourceKind(word: string): word is ResourceKind {
   return (RESOURCE_KINDS as readonly string[]).includes(word);
 }
 
-/** Whether the kind's id is its name (else MLflow is asked for the name). */
-export const idIsName = (kind: ResourceKind): boolean => KINDS[kind].id === 'name';
+/** Whether the kind's id is its name (else MLflow is asked for the name): a scorer's `<experiment_id>/<name>` is. */
+export const idIsName = (kind: ResourceKind): boolean => KINDS[kind].id !== 'numeric';
 
 type Spec = (typeof KINDS)[ResourceKind];
 
@@ -27,6 +30,9 @@ export const PROMPT = KINDS.prompt.kind;
 export const GATEWAY_SECRET = KINDS.gateway_secret.kind;
 export const GATEWAY_MODEL_DEFINITION = KINDS.gateway_model_definition.kind;
 export const GATEWAY_ENDPOINT = KINDS.gateway_endpoint.kind;
+export const SKILL = KINDS.skill.kind;
+export const SCORER = KINDS.scorer.kind;
+export const MCP_SERVER = KINDS.mcp_server.kind;
 
 /** The kinds whose id is MLflow's number: their name, which name patterns match, is looked up in MLflow. */
 export type NumericKind = Extract<Spec, { id: 'numeric' }>['kind'];
@@ -113,4 +119,83 @@ export function gatewayListing(kind: GatewayKind): { path: string; list: string;
 
 export function isModelKind(kind: string): kind is ModelKind {
   return (MODEL_KINDS as readonly string[]).includes(kind);
+}
+
+/** Whether the kind's ids are scoped by an organization (a Skill's `@<organization>/<name>`). */
+export const isScoped = (kind: ResourceKind): boolean => 'scoped' in KINDS[kind];
+
+/** Why the text cannot be the id of a resource of the kind (only scoped kinds say: the others take any name), or undefined. */
+export function idProblem(kind: ResourceKind, id: string): string | undefined {
+  if (KINDS[kind].id === 'in_experiment') return scorerIdProblem(id);
+  if (kind === MCP_SERVER) return mcpServerNameProblem(id);
+  return isScoped(kind) ? skillIdProblem(id) : undefined;
+}
+
+/**
+ * MLflow's call that gets one resource by its id, as method-less path and query: the look-up's query
+ * parameter, or the id in the path (a Skill's `@<organization>/<name>` as two segments). Undefined for a
+ * kind MLflow finds by name only in its list.
+ */
+export function lookupCall(kind: ResourceKind, id: string): { readonly path: string; readonly query: Readonly<Record<string, string>> } | undefined {
+  const lookup = KINDS[kind].lookup;
+  if ('inPath' in lookup) return { path: `${lookup.path}${kind === MCP_SERVER ? mcpServerPathOf(id) : skillPathOf(id)}`, query: {} };
+  if ('experiment' in lookup) {
+    // `<experiment_id>/<name>`: the two query parameters MLflow's get takes.
+    const scorer = parseScorerId(id);
+    return scorer && { path: lookup.path, query: { [lookup.experiment]: scorer.experimentId, [lookup.param]: scorer.name } };
+  }
+  if ('param' in lookup) return { path: lookup.path, query: { [lookup.param]: id } };
+  return undefined;
+}
+
+/**
+ * The admin API's path parameters naming one resource of the kind: `:experiment_id/:scorer_name` for a
+ * kind whose id is `<experiment_id>/<name>` (as mlflow-oidc-auth spells a scorer's), `:namespace/:name`
+ * for an MCP server's `<namespace>/<slug>`, else `:<param>`.
+ */
+export function adminIdPath(kind: ResourceKind): string {
+  const admin: KindSpec['admin'] = KINDS[kind].admin;
+  const first = admin.experiment ?? admin.namespace;
+  return first === undefined ? `:${admin.param}` : `:${first}/:${admin.param}`;
+}
+
+/** The id the admin API's path parameters name (as `adminIdPath` spells them), or undefined when one is missing. */
+export function adminIdOf(kind: ResourceKind, params: Readonly<Record<string, string | undefined>>): string | undefined {
+  const admin: KindSpec['admin'] = KINDS[kind].admin;
+  const last = params[admin.param];
+  // A Skill's `@<organization>/<name>`, the organization in a segment of its own (`withScopedTwins`).
+  if (isScoped(kind) && params.organization !== undefined) return last === undefined ? undefined : `@${params.organization}/${last}`;
+  // A scorer's `<experiment_id>/<name>`, an MCP server's `<namespace>/<slug>`.
+  const firstParam = admin.experiment ?? admin.namespace;
+  if (firstParam === undefined || last === undefined) return last;
+  const first = params[firstParam];
+  return first === undefined ? undefined : `${first}/${last}`;
+}
+
+/**
+ * The id a grant's JSON names (the admin API's answers, keyed as its paths are): a scorer's
+ * `<experiment_id>/<name>` from its two fields, else the kind's own field.
+ */
+export function idOfGrantJson(kind: ResourceKind, grant: Readonly<Record<string, unknown>>): string {
+  const admin: KindSpec['admin'] = KINDS[kind].admin;
+  const last = grant[admin.param];
+  const first = admin.experiment === undefined ? undefined : grant[admin.experiment];
+  return typeof first === 'string' && first !== '' ? `${first}/${String(last)}` : String(last);
+}
+
+/**
+ * An admin API path, and its twin naming a Skill with an organization (`…/skills/:name` also as
+ * `…/skills/@:organization/:name`): the request's path is decoded before it is routed, so the `/` of
+ * `@<organization>/<name>` (sent as `%40acme%2Freviewer` or as it is) parts two segments, as in MLflow's own Skill paths.
+ */
+export function withScopedTwins(path: string): string[] {
+  const paths = [path];
+  for (const k of KIND_SPECS) {
+    if (!isScoped(k.kind)) continue;
+    const one = `/${k.admin.segment}/:${k.admin.param}`;
+    const at = path.indexOf(one);
+    if (at >= 0 && (path.length === at + one.length || path[at + one.length] === '/'))
+      paths.push(`${path.slice(0, at)}/${k.admin.segment}/@:organization/:${k.admin.param}${path.slice(at + one.length)}`);
+  }
+  return paths;
 }

@@ -33,6 +33,8 @@ const REASONS = {
   'object-in-other-experiment': { outcome: 'deny', where: 'check', means: 'a client-chosen id names an existing object of another experiment' },
   'queue-member': { outcome: 'allow', where: 'check', means: 'the caller is assigned to the review queue (or may manage its experiment)' },
   'not-queue-member': { outcome: 'deny', where: 'check', means: 'the caller is not assigned to the review queue' },
+  'job-starter': { outcome: 'allow', where: 'check', means: 'the caller started the job the route names' },
+  'not-job-starter': { outcome: 'deny', where: 'check', means: 'the caller did not start the job the route names (or no starter is recorded for it)' },
   'model-source-unverifiable': { outcome: 'deny', where: 'check', means: "a model version's source flowgate cannot check (not a run, logged model or served artifact path, or with `..`)" },
   // the gate and the pipeline around it
   'route-not-found': { outcome: 'deny', where: 'gate', means: 'not an MLflow route the catalog knows (administrators pass)' },

@@ -1,3 +1,4 @@
+import { pragmaNumber, setPragma } from './sqlite-pragmas.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -23,10 +24,10 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
-    db.pragma('synchronous = NORMAL');
+    setPragma(db, 'journal_mode = WAL');
+    setPragma(db, 'foreign_keys = ON');
+    setPragma(db, 'busy_timeout = 5000');
+    setPragma(db, 'synchronous = NORMAL');
     migrate(db, path, migrations);
     return db;
   } catch (e) {
@@ -41,14 +42,14 @@ export function openSqliteStore(path: string, migrations: readonly Migration[] =
 }
 
 function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const current = pragmaNumber(db, 'user_version');
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) throw new SchemaTooNewError(path, current, latest);
   for (const m of migrations) {
     if (m.version <= current) continue;
     db.transaction(() => {
       db.exec(m.sqlite);
-      db.pragma(`user_version = ${m.version}`);
+      setPragma(db, `user_version = ${m.version}`);
     })();
   }
   if (latest >= VOCABULARY_SINCE) db.transaction(() => vocabularyStatements('sqlite').forEach((s) => db.exec(s)))();

@@ -1,3 +1,4 @@
+import { pragmaNumber } from './sqlite-pragmas.js';
 import type { ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Db } from './database.js';
 
@@ -31,7 +32,7 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
   const generation = () => generationOf.get()?.value ?? 0;
   const latest = () => lastChange.get()?.seq ?? 0;
 
-  let seenData = db.pragma('data_version', { simple: true }) as number;
+  let seenData = pragmaNumber(db, 'data_version');
   let seenGeneration = generation();
   let seenChange = latest();
 
@@ -44,7 +45,7 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
 
   const timer = setInterval(() => {
     if (!db.open) return;
-    const data = db.pragma('data_version', { simple: true }) as number;
+    const data = pragmaNumber(db, 'data_version');
     const now = generation();
     const change = latest();
     const oldest = oldestChange.get()?.seq ?? change;

@@ -553,4 +553,26 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD CONSTRAINT mapping_changes_cache_check CHECK (cache IN ('experiment_names', 'model', 'trace', 'dataset', 'review_queue', 'gateway'));
     `,
   },
+  {
+    version: 14,
+    description: 'who started each MLflow job, since MLflow records a creator only through its own auth app',
+    // A job outlives nothing of its starter's: a deleted user's jobs have no owner, and only
+    // administrators see them (as MLflow hides jobs with no recorded creator).
+    sqlite: `
+      CREATE TABLE job_owners (
+        job_id     TEXT    PRIMARY KEY,
+        user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX job_owners_by_user ON job_owners (user_id);
+    `,
+    postgres: `
+      CREATE TABLE job_owners (
+        job_id     TEXT   PRIMARY KEY,
+        user_id    BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at BIGINT NOT NULL
+      );
+      CREATE INDEX job_owners_by_user ON job_owners (user_id);
+    `,
+  },
 ];

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Following, StoreChangeListener } from './changes.js';
 import type { MappingChange } from './mapping-changes.js';
-import { clientConfig, type PostgresOptions } from './postgres-sql.js';
+import { clientConfig, type PostgresOptions, type TimedQuery } from './postgres-sql.js';
 
 const CHANNEL = 'flowgate_store';
 
@@ -109,18 +109,27 @@ export function followPostgres(
     }
   }
 
+  let catchingUp = false;
   const catchUp = setInterval(() => {
     const c = client;
-    if (!c || applied === undefined) return;
-    c.query<{ value: string }>('SELECT value FROM policy_generation WHERE id = 1').then(
+    // One at a time: behind an unanswered one, another would only queue on the same connection.
+    if (!c || applied === undefined || catchingUp) return;
+    catchingUp = true;
+    const generationQuery: TimedQuery = { text: 'SELECT value FROM policy_generation WHERE id = 1', query_timeout: opts.queryTimeoutMs };
+    c.query<{ value: string }>(generationQuery).then(
       (r) => {
         const stored = Number(r.rows[0]!.value);
         // Still short of what was stored a whole interval ago: not a notification on its way.
         if (staleSince !== undefined && applied !== undefined && applied < staleSince) everythingStale(stored);
         staleSince = applied !== undefined && stored > applied ? stored : undefined;
       },
-      () => undefined,
-    );
+      // No answer at all (a frozen server) is a lost feed: reconnect, and re-read everything once back.
+      (err: Error) => {
+        if (err.message === 'Query read timeout') down(c, err);
+      },
+    ).finally(() => {
+      catchingUp = false;
+    });
   }, catchUpMs);
   catchUp.unref();
 

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Sql, SqlValue } from './sql.js';
+import { rethrowStoreError, StoreUnavailableError, storeError } from './store-errors.js';
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database?sslmode=…` */
@@ -11,6 +12,12 @@ export interface PostgresOptions {
   readonly statementTimeoutMs: number;
   /** How long to wait for a connection (new, or a free one from a busy pool). */
   readonly connectTimeoutMs: number;
+  /**
+   * Client-side limit for one statement, the wait for its connection included: a server that does
+   * not answer at all (frozen, a black-holed network) cannot cancel anything itself. Longer than
+   * the statement timeout, so a merely slow statement is cancelled by the server and its connection kept.
+   */
+  readonly queryTimeoutMs: number;
   /** PEM of the CA that signed the server's certificate: turns on verified TLS. */
   readonly caCertificate?: string | undefined;
   readonly onPoolError?: (err: Error) => void;
@@ -59,10 +66,33 @@ function numberedPlaceholders(): (text: string) => string {
   };
 }
 
+/** node-postgres reads `query_timeout` per query (its types do not list it). */
+export type TimedQuery = pg.QueryConfig<unknown[]> & { readonly query_timeout: number };
+
+/** `work`, or a `StoreUnavailableError` once `ms` pass; `late` gets what `work` yields after that. */
+function withDeadline<T>(work: Promise<T>, ms: number, what: string, late?: (value: T) => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let expired = false;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      expired = true;
+      reject(new StoreUnavailableError(`PostgreSQL did not answer ${what} within ${ms} ms`, true));
+    }, ms);
+  });
+  work.then(
+    (value) => {
+      if (expired) late?.(value);
+    },
+    () => undefined,
+  );
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
 /**
- * The shared store on PostgreSQL: a bounded pool, a statement timeout on every connection, and
- * transactions that follow their caller across awaits (the transaction's connection is found through
- * async context, so repositories need not pass it around).
+ * The shared store on PostgreSQL: a bounded pool, a statement timeout on every connection, a
+ * client-side deadline on every statement, and transactions that follow their caller across awaits
+ * (the transaction's connection is found through async context, so repositories need not pass it
+ * around). Failures come out as `storeError` makes them: 503 for "not now", 409 for a lost race.
  */
 export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Pool } {
   const pool = new pg.Pool({ ...clientConfig(opts), max: opts.poolSize, idleTimeoutMillis: 30_000 });
@@ -71,9 +101,22 @@ export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Po
   pool.on('error', (err) => opts.onPoolError?.(err));
   const inTransaction = new AsyncLocalStorage<pg.PoolClient>();
   const numbered = numberedPlaceholders();
+  const timeoutMs = opts.queryTimeoutMs;
 
-  const query = <T>(text: string, params: readonly SqlValue[] | undefined) =>
-    (inTransaction.getStore() ?? pool).query<T & pg.QueryResultRow>(numbered(text), params as unknown[] | undefined);
+  /**
+   * node-postgres's own `query_timeout` closes a connection whose statement got no answer (the pool
+   * drops it); the deadline around it also bounds the wait for a connection from a busy pool.
+   */
+  const query = <T>(text: string, params: readonly SqlValue[] | undefined) => {
+    const config: TimedQuery = { text: numbered(text), values: params as unknown[] | undefined, query_timeout: timeoutMs };
+    const tx = inTransaction.getStore();
+    if (tx !== undefined) return tx.query<T & pg.QueryResultRow>(config).catch(rethrowStoreError);
+    return withDeadline(pool.query<T & pg.QueryResultRow>(config), timeoutMs, 'a statement').catch(rethrowStoreError);
+  };
+  const onClient = (client: pg.PoolClient, text: string) => {
+    const config: TimedQuery = { text, query_timeout: timeoutMs };
+    return client.query(config);
+  };
 
   return {
     dialect: 'postgres',
@@ -89,18 +132,27 @@ export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Po
     },
     async transaction<T>(fn: () => Promise<T>): Promise<T> {
       if (inTransaction.getStore() !== undefined) return fn();
-      const client = await pool.connect();
+      // A connection handed out after the deadline goes straight back, closed.
+      const client = await withDeadline(pool.connect(), timeoutMs, 'with a connection', (late) => late.release(true)).catch(rethrowStoreError);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
+        await onClient(client, 'BEGIN');
         try {
           const result = await inTransaction.run(client, fn);
-          await client.query('COMMIT');
+          await onClient(client, 'COMMIT');
           return result;
         } catch (e) {
-          await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-          throw e;
+          const failure = storeError(e);
+          // A connection given up mid-statement is closed: the server rolls back when it notices,
+          // and a ROLLBACK sent now would only wait behind the unanswered statement.
+          if (failure instanceof StoreUnavailableError && failure.connectionLost) broken = failure;
+          else await onClient(client, 'ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+          throw failure;
         }
+      } catch (e) {
+        const failure = storeError(e);
+        if (failure instanceof StoreUnavailableError && failure.connectionLost) broken ??= failure;
+        throw failure;
       } finally {
         client.release(broken);
       }
@@ -108,11 +160,11 @@ export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Po
     async lock(name: string): Promise<void> {
       const client = inTransaction.getStore();
       if (client === undefined) throw new Error('lock() outside a transaction');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [name]);
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [name]).catch(rethrowStoreError);
     },
     async ping(): Promise<void> {
-      const row = (await pool.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0];
-      if (row?.standby) throw new Error('PostgreSQL is a read-only standby');
+      const row = (await query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby', undefined)).rows[0];
+      if (row?.standby) throw new StoreUnavailableError('PostgreSQL is a read-only standby');
     },
     async close(): Promise<void> {
       await pool.end();

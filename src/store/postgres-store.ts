@@ -2,6 +2,7 @@ import type { Migration } from './migrations.js';
 import { followPostgres } from './postgres-follow.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { postgresSql, type PostgresOptions } from './postgres-sql.js';
+import { defaultQueryTimeoutMs } from './query-timeout.js';
 import { redactedUrl, type Store, type StoreOptions } from './store.js';
 
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 5000, connectTimeoutMs: 5000 };
@@ -13,6 +14,7 @@ export async function openPostgresStore(o: StoreOptions, url: string, migrations
     url,
     ...DEFAULTS,
     ...o.postgres,
+    queryTimeoutMs: o.postgres?.queryTimeoutMs ?? defaultQueryTimeoutMs(o.postgres?.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs),
     onPoolError: (err) => o.onError?.('PostgreSQL connection lost', err),
   };
   const sql = postgresSql(opts);

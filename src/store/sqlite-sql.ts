@@ -1,6 +1,8 @@
+import { pragmaNumber, setPragma } from './sqlite-pragmas.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
 import type { Sql, SqlValue } from './sql.js';
+import { rethrowStoreError, storeError } from './store-errors.js';
 
 /**
  * The embedded store behind the async `Sql` face. better-sqlite3 answers synchronously, so a
@@ -24,7 +26,11 @@ export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.
   /** Runs `op` now unless another caller's transaction is open; then after it ends. */
   async function whenFree<T>(op: () => T): Promise<T> {
     while (active !== undefined && inTransaction.getStore() !== active.marker) await active.done;
-    return op();
+    try {
+      return op();
+    } catch (e) {
+      return rethrowStoreError(e);
+    }
   }
 
   const params = (p: readonly SqlValue[] | undefined) => (p ?? []) as unknown[];
@@ -35,7 +41,7 @@ export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.
     try {
       return Promise.resolve(op());
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(storeError(e));
     }
   }
 
@@ -72,6 +78,9 @@ export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.
           if (db.inTransaction) db.exec('ROLLBACK');
           throw e;
         }
+      } catch (e) {
+        // SQLITE_BUSY past the busy timeout, SQLITE_FULL at COMMIT, …: 503, not a stack trace.
+        return rethrowStoreError(e);
       } finally {
         active = undefined;
         end();
@@ -81,8 +90,11 @@ export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.
       if (active === undefined || inTransaction.getStore() !== active.marker) throw new Error('lock() outside a transaction');
     },
     async ping(): Promise<void> {
+      // A write that reaches the file: taking the write lock alone succeeds on a full disk or a
+      // read-only mount. The header's user version is written back unchanged (every table's rows
+      // belong to someone else).
       await this.transaction(async () => {
-        statement('SELECT 1').get();
+        setPragma(db, `user_version = ${pragmaNumber(db, 'user_version')}`);
       });
     },
     async close(): Promise<void> {

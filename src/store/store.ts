@@ -3,6 +3,7 @@ import { openSqliteStore } from './database.js';
 import { MIGRATIONS } from './migrations.js';
 import type { Sql } from './sql.js';
 import { followSqlite } from './sqlite-follow.js';
+import { hasRoomToWrite } from './sqlite-room.js';
 
 export interface StoreOptions {
   /** The embedded store's file, used unless `databaseUrl` is set. */
@@ -15,6 +16,8 @@ export interface StoreOptions {
     readonly poolSize: number;
     readonly statementTimeoutMs: number;
     readonly connectTimeoutMs: number;
+    /** Client-side limit per statement (the wait for a connection included); unset: the statement timeout + 1 s. */
+    readonly queryTimeoutMs?: number | undefined;
     readonly caCertificate?: string | undefined;
   };
   /** Connection trouble worth a log line (never with credentials). */
@@ -29,7 +32,7 @@ export interface Store {
   /** For logs and errors: the file, or the PostgreSQL URL without its password. */
   readonly location: string;
   follow(listener: StoreChangeListener): Following;
-  /** Takes a write, and (PostgreSQL) the change feed is connected. */
+  /** Takes a write (SQLite: and its filesystem has room for more), and (PostgreSQL) the change feed is connected. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -52,7 +55,14 @@ export async function openStore(o: StoreOptions): Promise<Store> {
     sql,
     location: o.dbPath,
     follow: (listener) => (o.watchMs > 0 ? followSqlite(sql.db, o.watchMs, listener) : { live: () => true, stop: async () => undefined }),
-    ready: () => sql.ping().then(() => true, () => false),
+    ready: async () => {
+      try {
+        await sql.ping();
+        return await hasRoomToWrite(o.dbPath);
+      } catch {
+        return false;
+      }
+    },
     close: () => sql.close(),
   };
 }

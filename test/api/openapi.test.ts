@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,19 @@ import { VERSION } from '../../src/version.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 
 type Doc = { paths: Record<string, Record<string, unknown>> };
+
+/** fetch refuses TRACE; node:http sends it. */
+function traceCall(url: string, authorization: string): Promise<{ status: number; allow: unknown; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'TRACE', headers: { Authorization: authorization } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 const committed = JSON.parse(readFileSync(new URL('../../openapi/admin-api.json', import.meta.url), 'utf8')) as Doc;
 
 let fg: TestFlowgate;
@@ -58,5 +72,19 @@ describe('OpenAPI description of the admin API', () => {
         expect(res.body.error_code, `${method.toUpperCase()} ${path}`).not.toBe('ENDPOINT_NOT_FOUND');
         expect(res.status, `${method.toUpperCase()} ${path}`).not.toBe(405);
       }
+  });
+
+  it('lists 503 on every operation, and a method a path does not serve (TRACE) is the 405 it describes, with Allow', async () => {
+    for (const ops of Object.values(committed.paths))
+      for (const op of Object.values(ops)) expect(Object.keys((op as { responses: object }).responses)).toContain('503');
+    expect((committed as unknown as { info: { description: string } }).info.description).toContain('405 METHOD_NOT_ALLOWED');
+    for (const [path, ops] of Object.entries(committed.paths)) {
+      const concrete = path.replace('{experiment_id}', '1').replace(/\{[a-z_]+\}/g, 'nobody');
+      const res = await traceCall(fg.url + concrete, adminAuth());
+      expect(res.status, `TRACE ${path}`).toBe(405);
+      expect(JSON.parse(res.body)).toMatchObject({ error_code: 'METHOD_NOT_ALLOWED' });
+      const allowed = String(res.allow).split(', ');
+      for (const method of Object.keys(ops)) expect(allowed, `TRACE ${path}`).toContain(method.toUpperCase());
+    }
   });
 });

@@ -178,9 +178,11 @@ describe('the gateway on the Manage screens', () => {
       expect(await options(page, 'Permission')).not.toContain('USE');
       expect(await page.getByLabel('Permission', { exact: true }).inputValue()).toBe('READ');
 
-      // Team setup creates experiments, models and prompts only.
+      // Team setup creates no gateway kind (their secret values are MLflow's AI Gateway page's).
       await screen(page, 'team-setup', 'Team setup');
-      expect(await options(page, 'Shared resource')).toEqual(['experiment', 'registered model', 'prompt']);
+      const shared = await options(page, 'Shared resource');
+      expect(shared.slice(0, 3)).toEqual(['experiment', 'registered model', 'prompt']);
+      for (const gateway of ['gateway secret', 'gateway model definition', 'gateway endpoint']) expect(shared).not.toContain(gateway);
       expect(await options(page, 'Group permission')).not.toContain('USE');
       await page.context().close();
     },

@@ -19,10 +19,14 @@ export interface MlflowServer {
   stop(): Promise<void>;
 }
 
-/** The venv holding the pinned MLflow (or FLOWGATE_MLFLOW_VERSION's); installs it on first use (minutes), reuses it after. */
-export function mlflowVenv(): Promise<string> {
+/**
+ * The venv holding the pinned MLflow (or `version`'s, else FLOWGATE_MLFLOW_VERSION's); installs it on
+ * first use (minutes), reuses it after.
+ */
+export function mlflowVenv(version?: string): Promise<string> {
+  const env = version === undefined ? process.env : { ...process.env, FLOWGATE_MLFLOW_VERSION: version };
   return new Promise((resolvePath, reject) => {
-    execFile('bash', [join(REPO_ROOT, 'scripts/mlflow-venv.sh')], { maxBuffer: 1 << 20, timeout: 900_000 }, (error, stdout, stderr) => {
+    execFile('bash', [join(REPO_ROOT, 'scripts/mlflow-venv.sh')], { env, maxBuffer: 1 << 20, timeout: 900_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`scripts/mlflow-venv.sh failed: ${error.message}\n${stderr}`));
       else resolvePath(stdout.trim().split('\n').pop() ?? '');
     });
@@ -125,6 +129,11 @@ export interface StartOptions {
   readonly port?: number;
   /** Extra environment for the server (MLflow settings such as `MLFLOW_SERVER_CORS_ALLOWED_ORIGINS`). */
   readonly env?: Record<string, string>;
+  /**
+   * A release other than the pinned one (or FLOWGATE_MLFLOW_VERSION's), e.g. `3.18.0` for a feature the
+   * pinned release lacks: scripts/mlflow-venv.sh makes or reuses its own venv.
+   */
+  readonly version?: string;
 }
 
 /**
@@ -133,7 +142,7 @@ export interface StartOptions {
  * server, so the FastAPI-only routes such as OTLP exist); job execution off for a fast start.
  */
 export async function startMlflowServer(options: StartOptions = {}): Promise<MlflowServer> {
-  const venv = await mlflowVenv();
+  const venv = await mlflowVenv(options.version);
   const dir = await mkdtemp(join(tmpdir(), 'flowgate-mlflow-'));
   const artifactsDir = join(dir, 'artifacts');
   const port = options.port ?? (await freePort());

@@ -72,7 +72,8 @@ describe('the PostgreSQL store', () => {
     const store = await openStore({ dbPath: '', databaseUrl: await server.createDatabase(), watchMs: 0, postgres: { poolSize: 1, statementTimeoutMs: 200, connectTimeoutMs: 2000 } });
     try {
       const started = Date.now();
-      await expect(store.sql.get('SELECT pg_sleep(5)')).rejects.toThrow(/statement timeout/);
+      // A 503 for the client; the server's own words for the log.
+      await expect(store.sql.get('SELECT pg_sleep(5)')).rejects.toMatchObject({ status: 503, detail: expect.stringMatching(/^57014: .*statement timeout/) });
       expect(Date.now() - started).toBeLessThan(3000);
       expect(await store.sql.get('SELECT 1 AS one')).toEqual({ one: 1 });
     } finally {

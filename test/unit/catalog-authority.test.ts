@@ -68,6 +68,33 @@ const AUDITED = new Map<string, Audited>([
     after: 'filter_gateway_list',
     verdict: 'read-only list; filtered to readable endpoints, unreadable model definitions and secrets withheld',
   }),
+  ...twins('POST', '3.0/mlflow/mcp-servers', {
+    need: 'create',
+    after: 'grant_creator_mcp_server',
+    verdict: 'new MCP server; an existing name is RESOURCE_ALREADY_EXISTS; stale grants on the name are pruned',
+  }),
+  ...twins('GET', '3.0/mlflow/mcp-servers', { need: 'authenticated', after: 'filter_search_mcp_servers', verdict: 'read-only search; filtered to readable servers and re-paged' }),
+  ...twins('GET', '3.0/mlflow/mcp-servers/endpoints', {
+    need: 'authenticated',
+    after: 'filter_search_mcp_endpoints',
+    verdict: "read-only search of every server's access endpoints; filtered to the readable servers' and re-paged",
+  }),
+  ...twins('POST', '3.0/mlflow/skills', {
+    need: 'create',
+    after: 'grant_creator_skill',
+    verdict: "new Skill (MLflow 3.18); an existing (organization, name) is RESOURCE_ALREADY_EXISTS; stale grants on it are pruned; a registration that would make one is decided as this create and flowgate makes the Skill first",
+  }),
+  ...twins('GET', '3.0/mlflow/skills', { need: 'authenticated', after: 'filter_search_skills', verdict: 'read-only search; filtered to readable Skills and re-paged' }),
+  ...twins('GET', '3.0/mlflow/scorers/list', {
+    need: 'authenticated',
+    after: 'filter_scorer_list',
+    verdict: "read-only list; one experiment's needs READ on it (decided before MLflow is asked), every experiment's is filtered to readable scorers in readable experiments",
+  }),
+  ...twins('GET', '3.0/mlflow/scorers/online-configs', {
+    need: 'authenticated',
+    after: 'filter_online_configs',
+    verdict: "read-only; filtered to configs of readable experiments whose scorer (told by the experiment's scorer list) is readable",
+  }),
   ['GET /gateway/mlflow/v1/models', { need: 'authenticated', after: 'filter_gateway_list', verdict: 'read-only list of endpoint names; filtered to the ones the caller may use' }],
   ['GET /ajax-api/3.0/mlflow/gateway/supported-providers', { need: 'authenticated', verdict: 'static provider list; writes nothing' }],
   ['GET /ajax-api/3.0/mlflow/gateway/supported-models', { need: 'authenticated', verdict: 'static model list; writes nothing' }],
@@ -81,6 +108,10 @@ const AUDITED = new Map<string, Audited>([
     'POST /ajax-api/3.0/mlflow/ui-telemetry',
     { need: 'authenticated', verdict: "queues UI events for MLflow's own telemetry client; no tracking or registry data" },
   ],
+  ...['GET /ajax-api/3.0/mlflow/jobs/:job_id', 'PATCH /ajax-api/3.0/mlflow/jobs/cancel/:job_id', 'GET /ajax-api/3.0/jobs/:job_id', 'PATCH /ajax-api/3.0/jobs/cancel/:job_id'].map(
+    (route): [string, Audited] => [route, { need: 'authenticated', verdict: "one job, its starter's only (the job-starter check); cancelling writes only that job's state" }],
+  ),
+  ['POST /ajax-api/3.0/jobs/search', { need: 'authenticated', after: 'filter_started_jobs', verdict: "read-only search; answers only the caller's own jobs" }],
   ['GET /graphql', { need: 'authenticated', after: 'graphql', verdict: 'decided per field; the only Mutation fields are two read-only searches' }],
   ['POST /graphql', { need: 'authenticated', after: 'graphql', verdict: 'decided per field; the only Mutation fields are two read-only searches' }],
 ]);

@@ -90,7 +90,12 @@ const cases: Array<[string, string, Expected]> = [
   ['POST', '/gateway/proxy/ep/chat/completions', { need: 'use', resource: 'gateway_endpoint', idKind: 'gateway_name' }],
   ['POST', '/ajax-api/2.0/mlflow/gateway-proxy', { need: 'admin', resource: 'none' }],
   ['GET', '/ajax-api/3.0/mlflow/gateway/supported-providers', { need: 'authenticated', resource: 'none' }],
-  ['DELETE', '/api/3.0/mlflow/mcp-servers/team/server/versions/3', { need: 'admin', resource: 'none' }],
+  ['DELETE', '/api/3.0/mlflow/mcp-servers/team/server/versions/3', { need: 'manage', resource: 'mcp_server', idKind: 'mcp_server' }],
+  ['GET', '/ajax-api/3.0/mlflow/mcp-servers/com.example/tools/aliases/a/b', { need: 'read', resource: 'mcp_server', idKind: 'mcp_server' }],
+  ['POST', '/api/3.0/mlflow/mcp-servers/com.example/tools/versions', { need: 'edit', resource: 'mcp_server', idKind: 'mcp_server', after: 'make_mcp_server_parent' }],
+  ['GET', '/api/3.0/mlflow/mcp-servers/endpoints', { need: 'authenticated', resource: 'none', after: 'filter_search_mcp_endpoints' }],
+  ['GET', '/api/3.0/mlflow/mcp-servers/endpoints/tools', { need: 'read', resource: 'mcp_server', idKind: 'mcp_server' }],
+  ['POST', '/api/3.0/mlflow/mcp-servers', { need: 'create', resource: 'mcp_server', after: 'grant_creator_mcp_server' }],
   ['GET', '/api/3.0/mlflow/server-info', { need: 'public', resource: 'none' }],
   ['GET', '/health', { need: 'public', resource: 'none' }],
   ['GET', '/version', { need: 'public', resource: 'none' }],
@@ -99,12 +104,16 @@ const cases: Array<[string, string, Expected]> = [
   ['POST', '/ajax-api/3.0/mlflow/ui-telemetry', { need: 'authenticated', resource: 'none' }],
   ['POST', '/ajax-api/3.0/mlflow/demo/delete', { need: 'admin', resource: 'none' }],
   ['POST', '/ajax-api/3.0/mlflow/assistant/message', { need: 'admin', resource: 'none' }],
-  ['GET', '/ajax-api/3.0/jobs/job-1', { need: 'admin', resource: 'none' }],
+  ['GET', '/ajax-api/3.0/jobs/job-1', { need: 'authenticated', resource: 'none' }],
+  ['POST', '/ajax-api/3.0/jobs/', { need: 'admin', resource: 'none' }],
   ['GET', '/api/3.0/mlflow/datasets/d-1', { need: 'read', resource: 'experiment', idKind: 'dataset_id' }],
   ['POST', '/api/3.0/mlflow/datasets/d-1/add-experiments', { need: 'edit', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
   ['DELETE', '/api/3.0/mlflow/datasets/d-1', { need: 'manage', resource: 'experiment', idKind: 'dataset_id', after: 'forget_dataset_experiments' }],
   ['POST', '/api/3.0/mlflow/datasets/search', { need: 'read', resource: 'experiment', idKind: 'experiment_ids', after: 'filter_found_datasets' }],
-  ['POST', '/api/3.0/mlflow/scorers/register', { need: 'edit', resource: 'experiment' }],
+  ['POST', '/api/3.0/mlflow/scorers/register', { need: 'edit', resource: 'experiment', after: 'grant_creator_scorer' }],
+  ['GET', '/api/3.0/mlflow/scorers/get', { need: 'read', resource: 'scorer', idKind: 'scorer' }],
+  ['DELETE', '/ajax-api/3.0/mlflow/scorers/delete', { need: 'manage', resource: 'scorer', idKind: 'scorer', after: 'drop_scorer_grants' }],
+  ['PUT', '/api/3.0/mlflow/scorers/online-config', { need: 'edit', resource: 'scorer', idKind: 'scorer' }],
 ];
 
 describe('route catalog', () => {
@@ -289,18 +298,42 @@ describe('the catalog against every recorded MLflow release (src/authz/catalog-v
     expect(routesOf(NEWEST_RELEASE)!.length).toBeGreaterThan(routesOf(OLDEST_RELEASE)!.length);
   });
 
-  it('Skills (MLflow 3.18) are admin-only, with and without an organization; the detection schedule state is EDIT on the experiment', () => {
-    for (const [method, path] of [
-      ['GET', '/api/3.0/mlflow/skills'],
-      ['POST', '/api/3.0/mlflow/skills'],
-      ['POST', '/api/3.0/mlflow/skills/bulk-register'],
-      ['GET', '/api/3.0/mlflow/skills/my-skill'],
-      ['GET', '/ajax-api/3.0/mlflow/skills/@acme/my-skill/versions/2'],
-      ['DELETE', '/api/3.0/mlflow/skills/@acme/my-skill/tags/a/b'],
-      ['PATCH', '/api/3.0/mlflow/skills/my-skill/versions/1'],
+  it("Skills (MLflow 3.18) are a kind of their own, each row's need MLflow's operation for it, with and without an organization; the detection schedule state is EDIT on the experiment", () => {
+    // MLflow's `_SKILL_ROUTE_OPERATIONS`: read → READ, update → EDIT, manage → MANAGE, register → EDIT or a create.
+    for (const [method, path, need, params] of [
+      ['GET', '/api/3.0/mlflow/skills', 'authenticated', {}],
+      ['POST', '/api/3.0/mlflow/skills', 'create', {}],
+      ['POST', '/api/3.0/mlflow/skills/bulk-register', 'edit', {}],
+      ['GET', '/api/3.0/mlflow/skills/my-skill', 'read', { name: 'my-skill' }],
+      ['GET', '/api/3.0/mlflow/skills/bulk-register', 'read', { name: 'bulk-register' }],
+      ['GET', '/ajax-api/3.0/mlflow/skills/@acme/my-skill/versions/2', 'read', { organization: 'acme', name: 'my-skill', version: '2' }],
+      ['GET', '/api/3.0/mlflow/skills/@acme/versions', 'read', { organization: 'acme', name: 'versions' }],
+      ['DELETE', '/api/3.0/mlflow/skills/@acme/my-skill/tags/a/b', 'edit', { organization: 'acme', name: 'my-skill', '*': 'a/b' }],
+      ['DELETE', '/api/3.0/mlflow/skills/my-skill/versions/1/tags/k', 'manage', { name: 'my-skill' }],
+      ['PATCH', '/api/3.0/mlflow/skills/my-skill/versions/1', 'edit', { name: 'my-skill' }],
+      ['POST', '/api/3.0/mlflow/skills/@acme/my-skill/versions', 'edit', { organization: 'acme', name: 'my-skill' }],
+      ['DELETE', '/api/3.0/mlflow/skills/@acme/my-skill', 'manage', { organization: 'acme', name: 'my-skill' }],
+      ['DELETE', '/api/3.0/mlflow/skills/my-skill/aliases/prod', 'manage', { name: 'my-skill' }],
+      ['POST', '/api/3.0/mlflow/skills/my-skill/aliases', 'edit', { name: 'my-skill' }],
     ] as const) {
-      expect(matcher.match(method, path)?.entry.need, `${method} ${path}`).toBe('admin');
+      const m = matcher.match(method, path);
+      expect(m?.entry.need, `${method} ${path}`).toBe(need);
+      expect(m?.entry.resource, `${method} ${path}`).toBe(need === 'authenticated' ? 'none' : 'skill');
+      expect(m?.params, `${method} ${path}`).toMatchObject(params);
     }
+    // A registration makes a Skill MLflow does not have yet; a version update to `deleted` is a delete.
+    expect(matcher.match('POST', '/api/3.0/mlflow/skills/my-skill/versions')?.entry).toMatchObject({ createsMissing: true, after: 'register_skill' });
+    expect(matcher.match('PATCH', '/api/3.0/mlflow/skills/my-skill/versions/1')?.entry.also).toEqual([
+      { id: { kind: 'skill', field: 'name', from: 'param', when: { field: 'status', value: 'deleted' } }, need: 'manage' },
+    ]);
+    // No other route under /skills: refused to non-admins (route-not-found), not guessed at.
+    for (const [method, path] of [
+      ['PUT', '/api/3.0/mlflow/skills/my-skill'],
+      ['GET', '/api/3.0/mlflow/skills/my-skill/tags'],
+      ['GET', '/api/3.0/mlflow/skills/my-skill/unknown'],
+      ['POST', '/api/3.0/mlflow/skills/my-skill'],
+    ] as const)
+      expect(matcher.match(method, path), `${method} ${path}`).toBeUndefined();
     const schedule = matcher.match('POST', '/ajax-api/3.0/mlflow/issues/schedule/state')?.entry;
     expect(schedule).toMatchObject({ need: 'edit', resource: 'experiment', id: { kind: 'experiment_id', field: 'experiment_id', from: 'body' } });
   });

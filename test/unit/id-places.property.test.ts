@@ -12,10 +12,28 @@ import { readMlflowJson } from '../../src/proxy/mlflow-json.js';
  */
 
 type Located = Exclude<IdSource, { kind: 'none' | 'otlp_trace_ids' }>;
+/** An MCP server is named by two path segments, which MLflow reads and nothing else (test/security/mcp-servers.test.ts holds a body's name against them). */
+/*
+ * A Skill likewise: its path alone (a registration's metadata must repeat it or MLflow refuses), or a
+ * bulk registration's `skills[].name` under the body's `organization`, MLflow's request model read
+ * strictly (no other spelling, no query): test/security/skills.test.ts holds both.
+ */
+const PATH_ONLY = new Set<IdSource['kind']>(['mcp_server', 'skill', 'skills_registered']);
+/**
+ * An optimizer config's reflection endpoint and a judge's endpoints are inside JSON texts, not fields of their own: their copies under
+ * both spellings must agree like any field's (test/security/jobs.test.ts sends them apart).
+ */
+const EMBEDDED = new Set<IdSource['kind']>(['reflection_endpoint', 'judge_endpoints']);
 const idsOf = (row: RouteEntry): Located[] =>
   [row.id, ...(row.also ?? []).filter((a) => !a.clientChosen).map((a) => a.id)].filter(
     (id): id is Located =>
-      id.kind !== 'none' && id.kind !== 'otlp_trace_ids' && id.kind !== 'artifact_path' && id.from !== 'header' && !('entry' in id && id.entry !== undefined),
+      id.kind !== 'none' &&
+      id.kind !== 'otlp_trace_ids' &&
+      id.kind !== 'artifact_path' &&
+      !PATH_ONLY.has(id.kind) &&
+      !EMBEDDED.has(id.kind) &&
+      id.from !== 'header' &&
+      !('entry' in id && id.entry !== undefined),
   );
 
 const SINGLE = new Set(['experiment_id', 'experiment_name', 'run_id', 'logged_model_id', 'trace_id', 'model_name', 'dataset_id', 'owned_id']);

@@ -28,7 +28,7 @@ const writer = createPatternWriter({ sql, patterns, audit: createAuditLog(sql), 
 const prompts = new Set(['p-x']);
 const lookups = { isPrompt: async (name: string) => prompts.has(name) } as unknown as MlflowLookups & CachedMlflowLookups;
 const resolve = createResourceResolver(lookups);
-const evaluator = createEvaluator({ policy, defaultPermission: 'NO_PERMISSIONS', createRequiresAdmin: false, resolve, resolveExisting: async () => [], lookups });
+const evaluator = createEvaluator({ policy, defaultPermission: 'NO_PERMISSIONS', createRequiresAdmin: false, resolve, resolveExisting: async () => [], lookups, jobStarters: { ownerOf: async () => undefined } });
 
 const FLAG = 'mlflow.prompt.is_prompt';
 const row = (method: string, pattern: string): RouteEntry => {

@@ -129,6 +129,7 @@ describe('pattern grants repository', () => {
     await expect(attempt(['experiment', 'x'.repeat(257), 1, null, 'READ'])).rejects.toThrow(/check constraint/i);
     await expect(attempt(['experiment', 'a*', 99, null, 'READ'])).rejects.toThrow(/foreign key/i);
     await attempt(['experiment', 'a*', 1, null, 'READ']);
-    await expect(attempt(['experiment', 'a*', 1, null, 'EDIT'])).rejects.toThrow(/unique/i);
+    // A unique violation reaches callers as MLflow's RESOURCE_ALREADY_EXISTS (store-errors.ts), on both stores.
+    await expect(attempt(['experiment', 'a*', 1, null, 'EDIT'])).rejects.toMatchObject({ code: 'RESOURCE_ALREADY_EXISTS' });
   });
 });

@@ -14,29 +14,29 @@ import type { UpstreamJson } from '../../src/upstream/json-client.js';
 import { KINDS as UI_KINDS } from '../../ui/src/kind-list.js';
 
 /**
- * A kind added to the registry alone (here a hypothetical MLflow scorer, named by its name) reaches every
+ * A kind added to the registry alone (here a hypothetical MLflow notebook, named by its name) reaches every
  * consumer that derives from the registry, with no edit of theirs: none of them may fall back to
  * another kind's behaviour (the orphan check asking registered-models/get, a policy grant read as a
  * prompt's). The store is the one consumer that needs more: a migration widening its CHECKs.
  */
 vi.mock('../../src/resources/kind-table.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/resources/kind-table.js')>();
-  const scorer = {
-    kind: 'scorer',
+  const notebook = {
+    kind: 'notebook',
     id: 'name',
-    stored: { as: 'scorer', prompt: false },
-    lookup: { path: '/ajax-api/3.0/mlflow/scorers/get', param: 'name' },
+    stored: { as: 'notebook', prompt: false },
+    lookup: { path: '/ajax-api/3.0/mlflow/notebooks/get', param: 'name' },
     permissions: ['READ', 'EDIT', 'MANAGE', 'NO_PERMISSIONS'],
-    admin: { segment: 'scorers', param: 'scorer_name' },
-    cli: ['scorer', 'scorers'],
-    policyField: 'scorer',
-    ui: { route: 'scorers', title: 'Scorers', one: 'scorer' },
-    metricLabel: 'scorer',
+    admin: { segment: 'notebooks', param: 'notebook_name' },
+    cli: ['notebook', 'notebooks'],
+    policyField: 'notebook',
+    ui: { route: 'notebooks', title: 'Notebooks', one: 'notebook' },
+    metricLabel: 'notebook',
   };
-  return { ...real, KINDS: { ...real.KINDS, scorer } };
+  return { ...real, KINDS: { ...real.KINDS, notebook } };
 });
 
-const scorer = { kind: 'scorer', id: 'chat' } as unknown as ResourceRef;
+const notebook = { kind: 'notebook', id: 'chat' } as unknown as ResourceRef;
 
 describe('a kind declared only in the registry', () => {
   it('is checked for orphans through its own look-up, not as a registered model', async () => {
@@ -47,38 +47,38 @@ describe('a kind declared only in the registry', () => {
         return { status: 404, json: { error_code: 'RESOURCE_DOES_NOT_EXIST' } };
       },
     } as unknown as UpstreamJson;
-    expect(await mlflowExistence(upstream)(scorer)).toBe(false);
-    expect(asked).toEqual(['/ajax-api/3.0/mlflow/scorers/get?name=chat']);
+    expect(await mlflowExistence(upstream)(notebook)).toBe(false);
+    expect(asked).toEqual(['/ajax-api/3.0/mlflow/notebooks/get?name=chat']);
   });
 
   it("is a policy file's grant of its own, applied on its own admin path, not a prompt's", async () => {
     const empty: PolicyDocument = policyDocument.parse({ version: 1 });
     const wanted = policyDocument.parse({
       version: 1,
-      grants: [{ scorer: 'chat', user: 'ann', permission: 'READ' }],
-      patterns: [{ resource_type: 'scorer', pattern: 'team-*', group: 'team', permission: 'EDIT' }],
+      grants: [{ notebook: 'chat', user: 'ann', permission: 'READ' }],
+      patterns: [{ resource_type: 'notebook', pattern: 'team-*', group: 'team', permission: 'EDIT' }],
     });
     const noExperiments = { idOf: async () => undefined, nameOf: async () => undefined } as unknown as ExperimentNames;
     const changes = policyDiff(empty, wanted, noExperiments, false, 'admin');
-    expect(changes.map((c) => c.line)).toContain('+ grant scorer:chat user:ann READ');
+    expect(changes.map((c) => c.line)).toContain('+ grant notebook:chat user:ann READ');
     const calls: string[] = [];
     const client = { call: async (method: string, path: string) => void calls.push(`${method} ${path}`) } as unknown as AdminClient;
     for (const c of changes) await c.apply(client);
-    expect(calls).toContain('POST permissions/users/ann/scorers/chat');
+    expect(calls).toContain('POST permissions/users/ann/notebooks/chat');
   });
 
   it('has admin API grant routes, pattern grants, a CLI word, a Manage screen and a metrics label', () => {
     const paths = [...GRANT_ROUTES, ...UI_RESOURCE_ROUTES].map((r) => `${r.method} ${r.path}`);
-    expect(paths).toContain('POST /mlflow/permissions/users/:username/scorers/:scorer_name');
-    expect(paths).toContain('GET /mlflow/permissions/scorers/:scorer_name/groups');
-    expect(paths).toContain('GET /mlflow/permissions/ui/scorers/:scorer_name/effective');
-    expect(paths).toContain('GET /mlflow/permissions/ui/my-permissions/scorers');
+    expect(paths).toContain('POST /mlflow/permissions/users/:username/notebooks/:notebook_name');
+    expect(paths).toContain('GET /mlflow/permissions/notebooks/:notebook_name/groups');
+    expect(paths).toContain('GET /mlflow/permissions/ui/notebooks/:notebook_name/effective');
+    expect(paths).toContain('GET /mlflow/permissions/ui/my-permissions/notebooks');
     const patternBody = PATTERN_GRANT_ROUTES.find((r) => r.method === 'POST')!.body!;
-    expect(patternBody.safeParse({ resource_type: 'scorer', pattern: 'team-*', permission: 'READ' }).success).toBe(true);
+    expect(patternBody.safeParse({ resource_type: 'notebook', pattern: 'team-*', permission: 'READ' }).success).toBe(true);
     // The levels it declares are the ones it takes: no USE here.
-    expect(patternBody.safeParse({ resource_type: 'scorer', pattern: 'team-*', permission: 'USE' }).success).toBe(false);
-    expect(kindNamed('scorer').segment).toBe('scorers');
-    expect(UI_KINDS.map((k) => k.route)).toContain('scorers');
-    expect(RESOURCE_TYPE_LABELS.get('scorer')).toBe('scorer');
+    expect(patternBody.safeParse({ resource_type: 'notebook', pattern: 'team-*', permission: 'USE' }).success).toBe(false);
+    expect(kindNamed('notebook').segment).toBe('notebooks');
+    expect(UI_KINDS.map((k) => k.route)).toContain('notebooks');
+    expect(RESOURCE_TYPE_LABELS.get('notebook')).toBe('notebook');
   });
 });

@@ -15,7 +15,7 @@ import { grantResource, policyDocument } from '../../src/commands/policy-documen
 import { grantKey } from '../../src/commands/policy-state.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { createDirectory } from '../../src/principals/directory.js';
-import { gatewayListing, GATEWAY_KINDS, isGatewayKind, KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
+import { adminIdPath, gatewayListing, GATEWAY_KINDS, isGatewayKind, KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
 import { PERMISSIONS, rank } from '../../src/resources/permissions.js';
 import type { Sql } from '../../src/store/sql.js';
 import type { UpstreamJson } from '../../src/upstream/json-client.js';
@@ -23,7 +23,7 @@ import { creatable, kindOf, KINDS as UI_KINDS, permissionsFor, resourceText } fr
 import { freshStore } from '../helpers/test-store.js';
 
 /** An id of the kind's shape. */
-const sampleId = (k: KindSpec) => (k.id === 'numeric' ? '42' : 'churn-model');
+const sampleId = (k: KindSpec) => (k.id === 'numeric' ? '42' : k.id === 'in_experiment' ? '42/churn-judge' : 'churn-model');
 const refOf = (k: KindSpec, id = sampleId(k)) => ({ kind: k.kind, id }) as ResourceRef;
 
 let store: { sql: Sql; close: () => Promise<void> };
@@ -50,23 +50,28 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
 
   it('the admin API has its grant routes (both grantee sides, the resource side, the Manage screens) and describes them', () => {
     const paths = [...GRANT_ROUTES, ...UI_RESOURCE_ROUTES].map((r) => `${r.method} ${r.path}`);
-    const { segment, param } = k.admin;
+    const { segment } = k.admin;
+    // `:<param>`, or a scorer's `:experiment_id/:scorer_name` (as mlflow-oidc-auth spells it).
+    const id = adminIdPath(k.kind);
+    expect(id.endsWith(`:${k.admin.param}`)).toBe(true);
+    if (k.id === 'in_experiment') expect(id).toBe(':experiment_id/:scorer_name');
     for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
-      expect(paths).toContain(`${method} /mlflow/permissions/users/:username/${segment}/:${param}`);
-      expect(paths).toContain(`${method} /mlflow/permissions/groups/:group_name/${segment}/:${param}`);
+      expect(paths).toContain(`${method} /mlflow/permissions/users/:username/${segment}/${id}`);
+      expect(paths).toContain(`${method} /mlflow/permissions/groups/:group_name/${segment}/${id}`);
     }
-    expect(paths).toContain(`GET /mlflow/permissions/${segment}/:${param}/users`);
-    expect(paths).toContain(`GET /mlflow/permissions/${segment}/:${param}/groups`);
-    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/grants`);
-    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/:${param}/effective`);
+    expect(paths).toContain(`GET /mlflow/permissions/${segment}/${id}/users`);
+    expect(paths).toContain(`GET /mlflow/permissions/${segment}/${id}/groups`);
+    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/${id}/grants`);
+    expect(paths).toContain(`GET /mlflow/permissions/ui/${segment}/${id}/effective`);
     expect(paths).toContain(`GET /mlflow/permissions/ui/my-permissions/${segment}`);
     const described = Object.keys(buildOpenApi(ADMIN_ROUTES, 'test').paths);
-    expect(described).toContain(`/api/2.0/mlflow/permissions/users/{username}/${segment}/{${param}}`);
-    expect(described).toContain(`/ajax-api/2.0/mlflow/permissions/ui/${segment}/{${param}}/effective`);
+    const openApiId = id.replace(/:([a-z_]+)/g, '{$1}');
+    expect(described).toContain(`/api/2.0/mlflow/permissions/users/{username}/${segment}/${openApiId}`);
+    expect(described).toContain(`/ajax-api/2.0/mlflow/permissions/ui/${segment}/${openApiId}/effective`);
   });
 
   it('refuses a level it does not take, and takes every one it declares (admin API both sides and patterns, CLI, policy file, UI)', () => {
-    const bodies = GRANT_ROUTES.filter((r) => r.body && r.path.endsWith(`/${k.admin.segment}/:${k.admin.param}`)).map((r) => r.body!);
+    const bodies = GRANT_ROUTES.filter((r) => r.body && r.path.endsWith(`/${k.admin.segment}/${adminIdPath(k.kind)}`)).map((r) => r.body!);
     expect(bodies).toHaveLength(4); // POST and PATCH, for users and for groups
     const patternBody = PATTERN_GRANT_ROUTES.find((r) => r.method === 'POST')!.body!;
     const policy = (permission: string) =>
@@ -128,7 +133,8 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
     expect(kindOf(k.ui.route)).toBe(shown);
     expect(resourceText(k.kind, 'x')).toContain(k.ui.one);
     // MLflow's AI Gateway page creates the gateway's kinds (it takes their secret values); the screens only grant on them.
-    expect(creatable(shown!)).toBe(!isGatewayKind(k.kind));
+    // A scorer is registered by MLflow's clients, with its definition: the screens only grant on it.
+    expect(creatable(shown!)).toBe(!isGatewayKind(k.kind) && k.stored.as !== 'scorer');
   });
 
   it("orphan detection asks MLflow through the kind's own look-up, and only RESOURCE_DOES_NOT_EXIST means gone", async () => {
@@ -150,6 +156,28 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
       answer = { status: 200, json: {} };
       expect(await exists(refOf(k))).toBe(false);
       answer = { status: 200, json: { [lookup.list]: [{ [lookup.nameField]: sampleId(k) }] } };
+    } else if ('inPath' in lookup) {
+      // MLflow gets it by its id in the path (a Skill's `@<organization>/<name>` as two segments).
+      expect(await exists(refOf(k))).toBe(false);
+      expect(calls).toEqual([{ path: `${lookup.path}/${sampleId(k)}`, input: {} }]);
+      if ('scoped' in k) {
+        // An organization's Skill: `@<organization>/<name>` as two segments of MLflow's path, not encoded as one.
+        expect(await exists(refOf(k, '@acme/churn-model'))).toBe(false);
+        expect(calls.at(-1)).toEqual({ path: `${lookup.path}/@acme/churn-model`, input: {} });
+      }
+      answer = { status: 200, json: {} };
+    } else if ('experiment' in lookup) {
+      // A scorer: its get takes the experiment and the name (a name may hold `/`: the first one splits).
+      expect(await exists(refOf(k))).toBe(false);
+      expect(calls).toEqual([{ path: lookup.path, input: { [lookup.experiment!]: '42', [lookup.param]: 'churn-judge' } }]);
+      expect(await exists(refOf(k, '42/team/a judge'))).toBe(false);
+      expect(calls.at(-1)).toEqual({ path: lookup.path, input: { [lookup.experiment!]: '42', [lookup.param]: 'team/a judge' } });
+      // An id that names no scorer (no experiment, a padded one) is not asked about: MLflow has no such scorer.
+      calls.length = 0;
+      answer = { status: 200, json: {} };
+      expect(await exists(refOf(k, 'judge'))).toBe(false);
+      expect(await exists(refOf(k, '0042/judge'))).toBe(false);
+      expect(calls).toEqual([]);
     } else {
       expect(await exists(refOf(k))).toBe(false);
       expect(calls).toEqual([{ path: lookup.path, input: { [lookup.param]: sampleId(k) } }]);

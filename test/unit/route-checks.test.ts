@@ -21,6 +21,7 @@ const FIELD_CHECK: Record<string, (row: RouteEntry) => boolean> = {
   queue: (row) => row.queueRule !== undefined,
   source: (row) => row.alsoReads !== undefined,
   'graphql-field': (row) => row.after === 'graphql',
+  'job-starter': (row) => row.startedJob !== undefined,
 } satisfies Record<RouteCheck['check'], (row: RouteEntry) => boolean>;
 
 const rowName = (row: RouteEntry) => `${row.method} ${row.pattern}`;

@@ -37,6 +37,15 @@ export const lookupOf = (k: Kind): { readonly path: string; readonly param: stri
   return 'param' in lookup ? lookup : undefined;
 };
 
+/** Whether it is a Skill (MLflow's Skill Registry): MLflow names one by `<name>` or `@<organization>/<name>` in its paths. */
+export const isSkill = (k: Kind): boolean => SPECS[k.kind].stored.as === 'skill';
+
+/** Whether it is an MCP server (MLflow's MCP server registry): named `<namespace>/<slug>`, two segments of its paths. */
+export const isMcpServer = (k: Kind): boolean => SPECS[k.kind].stored.as === 'mcp_server';
+
+/** Whether it is a scorer (a judge): `<experiment_id>/<name>`, registered by MLflow's clients with its definition. */
+export const isScorer = (k: Kind): boolean => SPECS[k.kind].stored.as === 'scorer';
+
 /** Whether it is one of the AI gateway's kinds: MLflow lists them whole (no paging), and creating one takes secret values. */
 export const isGateway = (k: Kind): k is GatewayShown => isGatewayKind(k.kind);
 
@@ -44,7 +53,7 @@ export const isGateway = (k: Kind): k is GatewayShown => isGatewayKind(k.kind);
 export type GatewayShown = Kind & { readonly kind: GatewayKind };
 
 /** Whether the screens create one (team setup): not a gateway kind, which MLflow's own AI Gateway page creates. */
-export const creatable = (k: Kind): boolean => !isGateway(k);
+export const creatable = (k: Kind): boolean => !isGateway(k) && !isScorer(k);
 
 /** The permissions a grant on it may give (USE only on the gateway's kinds), for the screens' selects. */
 export const permissionsFor = (kind: ResourceKind): readonly Permission[] => permissionsOf(kind);

@@ -1,8 +1,10 @@
 import { api, mlflow, qs, seg, type GrantIdField, type KindGrant } from './api';
-import { grantIdField, isGateway, isPrompt, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
+import { grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
+import { parseSkillId, skillId } from '../../src/resources/skill-identity.js';
+import { idOfGrantJson } from '../../src/resources/kinds.js';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
-export { creatable, FIRST_ROUTE, grantIdField, isGateway, isPrompt, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
+export { creatable, FIRST_ROUTE, grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
 
 export interface Item {
   /** Experiment id, or the model's or prompt's name. */
@@ -46,9 +48,51 @@ export async function generatedIdOf(k: Kind, name: string): Promise<string | und
   return typeof id === 'string' ? id : undefined;
 }
 
+const SKILLS = '/api/3.0/mlflow/skills';
+
+/** MLflow's Skill search (its JSON API, by GET): each Skill shown by its id, `<name>` or `@<organization>/<name>`. */
+async function skillPage(q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const r = await mlflow<{ skills?: { name: string; organization?: string }[]; next_page_token?: string | null }>(
+    'GET',
+    `${SKILLS}${qs({ max_results: max, filter_string: q ? `name ILIKE ${like(q)}` : undefined, page_token: pageToken })}`,
+  );
+  const items = (r.skills ?? []).map((s) => skillId({ organization: s.organization ?? '', name: s.name })).map((id) => ({ id, name: id }));
+  return { items, ...(r.next_page_token ? { next_page_token: r.next_page_token } : {}) };
+}
+
+const MCP_SERVERS = '/api/3.0/mlflow/mcp-servers';
+
+/** MLflow's MCP server search (its JSON API, by GET): the servers the viewer may read, by name. */
+async function mcpServerPage(q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const r = await mlflow<{ mcp_servers?: { name: string }[]; next_page_token?: string | null }>(
+    'GET',
+    `${MCP_SERVERS}${qs({ max_results: max, order_by: 'name ASC', filter_string: q ? `name ILIKE ${like(q)}` : undefined, page_token: pageToken })}`,
+  );
+  const items = (r.mcp_servers ?? []).map((s) => ({ id: s.name, name: s.name }));
+  return { items, ...(r.next_page_token ? { next_page_token: r.next_page_token } : {}) };
+}
+
+/**
+ * Scorers, every experiment's (flowgate answers the ones the viewer may read, in experiments they may
+ * read), each as `<experiment_id>/<name>`: MLflow lists them whole, so the search and the pages are cut here.
+ */
+async function scorerPage(q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const r = await mlflow<{ scorers?: { experiment_id: string | number; scorer_name: string }[] }>('GET', '/api/3.0/mlflow/scorers/list');
+  const needle = q.toLowerCase();
+  const ids = [...new Set((r.scorers ?? []).map((s) => `${s.experiment_id}/${s.scorer_name}`))]
+    .filter((id) => id.toLowerCase().includes(needle))
+    .sort((a, b) => a.localeCompare(b));
+  const start = Math.max(0, Number(pageToken ?? 0) || 0);
+  const end = start + max;
+  return { items: ids.slice(start, end).map((id) => ({ id, name: id })), ...(end < ids.length ? { next_page_token: String(end) } : {}) };
+}
+
 /** One page of a search through flowgate (which already leaves out what the viewer may not read). */
 export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<Page> {
+  if (isScorer(k)) return scorerPage(q, pageToken, max);
   if (isGateway(k)) return gatewayPage(k, q, pageToken, max);
+  if (isSkill(k)) return skillPage(q, pageToken, max);
+  if (isMcpServer(k)) return mcpServerPage(q, pageToken, max);
   if (numbered(k)) {
     const r = await api<{ experiments?: { experiment_id: string; name: string }[]; next_page_token?: string }>('POST', 'experiments/search', {
       max_results: max,
@@ -78,7 +122,16 @@ export async function itemName(k: Kind, id: string): Promise<string> {
  */
 export async function createItem(k: Kind, name: string): Promise<string> {
   if (isGateway(k)) throw new Error(`A ${k.one} is created on MLflow's AI Gateway page (it takes secret values)`);
+  if (isScorer(k)) throw new Error(`A ${k.one} is registered by MLflow's clients (it takes its definition)`);
   if (numbered(k)) return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
+  if (isSkill(k)) {
+    // `<name>`, or `@<organization>/<name>` for one in an organization (MLflow refuses any other spelling).
+    const identity = parseSkillId(name) ?? { organization: '', name };
+    const made = await mlflow<{ name: string; organization?: string }>('POST', SKILLS, identity);
+    return skillId({ organization: made.organization ?? '', name: made.name });
+  }
+  // `<namespace>/<slug>`; its versions are published with MLflow's own clients.
+  if (isMcpServer(k)) return (await mlflow<{ name: string }>('POST', MCP_SERVERS, { name })).name;
   const tags = isPrompt(k) ? [{ key: PROMPT_TAG, value: 'true' }] : [];
   await api('POST', 'registered-models/create', { name, tags });
   return name;
@@ -91,6 +144,8 @@ export const grantPath = (granteeSegment: GranteeSegment, name: string, k: Kind,
 
 /** The resource a grant is on: its id, under the kind's own field of the grant JSON. */
 export function grantIdOf(k: Kind, g: KindGrant): string {
+  // A scorer's grant names its experiment and its name, each under its own field.
+  if (isScorer(k)) return idOfGrantJson(k.kind, g);
   const ids: Partial<Readonly<Record<GrantIdField, string>>> = g;
   return ids[grantIdField(k)] ?? '';
 }

@@ -3,6 +3,7 @@ import { GRANTEE_OPTIONS, granteeOf, granteeWords, type Grantee } from './grante
 import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
 import { KIND_WORDS, KINDS, USE_KIND_WORDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
+import { idOfGrantJson } from '../../resources/kinds.js';
 
 type Row = Record<string, unknown>;
 
@@ -32,7 +33,7 @@ export const GRANTS: Noun = {
       const rows: Row[] = [];
       for (const k of kinds) {
         const raw = await client.call<{ permissions: Row[] }>('GET', `permissions/${g.segment}/${seg(g.name)}/${k.segment}`);
-        for (const p of raw.permissions) rows.push({ kind: k.kind, resource: p[k.idField], permission: p.permission });
+        for (const p of raw.permissions) rows.push({ kind: k.kind, resource: idOfGrantJson(k.kind, p), permission: p.permission });
       }
       printRows(io, json, { permissions: rows }, rows, ['kind', 'resource', 'permission']);
     },

@@ -12,6 +12,8 @@ export interface FilteredSearchSpec {
   readonly maxPageSize: number;
   /** MLflow's page token for this search repeats the search's parameters (so its length follows them). */
   readonly upstreamTokenRepeatsQuery?: boolean;
+  /** MLflow answers an empty list as `[]` rather than leaving it out (its JSON API, not a protobuf one): so does flowgate. */
+  readonly answersEmptyList?: boolean;
 }
 
 /** One caller's search, as the gate read it. */
@@ -78,7 +80,7 @@ export async function filteredSearch(
       }
       out.push(window[i]);
     }
-    if (!nextUpstream) return { status: 200, json: out.length ? { [spec.itemsKey]: out } : {} };
+    if (!nextUpstream) return { status: 200, json: out.length || spec.answersEmptyList ? { [spec.itemsKey]: out } : {} };
     if (items.length === 0 && nextUpstream === upstreamToken) throw new FlowgateError('BAD_GATEWAY', 'MLflow paging did not advance');
     upstreamToken = nextUpstream;
     skip = 0;

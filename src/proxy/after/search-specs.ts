@@ -1,7 +1,8 @@
 import type { AfterHook, ResourceRef } from '../../authz/types.js';
 import { PROMPT_TAG } from '../../authz/mlflow-lookups.js';
 import { experimentRef } from '../../authz/resolve.js';
-import { EXPERIMENT, modelKind } from '../../resources/kinds.js';
+import { EXPERIMENT, MCP_SERVER, modelKind, SKILL } from '../../resources/kinds.js';
+import { organizationProblem, skillId, skillNameProblem } from '../../resources/skill-identity.js';
 import type { FilteredSearchSpec } from './filtered-search.js';
 
 export interface SearchKind extends FilteredSearchSpec {
@@ -23,8 +24,18 @@ function taggedPrompt(tags: unknown): boolean {
 const experiment = (id: string | undefined, name?: unknown): ResourceRef[] =>
   id ? [typeof name === 'string' ? { kind: EXPERIMENT, id, name } : experimentRef(id)] : [];
 
+/** The MCP server an item names (no name: no resource, so the item is dropped). */
+const mcpServer = (name: unknown): ResourceRef[] => (typeof name === 'string' && name !== '' ? [{ kind: MCP_SERVER, id: name }] : []);
+
 /** The registered model or prompt an item names, as its prompt flag says. */
 const model = (name: string | undefined, isPrompt: boolean): ResourceRef[] => (name ? [{ kind: modelKind(isPrompt), id: name }] : []);
+
+/** The Skill an item names (its organization and name, as MLflow answers them); none when they are not a Skill's. */
+function skill(item: unknown): ResourceRef[] {
+  const { name, organization = '' } = obj(item);
+  if (skillNameProblem(name) !== undefined || organizationProblem(organization) !== undefined) return [];
+  return [{ kind: SKILL, id: skillId({ organization: organization as string, name: name as string }) }];
+}
 
 /** How each filtered search reads its answer; an item with no resolvable resource is dropped. */
 export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
@@ -56,5 +67,30 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
     maxPageSize: 100,
     upstreamTokenRepeatsQuery: true,
     refsOf: (item) => experiment(str(obj(obj(item).info).experiment_id)),
+  },
+  // MLflow 3.18's Skill search (GET, JSON): 100 by default, at most 1000, its token repeating the filter and order.
+  filter_search_skills: {
+    itemsKey: 'skills',
+    defaultMaxResults: 100,
+    maxPageSize: 1000,
+    upstreamTokenRepeatsQuery: true,
+    answersEmptyList: true,
+    refsOf: skill,
+  },
+  // MLflow's MCP server registry (GET, JSON, offset tokens): 100 by default, at most 1000 a page.
+  filter_search_mcp_servers: {
+    itemsKey: 'mcp_servers',
+    defaultMaxResults: 100,
+    maxPageSize: 1000,
+    answersEmptyList: true,
+    refsOf: (item) => mcpServer(obj(item).name),
+  },
+  // Every server's access endpoints: each one is its server's to read.
+  filter_search_mcp_endpoints: {
+    itemsKey: 'mcp_access_endpoints',
+    defaultMaxResults: 100,
+    maxPageSize: 1000,
+    answersEmptyList: true,
+    refsOf: (item) => mcpServer(obj(item).server_name),
   },
 };

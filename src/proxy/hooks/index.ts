@@ -3,8 +3,12 @@ import { forgetDatasetExperiments, forgetExperimentNames, forgetPromptFlag, forg
 import { filterGatewayListAnswer, followGateway, grantCreatorOfGateway, redactGatewayAnswer, redactSecretsConfig } from './gateway-hooks.js';
 import { followModel, grantCreatorOfExperiment, grantCreatorOfModel } from './grant-hooks.js';
 import { filterGraphqlAnswer } from './graphql-hook.js';
+import { filterStartedJobs, recordJobStarter } from './job-hooks.js';
+import { dropMcpServerGrants, grantCreatorOfMcpServer, makeMcpServerParent } from './mcp-server-hooks.js';
 import { filterReviewQueues, stampReviewCompletedBy } from './review-hooks.js';
+import { dropScorerGrants, filterOnlineConfigs, filterScorerList, grantCreatorOfScorer } from './scorer-hooks.js';
 import { filterFoundDatasets, filterSearchAnswer, narrowToReadableExperiments } from './search-hooks.js';
+import { dropSkillGrants, grantCreatorOfSkill, registerSkill } from './skill-hooks.js';
 import type { HookSpec } from './types.js';
 import { verifyAnsweredExperiment } from './verify-hooks.js';
 
@@ -36,4 +40,24 @@ export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
   redact_gateway_answer: { run: redactGatewayAnswer, for: 'non-admins', readsBody: false },
   filter_gateway_list: { run: filterGatewayListAnswer, for: 'non-admins', readsBody: false },
   redact_secrets_config: { run: redactSecretsConfig, for: 'non-admins', readsBody: false },
+  // An administrator's jobs are recorded too: their answers must not be anyone else's.
+  record_job_starter: { run: recordJobStarter, for: 'everyone', readsBody: false },
+  filter_started_jobs: { run: filterStartedJobs, for: 'non-admins', readsBody: false },
+  grant_creator_skill: { run: grantCreatorOfSkill, for: 'everyone', readsBody: false },
+  // Makes the Skills resolution marked missing; an administrator's registration is forwarded as it is (MLflow grants administrators nothing either).
+  register_skill: { run: registerSkill, for: 'non-admins', readsBody: false },
+  drop_skill_grants: { run: dropSkillGrants, for: 'everyone', readsBody: false },
+  filter_search_skills: { run: filterSearchAnswer, for: 'non-admins', readsBody: false },
+  grant_creator_scorer: { run: grantCreatorOfScorer, for: 'everyone', readsBody: false },
+  // The scorer decided on (resolved for administrators too), and whether the body names one version.
+  drop_scorer_grants: { run: dropScorerGrants, for: 'everyone', readsBody: true, resolves: true },
+  filter_scorer_list: { run: filterScorerList, for: 'non-admins', readsBody: false },
+  filter_online_configs: { run: filterOnlineConfigs, for: 'non-admins', readsBody: false },
+  grant_creator_mcp_server: { run: grantCreatorOfMcpServer, for: 'everyone', readsBody: false },
+  // The server a first version would make is looked up for administrators too: its creator gets MANAGE.
+  make_mcp_server_parent: { run: makeMcpServerParent, for: 'everyone', readsBody: false, resolves: true },
+  // The name is the path's.
+  drop_mcp_server_grants: { run: dropMcpServerGrants, for: 'everyone', readsBody: false },
+  filter_search_mcp_servers: { run: filterSearchAnswer, for: 'non-admins', readsBody: false },
+  filter_search_mcp_endpoints: { run: filterSearchAnswer, for: 'non-admins', readsBody: false },
 };

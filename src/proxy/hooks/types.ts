@@ -5,6 +5,7 @@ import type { MappingForgetter } from '../../authz/mapping-forgetter.js';
 import type { CachedMlflowLookups } from '../../authz/mlflow-lookups.js';
 import type { ResolveRequest } from '../../authz/resolve.js';
 import type { AfterHook, ResourceRef, RouteEntry } from '../../authz/types.js';
+import type { JobOwners } from '../../jobs/job-owners.js';
 import type { Logger } from '../../logging.js';
 import type { Principal } from '../../principals/types.js';
 import type { UpstreamJson } from '../../upstream/json-client.js';
@@ -31,6 +32,8 @@ export interface HookContext {
   readonly mappings: MappingForgetter;
   readonly upstream: UpstreamJson;
   readonly pageTokens: PageTokenSealer;
+  /** Who started each MLflow job. */
+  readonly jobStarters: JobOwners;
   readonly logger: Logger;
   /** Counts a failed hook (a metric tests and alerts hold at zero). */
   readonly onHookFailure?: (hook: string) => void;

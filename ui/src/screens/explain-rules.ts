@@ -1,7 +1,8 @@
 import type { GatewayKind } from '../../../src/resources/kinds.js';
 import { REASON_SPECS } from '../../../src/resources/reasons.js';
 import { qs, type ExplainedResource, type Explanation } from '../api';
-import { generatedIdOf, isGateway, listingOf, lookupOf, numbered, type GatewayShown, type Kind } from '../kinds';
+import { generatedIdOf, isGateway, isMcpServer, isScorer, isSkill, listingOf, lookupOf, numbered, type GatewayShown, type Kind } from '../kinds';
+import { lookupCall } from '../../../src/resources/kinds.js';
 
 /**
  * What "read", "use", "edit" and "manage" stand for on each kind: one real MLflow call of the route
@@ -56,9 +57,31 @@ async function gatewayCall(kind: GatewayShown, name: string, action: Action): Pr
   return { method: 'GET', target: `${get}${qs({ [idField]: await generatedId() })}` };
 }
 
+/** A Skill or an MCP server by its path (`…/skills/@<organization>/<name>`, `…/mcp-servers/<namespace>/<slug>`): get, update, delete. */
+function skillCall(kind: Kind, id: string, action: Action): Call {
+  const target = lookupCall(kind.kind, id)!.path;
+  if (action === 'read') return { method: 'GET', target };
+  if (action === 'edit') return { method: 'PATCH', target, body: {} };
+  return { method: 'DELETE', target };
+}
+
+/**
+ * A scorer (`<experiment_id>/<name>`): its get, its online scoring config (which also needs EDIT on the
+ * experiment, where it writes assessments), its delete.
+ */
+function scorerCall(kind: Kind, id: string, action: Action): Call {
+  const { path, query } = lookupCall(kind.kind, id)!;
+  if (action === 'read') return { method: 'GET', target: `${path}${qs(query)}` };
+  const scorers = path.replace(/\/get$/, '');
+  if (action === 'edit') return { method: 'PUT', target: `${scorers}/online-config`, body: { ...query, sample_rate: 0 } };
+  return { method: 'DELETE', target: `${scorers}/delete`, body: { ...query } };
+}
+
 /** The call standing for `action` on the resource (a gateway resource's generated id asked of MLflow's list where the call takes it). */
 export async function callFor(kind: Kind, id: string, action: Action): Promise<Call> {
+  if (isScorer(kind)) return scorerCall(kind, id, action);
   if (isGateway(kind)) return gatewayCall(kind, id, action);
+  if (isSkill(kind) || isMcpServer(kind)) return skillCall(kind, id, action);
   // Reading one is the registry's own look-up of it.
   const lookup = lookupOf(kind)!;
   if (action === 'read') return { method: 'GET', target: `${lookup.path}${qs({ [lookup.param]: id })}` };

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
 import { actionsColumn, AskButton, AskForm, ErrorText, linkColumn, optionsOf, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
-import { grantPath, isGateway, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
+import { grantPath, isGateway, isScorer, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
 import { href } from '../router';
 import { ExplainPanel } from './explain-panel';
 
@@ -55,6 +55,7 @@ export function ResourceList({ kind, me }: { kind: Kind; me: Me }) {
       <p class="fg-muted">
         {me.is_admin ? `Every ${kind.one}; open one to see and change who may use it.` : `The ${kind.one}s you manage; open one to see and change who may use it.`}
         {isGateway(kind) && ` New ones are made on MLflow’s AI Gateway page, which takes their secret values.`}
+        {isScorer(kind) && ` Each is named by its experiment’s ID and its name; MLflow’s clients register them, with their definitions.`}
       </p>
       <SearchTable
         label={kind.title}

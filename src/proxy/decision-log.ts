@@ -1,0 +1,65 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import pino, { type DestinationStream } from 'pino';
+import type { DecisionLogConfig } from '../config.js';
+import type { RequestEnd, RequestScope } from './request-scope.js';
+
+export interface DecisionLogDeps {
+  /** Where events go: stdout, or a file opened for appending (a SIEM agent tails it). */
+  readonly destination: DestinationStream;
+  /** How many times this flowgate's policy changed since it started: which policy decided. */
+  readonly policyGeneration: () => number;
+  /** For allow sampling; tests pass their own. */
+  readonly random?: () => number;
+}
+
+/** A resource as the decision was about it: its kind and id, or a pseudonym for the id. */
+interface LoggedResource {
+  readonly kind: string;
+  readonly id: string;
+}
+
+/**
+ * One event per authorization decision (`"type":"decision"`), apart from the request log: who, the route
+ * template, the resources decided on, the verdict, its deciding reason and the policy generation. Denies
+ * are always written, allows at the configured share. Masked fields carry a keyed pseudonym (the same
+ * value gives the same pseudonym under one key), never the value. Nothing comes from headers or bodies.
+ */
+export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDeps): RequestEnd {
+  const out = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: () => ({ type: 'decision' }) } }, deps.destination);
+  const key = config.maskKey ?? randomBytes(32);
+  const pseudonym = (value: string) => `~${createHmac('sha256', key).update(value).digest('base64url').slice(0, 22)}`;
+  const maskUser = config.mask.includes('user');
+  const maskResources = config.mask.includes('resources');
+  const random = deps.random ?? Math.random;
+
+  const resourcesOf = (scope: RequestScope): LoggedResource[] | undefined =>
+    scope.resources?.map((ref) => ({ kind: ref.kind, id: maskResources ? pseudonym(ref.id) : ref.id }));
+
+  return (scope) => {
+    const decision = scope.decision;
+    if (decision === undefined) return;
+    if (decision === 'allow' && config.allowSample < 1 && random() >= config.allowSample) return;
+    const principal = scope.principal;
+    out.info(
+      {
+        requestId: scope.requestId,
+        user: principal === undefined ? undefined : maskUser ? pseudonym(principal.username) : principal.username,
+        via: principal?.via,
+        admin: principal?.isAdmin,
+        route: scope.route,
+        resources: resourcesOf(scope),
+        decision,
+        reason: scope.reason,
+        policyGeneration: deps.policyGeneration(),
+        sampled: decision === 'allow' && config.allowSample < 1 ? config.allowSample : undefined,
+      },
+    );
+  };
+}
+
+/** The destination the configuration names, or undefined when the decision log is off. */
+export function decisionLogDestination(config: DecisionLogConfig): ReturnType<typeof pino.destination> | undefined {
+  if (config.destination === 'off') return undefined;
+  if (config.destination === 'stdout') return pino.destination({ dest: 1, sync: false });
+  return pino.destination({ dest: config.file!, sync: false, mkdir: true, append: true });
+}

@@ -1,0 +1,434 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { SETTING_NAMES, loadConfig } from '../../src/config.js';
+import { PERMISSIONS } from '../../src/resources/permissions.js';
+import { CHART, helmBinary, helmLint, helmTemplate, helmTemplateRun } from '../helpers/helm.js';
+import {
+  KUBERNETES_VERSION,
+  hasPublishedCrdSchema,
+  kustomizeBuild,
+  validateAgainstCrd,
+  validateAgainstKubernetes,
+  type K8sObject,
+} from '../helpers/kustomize.js';
+
+const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
+const SHAPES = ['sidecar', 'ingress'] as const;
+type Shape = (typeof SHAPES)[number];
+const valuesFile = (shape: Shape) => join(CHART, `values-${shape}.yaml`);
+const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8'));
+
+type Container = { name: string; env: EnvVar[]; ports: Array<{ name: string; containerPort: number }>; [k: string]: any };
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } };
+
+/** Settings holding a credential: the chart may only ever take them from a Secret. */
+const SECRET_SETTING = /^FLOWGATE_.*(TOKEN|SECRET|KEYS?|PASSWORD|DATABASE_URL)$/;
+const SECRET_ENV = (name: string) => SECRET_SETTING.test(name) || ['MLFLOW_BACKEND_STORE_URI', 'AWS_SECRET_ACCESS_KEY'].includes(name);
+
+let chart: Record<Shape, K8sObject[]>;
+let kustomize: Record<Shape, K8sObject[]>;
+let scratch: string;
+beforeAll(() => {
+  const started = Date.now();
+  const helm = helmBinary();
+  console.log(`helm: ${helm} (${((Date.now() - started) / 1000).toFixed(1)} s to build or find)`);
+  chart = { sidecar: helmTemplate([valuesFile('sidecar')]), ingress: helmTemplate([valuesFile('ingress')]) };
+  kustomize = { sidecar: kustomizeBuild(join(DEPLOY, 'overlays/sidecar')), ingress: kustomizeBuild(join(DEPLOY, 'overlays/ingress')) };
+  scratch = mkdtempSync(join(tmpdir(), 'flowgate-helm-'));
+}, 900_000);
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A values file in the scratch directory, for what `helm` must accept or refuse. */
+let written = 0;
+const values = (content: Record<string, unknown>) => {
+  const file = join(scratch, `values-${++written}.yaml`);
+  writeFileSync(file, stringify(content));
+  return file;
+};
+
+const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+const deployments = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'Deployment');
+/** The Deployment whose pods run flowgate, and its flowgate container. */
+function proxy(objects: K8sObject[]): { deployment: K8sObject; container: Container } {
+  const [deployment, ...others] = deployments(objects).filter((d) => d.spec.template.spec.containers.some((c: Container) => c.name === 'flowgate'));
+  expect(others).toEqual([]);
+  return { deployment: deployment!, container: deployment!.spec.template.spec.containers.find((c: Container) => c.name === 'flowgate') };
+}
+const envOf = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e]));
+const valueOf = (c: Container) => Object.fromEntries(c.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+const mlflowContainer = (objects: K8sObject[]): { deployment: K8sObject; container: Container } => {
+  const deployment = deployments(objects).find((d) => d.spec.template.spec.containers.some((c: Container) => c.name === 'mlflow'))!;
+  return { deployment, container: deployment.spec.template.spec.containers.find((c: Container) => c.name === 'mlflow') };
+};
+
+/**
+ * What flowgate would read in the pod: the container's variables, those from Secrets standing in
+ * (a PostgreSQL URL, a client secret), and the mounted Secret files it is pointed at.
+ */
+function configFromPod(objects: K8sObject[]) {
+  const { container } = proxy(objects);
+  const env: Record<string, string> = {};
+  for (const e of container.env) env[e.name] = e.value ?? (e.name === 'FLOWGATE_DATABASE_URL' ? 'postgres://flowgate:pw@db:5432/flowgate' : 'stand-in-secret');
+  const files: Record<string, string> = {
+    [env.FLOWGATE_ADMIN_TOKEN_FILE ?? '']: 'fgt_' + 'a'.repeat(43),
+    [env.FLOWGATE_PAGE_TOKEN_KEY_FILE ?? '']: Buffer.alloc(32, 7).toString('base64'),
+    [env.FLOWGATE_DATABASE_CA_FILE ?? '']: '-----BEGIN CERTIFICATE-----\n',
+  };
+  // Each file must be where a volume is mounted, or flowgate would not find it in the pod.
+  for (const path of Object.keys(files).filter(Boolean)) expect(container.volumeMounts.some((m: { mountPath: string }) => path.startsWith(`${m.mountPath}/`)), path).toBe(true);
+  return loadConfig(env, (path) => {
+    if (path in files && path) return files[path]!;
+    throw new Error(`no file ${path}`);
+  });
+}
+
+describe('deploy/helm/flowgate: lint and render', () => {
+  it('`helm lint --strict` passes with the defaults and with each shape’s values', () => {
+    for (const file of [[], [valuesFile('sidecar')], [valuesFile('ingress')]]) {
+      const r = helmLint(file);
+      console.log(`helm lint --strict ${file[0]?.split('/').pop() ?? '(defaults)'}: ${r.stdout.trim().split('\n').pop()}`);
+      expect(r.stderr + r.stdout, r.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+      expect(r.ok).toBe(true);
+    }
+  });
+
+  it(`every rendered object is valid against Kubernetes ${KUBERNETES_VERSION}'s schemas (strict) or its published CRD`, async () => {
+    for (const shape of SHAPES) {
+      const objects = chart[shape];
+      const verdicts = validateAgainstKubernetes(objects);
+      const builtIn = verdicts.filter((v) => v.result !== 'no-schema');
+      expect(verdicts.filter((v) => v.result === 'invalid')).toEqual([]);
+      const custom = objects.filter((_, i) => verdicts[i]!.result === 'no-schema');
+      for (const o of custom) expect(hasPublishedCrdSchema(o), `${o.apiVersion}/${o.kind}`).toBe(true);
+      const crdVerdicts = await Promise.all(custom.map(validateAgainstCrd));
+      expect(crdVerdicts.filter((v) => v.result !== 'valid')).toEqual([]);
+      const all = [...builtIn, ...crdVerdicts];
+      console.log(`helm template values-${shape}.yaml: ${all.length} of ${objects.length} objects valid (${[...new Set(all.map((v) => v.kind))].map((k) => `${k} ${all.filter((v) => v.kind === k).length}`).join(', ')})`);
+      expect(all).toHaveLength(objects.length);
+      for (const o of objects) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('mlflow');
+    }
+  });
+
+  it.each(SHAPES)('%s: renders what the kustomize overlay does, with the same flowgate settings', (shape) => {
+    const kinds = (objects: K8sObject[]) => new Set(objects.map((o) => o.kind));
+    // The overlay's Secrets (and Namespace) are the operator's to create; the chart only names them.
+    const wanted = [...kinds(kustomize[shape])].filter((k) => !['Secret', 'Namespace'].includes(k));
+    expect([...kinds(chart[shape])]).toEqual(expect.arrayContaining(wanted));
+    expect([...kinds(chart[shape])]).toEqual(expect.arrayContaining(['PodDisruptionBudget', 'NetworkPolicy', 'PodMonitor']));
+    expect(deployments(chart[shape])).toHaveLength(deployments(kustomize[shape]).length);
+
+    const theirs = proxy(kustomize[shape]).container;
+    const ours = proxy(chart[shape]).container;
+    const ourEnv = envOf(ours);
+    for (const e of theirs.env) {
+      if (e.name === 'FLOWGATE_UPSTREAM_URL' && shape === 'ingress') continue; // MLflow's Service is named for the release: checked below
+      expect(ourEnv[e.name], e.name).toEqual(e);
+    }
+    expect(ours.ports).toEqual(theirs.ports);
+    expect(ours.readinessProbe.httpGet).toEqual(theirs.readinessProbe.httpGet);
+    expect(ours.livenessProbe.httpGet).toEqual(theirs.livenessProbe.httpGet);
+    expect(ours.resources).toEqual(theirs.resources);
+    expect(ours.securityContext).toMatchObject(theirs.securityContext);
+    expect(proxy(chart[shape]).deployment.spec.replicas).toBe(proxy(kustomize[shape]).deployment.spec.replicas);
+    const mlflowArgs = (objects: K8sObject[]) => mlflowContainer(objects).container.args.filter((a: string) => !a.startsWith('--allowed-hosts='));
+    expect(mlflowArgs(chart[shape])).toEqual(mlflowArgs(kustomize[shape]));
+    expect(mlflowContainer(chart[shape]).deployment.spec.template.spec.initContainers).toEqual(
+      mlflowContainer(kustomize[shape]).deployment.spec.template.spec.initContainers.map((c: Container) => expect.objectContaining(c)),
+    );
+  });
+});
+
+describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
+  it.each(SHAPES)('%s: no secret in the output; every credential is a Secret the kustomize base defines, by name and key', (shape) => {
+    const objects = chart[shape];
+    expect(objects.map((o) => o.kind)).not.toContain('Secret');
+    const text = JSON.stringify(objects);
+    expect(text).not.toMatch(/"(stringData|data)":/);
+    expect(text).not.toMatch(/postgres(ql)?:\/\/|REPLACE-WITH|fgt_/);
+    const defined = [...kustomize.sidecar, ...kustomize.ingress].filter((o) => o.kind === 'Secret');
+    const has = (name: string, key: string) => defined.some((s) => s.metadata.name === name && key in (s.stringData ?? s.data ?? {}));
+    const pods = deployments(objects).map((d) => d.spec.template.spec);
+    const containers: Container[] = pods.flatMap((p) => [...p.containers, ...(p.initContainers ?? [])]);
+    const refs = containers.flatMap((c) => (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.valueFrom!.secretKeyRef));
+    const volumes = pods.flatMap((p) => (p.volumes ?? []).filter((v: any) => v.secret).flatMap((v: any) => v.secret.items.map((i: { key: string }) => ({ name: v.secret.secretName, key: i.key }))));
+    expect(refs.length).toBeGreaterThan(0);
+    for (const { name, key } of [...refs, ...volumes]) expect(has(name, key), `${name}/${key}`).toBe(true);
+    for (const c of containers)
+      for (const e of c.env ?? [])
+        if (SECRET_ENV(e.name)) {
+          expect(e.value, `${c.name} ${e.name}`).toBeUndefined();
+          expect(e.valueFrom?.secretKeyRef, `${c.name} ${e.name}`).toBeTruthy();
+        }
+    // The admin token is a file from a Secret mounted as a directory (rotations reach the pod), never a variable.
+    const { container } = proxy(objects);
+    expect(envOf(container).FLOWGATE_ADMIN_TOKEN).toBeUndefined();
+    expect(container.volumeMounts.find((m: any) => m.name === 'admin-token')).toEqual({ name: 'admin-token', mountPath: '/etc/flowgate/admin', readOnly: true });
+  });
+
+  it('the schema names every flowgate setting holding a secret, and refuses it as a value', () => {
+    const secretSettings = SETTING_NAMES.filter((n) => SECRET_SETTING.test(n));
+    expect(secretSettings).toEqual(expect.arrayContaining(['FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET', 'FLOWGATE_ADMIN_TOKEN']));
+    expect([...schema.$defs.envVar.if.properties.name.enum].sort()).toEqual([...secretSettings].sort());
+    expect(schema.properties.config.properties.defaultPermission.enum).toEqual([...PERMISSIONS]);
+  });
+
+  it.each(SHAPES)('%s: flowgate runs as a numbered non-root user, read-only, without privileges or a service-account token', (shape) => {
+    const { deployment, container } = proxy(chart[shape]);
+    const pod = deployment.spec.template.spec;
+    expect(container.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    // The image's USER is a name; the kubelet refuses runAsNonRoot for a named user unless runAsUser is a number.
+    const user = /^USER\s+(\S+)/m.exec(readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8'))![1]!;
+    if (!/^\d+$/.test(user)) expect(Number.isInteger(container.securityContext.runAsUser) && container.securityContext.runAsUser > 0).toBe(true);
+    expect(pod.securityContext).toEqual({ fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    // The one writable place is the SQLite store's directory; secrets are mounted read-only.
+    for (const m of container.volumeMounts) if (m.mountPath !== '/var/lib/flowgate') expect(m.readOnly, m.mountPath).toBe(true);
+  });
+
+  it.each([
+    ['sidecar', [], '/mlflow'],
+    ['ingress', [], '/mlflow'],
+    ['sidecar', ['config.basePath=', 'oidc.enabled=false'], ''],
+  ] as const)('%s %j: probes call flowgate’s /readyz and /healthz under the base path, on its public port', (shape, set, base) => {
+    const objects = set.length ? helmTemplate([valuesFile(shape)], [...set]) : chart[shape];
+    const { container } = proxy(objects);
+    expect(container.readinessProbe.httpGet).toEqual({ path: `${base}/readyz`, port: 'http' });
+    expect(container.livenessProbe.httpGet).toEqual({ path: `${base}/healthz`, port: 'http' });
+    const http = container.ports.find((p) => p.name === 'http')!;
+    expect(String(http.containerPort)).toBe(valueOf(container).FLOWGATE_PORT);
+    expect(configFromPod(objects).basePath).toBe(base);
+  });
+
+  it.each(SHAPES)('%s: the PodDisruptionBudget, NetworkPolicy and PodMonitor each select flowgate’s pods', (shape) => {
+    const objects = chart[shape];
+    const { deployment, container } = proxy(objects);
+    const labels = deployment.spec.template.metadata.labels;
+    const one = (kind: string) => {
+      const found = objects.filter((o) => o.kind === kind && selects(o.spec.selector?.matchLabels ?? o.spec.podSelector.matchLabels, labels));
+      expect(found, kind).toHaveLength(1);
+      return found[0]!;
+    };
+    const pdb = one('PodDisruptionBudget');
+    // Ingress: two of three replicas stay up through a drain. Sidecar: the lone pod may go (a budget
+    // keeping it would block every node drain), the policy store waiting on its claim.
+    expect(deployment.spec.replicas - pdb.spec.maxUnavailable).toBe(shape === 'ingress' ? 2 : 0);
+
+    const policy = one('NetworkPolicy');
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const ports = policy.spec.ingress.flatMap((r: { ports: Array<{ port: string }> }) => r.ports.map((p) => p.port));
+    expect(ports.sort()).toEqual(['http', 'metrics']);
+
+    const monitor = one('PodMonitor');
+    const [endpoint] = monitor.spec.podMetricsEndpoints;
+    expect(endpoint).toMatchObject({ port: 'metrics', path: '/metrics' });
+    const metrics = container.ports.find((p) => p.name === endpoint.port)!;
+    expect(String(metrics.containerPort)).toBe(valueOf(container).FLOWGATE_METRICS_PORT);
+    expect(deployment.spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/port': String(metrics.containerPort), 'prometheus.io/path': '/metrics' });
+    const rules = readFileSync(join(DEPLOY, 'prometheus/flowgate-rules.yml'), 'utf8');
+    const jobPattern = /up\{job=~"([^"]+)"\}/.exec(rules)![1]!;
+    for (const release of ['flowgate', 'ml']) {
+      const m = helmTemplate([valuesFile(shape)], [], release).find((o) => o.kind === 'PodMonitor')!;
+      expect(new RegExp(`^(?:${jobPattern})$`).test(`${m.metadata.namespace}/${m.metadata.name}`), m.metadata.name).toBe(true);
+    }
+  });
+});
+
+describe('deploy/helm/flowgate: the two shapes', () => {
+  const of = (shape: Shape, kind: string, name: string) => chart[shape].find((o) => o.kind === kind && o.metadata.name === name)!;
+
+  it('ingress: replicas spread across nodes on the shared PostgreSQL store, the URL from a Secret, no store of their own', () => {
+    const { deployment, container } = proxy(chart.ingress);
+    expect(deployment.metadata.name).toBe('flowgate');
+    expect(deployment.spec.replicas).toBe(3);
+    const labels = deployment.spec.template.metadata.labels;
+    const spread = deployment.spec.template.spec.topologySpreadConstraints.find((c: { topologyKey: string }) => c.topologyKey === 'kubernetes.io/hostname');
+    expect(spread).toMatchObject({ maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule' });
+    expect(selects(spread.labelSelector.matchLabels, labels)).toBe(true);
+    const env = envOf(container);
+    expect(env.FLOWGATE_DATABASE_URL).toEqual({ name: 'FLOWGATE_DATABASE_URL', valueFrom: { secretKeyRef: { name: 'flowgate-postgres', key: 'url' } } });
+    expect(env.FLOWGATE_DB_PATH).toBeUndefined();
+    expect(chart.ingress.map((o) => o.kind)).not.toContain('PersistentVolumeClaim');
+    expect(deployment.spec.template.spec.volumes.map((v: { name: string }) => v.name)).toEqual(['admin-token']);
+    expect(deployment.spec.strategy).toBeUndefined(); // rolling: replicas replace one another
+    const config = configFromPod(chart.ingress);
+    expect(config.databaseUrl).toMatch(/^postgres:\/\//);
+    expect(config.postgres.poolSize).toBe(10);
+  });
+
+  it('ingress: Ingress → Service → flowgate, and flowgate → MLflow’s Service, which only flowgate may reach', () => {
+    const { deployment, container } = proxy(chart.ingress);
+    const env = valueOf(container);
+    const ingress = of('ingress', 'Ingress', 'flowgate');
+    const rule = ingress.spec.rules[0];
+    expect(new URL(env.FLOWGATE_OIDC_REDIRECT_URL!).host).toBe(rule.host);
+    expect(ingress.spec.tls[0].hosts).toContain(rule.host);
+    const path = rule.http.paths[0];
+    expect(path.path).toBe(env.FLOWGATE_BASE_PATH);
+    const service = of('ingress', 'Service', path.backend.service.name);
+    expect(selects(service.spec.selector, deployment.spec.template.metadata.labels)).toBe(true);
+    expect(service.spec.ports.map((p: { targetPort: string }) => p.targetPort)).toEqual(['http']);
+
+    const upstream = new URL(env.FLOWGATE_UPSTREAM_URL!);
+    const [svcName, namespace, svc] = upstream.hostname.split('.');
+    expect(svc).toBe('svc');
+    const mlflowService = of('ingress', 'Service', svcName!);
+    expect(mlflowService.metadata.namespace).toBe(namespace);
+    const mlflowPort = mlflowService.spec.ports.find((p: { port: number }) => p.port === Number(upstream.port));
+    const mlflow = mlflowContainer(chart.ingress);
+    expect(mlflow.container.ports.find((p) => p.name === mlflowPort.targetPort)!.containerPort).toBe(5000);
+    expect(mlflow.container.args).toEqual(expect.arrayContaining(['--host=0.0.0.0', `--allowed-hosts=${upstream.host}`]));
+    const mlflowLabels = mlflow.deployment.spec.template.metadata.labels;
+    expect(selects(mlflowService.spec.selector, mlflowLabels)).toBe(true);
+
+    const guards = chart.ingress.filter((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector.matchLabels, mlflowLabels));
+    expect(guards).toHaveLength(1);
+    const peers = guards[0]!.spec.ingress.flatMap((r: { from?: unknown[] }) => r.from ?? [{ everyone: true }]);
+    expect(peers).toHaveLength(1);
+    expect(Object.keys(peers[0])).toEqual(['podSelector']);
+    expect(selects(peers[0].podSelector.matchLabels, deployment.spec.template.metadata.labels)).toBe(true);
+    expect(selects(peers[0].podSelector.matchLabels, mlflowLabels)).toBe(false);
+  });
+
+  it('sidecar: flowgate in MLflow’s pod, MLflow on loopback, one replica on a SQLite file kept on a claim', () => {
+    const { deployment, container } = proxy(chart.sidecar);
+    expect(deployment.spec.template.spec.containers.map((c: Container) => c.name)).toEqual(['mlflow', 'flowgate']);
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+    const mlflow = mlflowContainer(chart.sidecar).container;
+    expect(mlflow.args).toEqual(expect.arrayContaining(['--host=127.0.0.1', '--allowed-hosts=127.0.0.1:5000']));
+    expect(mlflow.ports).toBeUndefined();
+    const env = valueOf(container);
+    expect(env.FLOWGATE_UPSTREAM_URL).toBe('http://127.0.0.1:5000');
+    const store = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dirname(env.FLOWGATE_DB_PATH!));
+    const volume = deployment.spec.template.spec.volumes.find((v: { name: string }) => v.name === store.name);
+    const claim = of('sidecar', 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
+    expect(claim.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+    // The one Service exposes flowgate's port: MLflow's is on loopback, and metrics stay for Prometheus.
+    const services = chart.sidecar.filter((o) => o.kind === 'Service');
+    expect(services).toHaveLength(1);
+    expect(services[0]!.spec.ports.map((p: { targetPort: string }) => p.targetPort)).toEqual(['http']);
+    expect(selects(services[0]!.spec.selector, deployment.spec.template.metadata.labels)).toBe(true);
+    expect(configFromPod(chart.sidecar).dbPath).toBe('/var/lib/flowgate/flowgate.db');
+  });
+
+  it('the typed values reach flowgate as settings its own configuration accepts', () => {
+    const objects = helmTemplate([
+      valuesFile('ingress'),
+      values({
+        config: { defaultPermission: 'READ', createRequiresAdmin: true, logLevel: 'debug', maxBodyBytes: 4194304, lookupCacheTtlMs: 0, session: { idleMinutes: 30, absoluteHours: 8, cookieSecure: true } },
+        oidc: { allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email' },
+        store: { postgres: { poolSize: 25, statementTimeoutMs: 2000, caSecret: { name: 'postgres-ca', key: 'ca.crt' } } },
+        pageTokenKeySecret: { name: 'flowgate-page-token', key: 'key' },
+        extraEnv: [
+          { name: 'FLOWGATE_STORE_WATCH_MS', value: '500' },
+          { name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { secretKeyRef: { name: 'flowgate-inference-keys', key: 'keys' } } },
+        ],
+      }),
+    ]);
+    const config = configFromPod(objects);
+    expect(config).toMatchObject({
+      defaultPermission: 'READ',
+      createRequiresAdmin: true,
+      logLevel: 'debug',
+      maxBodyBytes: 4194304, // not 4.194304e+06: numbers are rendered as integers
+      lookupCacheTtlMs: 0,
+      storeWatchMs: 500,
+      session: { idleMinutes: 30, absoluteHours: 8, cookieSecure: true },
+      postgres: { poolSize: 25, statementTimeoutMs: 2000, caCertificate: expect.stringContaining('CERTIFICATE') },
+      admin: { username: 'mlflow-admin' },
+    });
+    expect(config.oidc).toMatchObject({ allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email', groupsClaim: 'realm_access.roles', clientSecret: 'stand-in-secret' });
+    expect(config.pageTokenKeys.current).toHaveLength(32);
+    expect(config.inferenceApiKeys).toBe('stand-in-secret');
+  });
+});
+
+describe('deploy/helm/flowgate: the other switches', () => {
+  it.each([
+    ['ingress mode on one SQLite replica', 'ingress', { replicas: 1, store: { type: 'sqlite' } }],
+    ['sidecar with an Ingress, an existing claim, no drivers, no PodMonitor', 'sidecar', { ingress: { enabled: true, tlsSecretName: 'tls' }, store: { sqlite: { existingClaim: 'my-store' } }, mlflow: { drivers: [] }, metrics: { podMonitor: { enabled: false } } }],
+    ['inference and a page-token key', 'ingress', { inference: { enabled: true }, pageTokenKeySecret: { name: 'flowgate-page-token' } }],
+    ['no NetworkPolicy, no budget, no admin, no OIDC', 'sidecar', { networkPolicy: { enabled: false }, podDisruptionBudget: { enabled: false }, admin: { enabled: false }, oidc: { enabled: false } }],
+  ] as const)('%s: valid objects, settings flowgate accepts', (_, shape, extra) => {
+    const objects = helmTemplate([valuesFile(shape), values(extra)]);
+    const verdicts = validateAgainstKubernetes(objects);
+    expect(verdicts.filter((v) => v.result === 'invalid')).toEqual([]);
+    expect(objects.filter((_, i) => verdicts[i]!.result === 'no-schema').map((o) => o.kind)).toEqual(objects.some((o) => o.kind === 'PodMonitor') ? ['PodMonitor'] : []);
+    const config = configFromPod(objects);
+    const { deployment, container } = proxy(objects);
+    const volumes = deployment.spec.template.spec.volumes ?? [];
+    // Every mount has its volume, and a SQLite store is on a claim the release has or was given.
+    for (const m of container.volumeMounts) expect(volumes.map((v: { name: string }) => v.name), m.name).toContain(m.name);
+    const claim = volumes.find((v: any) => v.persistentVolumeClaim)?.persistentVolumeClaim.claimName;
+    if (config.databaseUrl === undefined) expect(objects.some((o) => o.kind === 'PersistentVolumeClaim' && o.metadata.name === claim) || claim === 'my-store', claim).toBe(true);
+    if (config.inferenceConfigFile) {
+      const routes = volumes.find((v: any) => v.configMap);
+      expect(config.inferenceConfigFile).toBe(`${container.volumeMounts.find((m: any) => m.name === routes.name).mountPath}/routes.yaml`);
+      expect(container.volumeMounts.find((m: any) => m.name === 'inference-keys').mountPath).toBe('/var/run/flowgate/inference-keys');
+    }
+  });
+});
+
+describe('deploy/helm/flowgate: values the chart refuses', () => {
+  const base = () => valuesFile('sidecar');
+  it.each([
+    ['a misspelt mode', { mode: 'sidecarr' }, /mode/],
+    ['replicas on the one-writer SQLite store', { replicas: 3 }, /replicas/],
+    ['a base path without its leading slash', { config: { basePath: 'mlflow' } }, /basePath/],
+    ['a misspelt setting', { config: { bsePath: '/mlflow' } }, /bsePath/],
+    ['a permission flowgate does not have', { config: { defaultPermission: 'ALL' } }, /defaultPermission/],
+    ['a pool larger than flowgate allows', { store: { type: 'postgres', postgres: { poolSize: 500 } } }, /poolSize/],
+    ['the OIDC client secret as a value', { oidc: { clientSecret: 'hunter2-client-secret' } }, /clientSecret/],
+    ['a database URL with its password as a value', { extraEnv: [{ name: 'FLOWGATE_DATABASE_URL', value: 'postgres://flowgate:hunter2-db@db/flowgate' }] }, /extraEnv/],
+    ['a writable root filesystem', { securityContext: { readOnlyRootFilesystem: false } }, /readOnlyRootFilesystem/],
+    ['a capability kept', { securityContext: { capabilities: { drop: ['NET_RAW'] } } }, /capabilities/],
+    ['OIDC without an issuer', { oidc: { issuerUrl: '' } }, /issuerUrl/],
+    ['a redirect URL off flowgate’s callback path', { oidc: { redirectUrl: 'https://ml.example.com/callback' } }, /oidc\/redirectUrl/],
+    ['shadow mode without the bootstrap admin', { config: { enforce: false }, admin: { enabled: false } }, /admin\/enabled/],
+  ])('%s: helm lint and helm template both refuse it, saying which value', (_, bad, message) => {
+    const file = values(bad);
+    const lint = helmLint([base(), file]);
+    const template = helmTemplateRun([base(), file]);
+    expect(lint.ok).toBe(false);
+    expect(template.ok).toBe(false);
+    expect(lint.stdout + lint.stderr).toMatch(message);
+    expect(template.stderr).toMatch(message);
+    expect(template.stdout).toBe('');
+    // Refusing a secret must not print it back.
+    expect(lint.stdout + lint.stderr + template.stderr).not.toContain('hunter2');
+  });
+
+  // Rules spanning two values the schema cannot state: the templates `fail`, which `helm template` and
+  // `helm install` report; `helm lint` renders in its lint mode, where `fail` is only logged.
+  it.each([
+    ['a redirect URL outside the base path', { oidc: { redirectUrl: 'https://ml.example.com/other/flowgate/callback' } }, /oidc\.redirectUrl: its path must be \/mlflow\/flowgate\/callback/],
+    ['metrics on the public port', { config: { metricsPort: 8080 } }, /config\.metricsPort: must differ from config\.port/],
+    ['a plain-http redirect with Secure cookies', { oidc: { redirectUrl: 'http://ml.example.com/mlflow/flowgate/callback' } }, /oidc\.redirectUrl: is plain http/],
+  ])('%s: helm template refuses it, saying which value', (_, bad, message) => {
+    const template = helmTemplateRun([base(), values(bad)]);
+    expect(template.ok).toBe(false);
+    expect(template.stderr).toMatch(message);
+    expect(template.stdout).toBe('');
+  });
+
+  it('takes a secret setting from a Secret in extraEnv', () => {
+    const ref = { name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { secretKeyRef: { name: 'flowgate-inference-keys', key: 'keys' } } };
+    const file = values({ extraEnv: [ref] });
+    expect(helmLint([base(), file]).ok).toBe(true);
+    expect(envOf(proxy(helmTemplate([base(), file])).container).FLOWGATE_INFERENCE_API_KEYS).toEqual(ref);
+  });
+});
