@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
-import { ADMIN, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { ADMIN, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { endpointsOnProvider, GENAI_MLFLOW_ENV, logTraces, startFakeProvider } from '../helpers/genai.js';
 import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { serializedJudge } from '../helpers/scorers.js';
 
@@ -15,7 +16,7 @@ const JUDGE = serializedJudge('polite', 'Is {{ outputs }} polite? Answer yes or 
 
 describe('MLflow jobs behind flowgate: their starters’, and administrators’', () => {
   let mlflow: MlflowServer;
-  let provider: Awaited<ReturnType<typeof startStubUpstream>>;
+  let provider: Awaited<ReturnType<typeof startFakeProvider>>;
   let fg: TestFlowgate;
   const { call, basicOf, withTokens, tokens } = jsonCaller(() => fg.url);
   let experimentId = '';
@@ -38,22 +39,10 @@ describe('MLflow jobs behind flowgate: their starters’, and administrators’'
   };
 
   beforeAll(async () => {
-    provider = await startStubUpstream(() => ({
-      status: 200,
-      body: {
-        id: 'c1',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: '{"result": "yes", "rationale": "It thanks the reader."}' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-    }));
+    provider = await startFakeProvider(() => '{"result": "yes", "rationale": "It thanks the reader."}');
     mlflow = await startMlflowServer({
       env: {
-        MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'true',
-        MLFLOW_GATEWAY_API_BASE_ALLOWED_SCHEMES: 'http,https',
-        MLFLOW_GATEWAY_API_BASE_ALLOW_PRIVATE_IPS: 'true',
+        ...GENAI_MLFLOW_ENV,
         OPENAI_API_KEY: 'sk-fake-for-tests',
         OPENAI_API_BASE: `${provider.url}/v1`,
         OPENAI_BASE_URL: `${provider.url}/v1`,
@@ -64,31 +53,7 @@ describe('MLflow jobs behind flowgate: their starters’, and administrators’'
     await withTokens(['ann', 'bob', 'cat']);
     experimentId = (await asAdmin('POST', '/api/2.0/mlflow/experiments/create', { name: 'judged' })).experiment_id as string;
     for (const user of ['ann', 'bob']) await asAdmin('POST', `/api/2.0/mlflow/permissions/users/${user}/experiments/${experimentId}`, { permission: 'EDIT' });
-    const traced = await runPython(
-      mlflow.venv,
-      `
-import json, mlflow
-mlflow.set_experiment(experiment_id="${experimentId}")
-@mlflow.trace
-def answer(question):
-    return "Thank you kindly for asking!"
-ids = []
-for q in ["first", "second"]:
-    answer(q)
-    ids.append(mlflow.get_last_active_trace_id())
-print("@@IDS@@" + json.dumps(ids))
-`,
-      {
-        MLFLOW_TRACKING_URI: fg.url,
-        MLFLOW_TRACKING_USERNAME: 'ann',
-        MLFLOW_TRACKING_PASSWORD: tokens.ann!,
-        MLFLOW_ENABLE_ASYNC_TRACE_LOGGING: 'false',
-        MLFLOW_HTTP_REQUEST_MAX_RETRIES: '0',
-      },
-    );
-    const line = traced.stdout.split('\n').find((l) => l.startsWith('@@IDS@@'));
-    if (!line) throw new Error(`tracing as ann failed:\n${traced.stderr.slice(-3000)}`);
-    traceIds = JSON.parse(line.slice('@@IDS@@'.length)) as string[];
+    traceIds = await logTraces(mlflow.venv, fg.url, 'ann', tokens.ann!, experimentId);
   }, 300_000);
 
   afterAll(async () => {
@@ -182,17 +147,7 @@ print("@@IDS@@" + json.dumps(ids))
   });
 
   it('issue detection needs EDIT on the experiment, USE on the secret it decrypts and on the endpoint it calls; its job is its starter’s', async () => {
-    const GW = '/api/3.0/mlflow/gateway';
-    const secret = await asAdmin('POST', `${GW}/secrets/create`, {
-      secret_name: 'detector-key',
-      secret_value: { api_key: 'sk-detector-never-shown' },
-      provider: 'openai',
-      auth_config: { api_base: `${provider.url}/v1` },
-    });
-    const secretId = (secret.secret as { secret_id: string }).secret_id;
-    const definition = await asAdmin('POST', `${GW}/model-definitions/create`, { name: 'detector-def', secret_id: secretId, provider: 'openai', model_name: 'gpt-4o-mini' });
-    const definitionId = (definition.model_definition as { model_definition_id: string }).model_definition_id;
-    await asAdmin('POST', `${GW}/endpoints/create`, { name: 'detector', model_configs: [{ model_definition_id: definitionId, linkage_type: 'PRIMARY', weight: 1 }] });
+    const { secretId } = await endpointsOnProvider(asAdmin, provider.url, 'detector', ['detector']);
     const detect = (who: string, extra: Record<string, string>) =>
       as(who, 'POST', `${AJAX}/issues/invoke`, { experiment_id: experimentId, trace_ids: traceIds, categories: ['correctness'], provider: 'openai', model: 'gpt-4o-mini', ...extra });
     const grantOn = (segment: string, name: string) =>
@@ -223,12 +178,7 @@ print("@@OK@@")
       { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token, MLFLOW_HTTP_REQUEST_MAX_RETRIES: '0' },
     );
     expect(registered.stdout, registered.stderr.slice(-2000)).toContain('@@OK@@');
-    const GW = '/api/3.0/mlflow/gateway';
-    const secret = await asAdmin('POST', `${GW}/secrets/create`, { secret_name: 'reflector-key', secret_value: { api_key: 'sk-reflector' }, provider: 'openai', auth_config: { api_base: `${provider.url}/v1` } });
-    const secretId = (secret.secret as { secret_id: string }).secret_id;
-    const definition = await asAdmin('POST', `${GW}/model-definitions/create`, { name: 'reflector-def', secret_id: secretId, provider: 'openai', model_name: 'gpt-4o-mini' });
-    const definitionId = (definition.model_definition as { model_definition_id: string }).model_definition_id;
-    await asAdmin('POST', `${GW}/endpoints/create`, { name: 'reflector', model_configs: [{ model_definition_id: definitionId, linkage_type: 'PRIMARY', weight: 1 }] });
+    await endpointsOnProvider(asAdmin, provider.url, 'reflector', ['reflector']);
 
     const optimize = (who: string, source: string, reflection = 'gateway:/reflector') =>
       as(who, 'POST', '/api/3.0/mlflow/prompt-optimization/jobs', {
@@ -273,12 +223,7 @@ print("@@OK@@")
   });
 
   it("a judge whose model is a gateway endpoint needs USE on it wherever it is handed over: MLflow's worker calls it unseen", async () => {
-    const GW = '/api/3.0/mlflow/gateway';
-    const secret = await asAdmin('POST', `${GW}/secrets/create`, { secret_name: 'judge-key', secret_value: { api_key: 'sk-judge' }, provider: 'openai', auth_config: { api_base: `${provider.url}/v1` } });
-    const secretId = (secret.secret as { secret_id: string }).secret_id;
-    const definition = await asAdmin('POST', `${GW}/model-definitions/create`, { name: 'judge-def', secret_id: secretId, provider: 'openai', model_name: 'gpt-4o-mini' });
-    const definitionId = (definition.model_definition as { model_definition_id: string }).model_definition_id;
-    await asAdmin('POST', `${GW}/endpoints/create`, { name: 'judge-model', model_configs: [{ model_definition_id: definitionId, linkage_type: 'PRIMARY', weight: 1 }] });
+    await endpointsOnProvider(asAdmin, provider.url, 'judge', ['judge-model']);
     const onEndpoint = serializedJudge('gateway-judge', 'Is {{ outputs }} polite?', 'gateway:/judge-model');
     const calls = () => provider.seen.length;
     const before = calls();

@@ -2,9 +2,10 @@ import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { launchBrowser } from '../helpers/browser.js';
-import { ADMIN, startStubUpstream } from '../helpers/flowgate.js';
+import { ADMIN } from '../helpers/flowgate.js';
+import { endpointsOnProvider, GENAI_MLFLOW_ENV, logTraces, startFakeProvider } from '../helpers/genai.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
-import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { signInToManage } from '../helpers/ui-pages.js';
 
 /**
@@ -18,14 +19,13 @@ import { signInToManage } from '../helpers/ui-pages.js';
  * At the root, not under a base path: MLflow's "Try in Browser" posts to `window.location.origin +
  * /gateway/…`, leaving any path prefix out (MLflow's, not flowgate's).
  */
-const GW = '/api/3.0/mlflow/gateway';
 const HELLO = 'Hello from the fake provider.';
 const VERDICT_RATIONALE = 'It thanks the reader kindly.';
 // MLflow's UI bundle is large; under load its first render is slow (see ui-permissions.test.ts).
 const UI_LOAD_MS = 90_000;
 
 describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', () => {
-  let provider: Awaited<ReturnType<typeof startStubUpstream>>;
+  let provider: Awaited<ReturnType<typeof startFakeProvider>>;
   let mlflow: MlflowServer;
   let fg: FlowgateProcess;
   let browser: Browser;
@@ -38,25 +38,9 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
 
   beforeAll(async () => {
     // The judge's prompt carries its instructions ("polite"); anything else is a chat.
-    provider = await startStubUpstream((req) => ({
-      status: 200,
-      body: {
-        id: 'c1',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o',
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: req.body.includes('polite') ? JSON.stringify({ result: true, rationale: VERDICT_RATIONALE }) : HELLO },
-            finish_reason: 'stop',
-          },
-        ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-    }));
+    provider = await startFakeProvider((body) => (body.includes('polite') ? JSON.stringify({ result: true, rationale: VERDICT_RATIONALE }) : HELLO));
     mlflow = await startMlflowServer({
-      env: { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'true', MLFLOW_GATEWAY_API_BASE_ALLOWED_SCHEMES: 'http,https', MLFLOW_GATEWAY_API_BASE_ALLOW_PRIVATE_IPS: 'true' },
+      env: GENAI_MLFLOW_ENV,
       startTimeoutMs: 120_000,
     });
     fg = await startFlowgateProcess({ env: { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_SESSION_COOKIE_SECURE: 'false' } });
@@ -64,43 +48,13 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
     browser = await launchBrowser();
     await withTokens(['nina']);
 
-    const secret = await call('POST', `${GW}/secrets/create`, {
-      secret_name: `key-${suffix}`,
-      secret_value: { api_key: 'sk-fake-for-tests' },
-      provider: 'openai',
-      auth_config: { api_base: `${provider.url}/v1` },
-    });
-    const secretId = (secret.secret as { secret_id: string }).secret_id;
-    const definition = await call('POST', `${GW}/model-definitions/create`, { name: `def-${suffix}`, secret_id: secretId, provider: 'openai', model_name: 'gpt-4o' });
-    const definitionId = (definition.model_definition as { model_definition_id: string }).model_definition_id;
-    for (const name of [names.usable, names.readable, names.hidden])
-      await call('POST', `${GW}/endpoints/create`, { name, model_configs: [{ model_definition_id: definitionId, linkage_type: 'PRIMARY', weight: 1 }] });
+    await endpointsOnProvider(call, provider.url, suffix, [names.usable, names.readable, names.hidden]);
     await call('POST', `/api/2.0/mlflow/permissions/users/nina/gateways/endpoints/${names.usable}`, { permission: 'USE' });
     await call('POST', `/api/2.0/mlflow/permissions/users/nina/gateways/endpoints/${names.readable}`, { permission: 'READ' });
 
     experimentId = (await call('POST', '/api/2.0/mlflow/experiments/create', { name: names.exp })).experiment_id as string;
     await call('POST', `/api/2.0/mlflow/permissions/users/nina/experiments/${experimentId}`, { permission: 'EDIT' });
-    const traced = await runPython(
-      mlflow.venv,
-      `
-import mlflow
-mlflow.set_experiment(experiment_id="${experimentId}")
-@mlflow.trace
-def answer(question):
-    return "Thank you kindly for asking!"
-for q in ["first", "second"]:
-    answer(q)
-print("@@OK@@")
-`,
-      {
-        MLFLOW_TRACKING_URI: base,
-        MLFLOW_TRACKING_USERNAME: ADMIN.username,
-        MLFLOW_TRACKING_PASSWORD: ADMIN.token,
-        MLFLOW_ENABLE_ASYNC_TRACE_LOGGING: 'false',
-        MLFLOW_HTTP_REQUEST_MAX_RETRIES: '0',
-      },
-    );
-    if (!traced.stdout.includes('@@OK@@')) throw new Error(`tracing failed:\n${traced.stderr.slice(-3000)}`);
+    await logTraces(mlflow.venv, base, ADMIN.username, ADMIN.token, experimentId);
   }, 300_000);
 
   afterAll(async () => {
@@ -198,7 +152,7 @@ print("@@OK@@")
       ]);
       const reached = chats().slice(before);
       expect(reached).toHaveLength(1);
-      expect(JSON.parse(reached[0]!.body)).toMatchObject({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Say hello.' }] });
+      expect(JSON.parse(reached[0]!.body)).toMatchObject({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello.' }] });
     },
     180_000,
   );
