@@ -55,6 +55,9 @@ function scriptedMlflow(): Promise<string> {
         allJobs.push(id);
         return send(200, { job: { job_id: id, experiment_id: '1' } });
       }
+      const dataset = /\/datasets\/([^/]+)\/experiment-ids$/.exec(url.pathname);
+      // The look-up flowgate makes for a dataset: `d-mine` belongs to experiment 1, any other to experiment 3.
+      if (dataset) return send(200, { experiment_ids: [dataset[1] === 'd-mine' ? '1' : '3'] });
       const optimization = /\/prompt-optimization\/jobs\/([^/]+)(?:\/cancel)?$/.exec(url.pathname);
       // The look-up flowgate makes: a job's experiment is the one it was created in.
       if (optimization) return send(200, { job: { job_id: optimization[1], experiment_id: optimization[1]!.startsWith('opt-other') ? '3' : '1', state: { status: 'JOB_STATUS_RUNNING' } } });
@@ -187,7 +190,10 @@ describe("mallory and alice's jobs", () => {
       api().post('/api/3.0/mlflow/prompt-optimization/jobs').set('Authorization', as('mallory')).send({ experiment_id: '1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA' }, ...body });
     const control = await optimize({ source_prompt_uri: 'prompts:/open-tone/1' });
     expect(control.status).toBe(200);
-    const before = seen.length;
+    expect((await optimize({ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', dataset_id: 'd-mine' } })).status).toBe(200);
+    // flowgate's own look-ups (a dataset's experiments) may reach MLflow; no refused create may.
+    const creates = () => seen.filter((s) => s.method === 'POST' && s.url.endsWith('/prompt-optimization/jobs')).length;
+    const before = creates();
     const attempts: Array<[Record<string, unknown>, number]> = [
       [{ source_prompt_uri: 'prompts:/closed-tone/1' }, 403],
       [{ sourcePromptUri: 'prompts:/closed-tone/1' }, 403],
@@ -198,6 +204,10 @@ describe("mallory and alice's jobs", () => {
       [{ source_prompt_uri: 'closed-tone@latest' }, 400],
       [{ source_prompt_uri: 'prompts:/open-tone/1', experiment_id: '01' }, 400],
       [{ source_prompt_uri: 'prompts:/open-tone/1', experiment_id: '2' }, 403],
+      // The worker copies the dataset's records into her run: READ on the dataset's experiments.
+      [{ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', dataset_id: 'd-theirs' } }, 403],
+      [{ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', datasetId: 'd-theirs' } }, 403],
+      [{ source_prompt_uri: 'prompts:/open-tone/1', config: { dataset_id: 'd-mine', datasetId: 'd-theirs' } }, 400],
       [{ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', optimizer_config_json: '{"reflection_model": "Gateway:/x"}' } }, 400],
       [{ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizerConfigJson: 'not json' } }, 400],
       [
@@ -213,7 +223,7 @@ describe("mallory and alice's jobs", () => {
       expect(r.status, JSON.stringify(body)).toBe(status);
       expect(r.body.error_code, JSON.stringify(body)).toBeTypeOf('string');
     }
-    expect(seen.length).toBe(before);
+    expect(creates()).toBe(before);
   });
 
   it("reads, cancels and deletes a prompt optimization by its experiment's rights, not another experiment's", async () => {
