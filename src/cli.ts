@@ -11,7 +11,8 @@ const HELP = `flowgate ${VERSION} — authorization sidecar for MLflow
 Usage:
   flowgate serve                          start the proxy (configured by FLOWGATE_* variables)
   flowgate convert-envoyfilter <file>     print inference key config from an Istio EnvoyFilter
-  flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc)
+  flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc), by the running flowgate
+  flowgate grants prune --store [--dry-run]   the same on the store FLOWGATE_* configures, with no flowgate running
   flowgate routes --check [--url URL]     whether this flowgate classifies every route of the running MLflow's release
   flowgate users|groups|grants|tokens|audit VERB …
                                           the admin API of a running flowgate (\`flowgate users --help\`)
@@ -58,11 +59,14 @@ async function main(argv: string[]): Promise<number> {
       stderr: (t) => process.stderr.write(t),
     });
   }
-  if (command === 'grants' && positionals[1] === 'prune') {
+  // `grants prune` asks the running flowgate (the admin API), like the other verbs; `--store` works on
+  // the store FLOWGATE_* configures directly, for when no flowgate runs.
+  if (command === 'grants' && positionals[1] === 'prune' && argv.includes('--store')) {
     const config = configFrom(process.env);
     if (config === undefined) return 78;
     const { runGrantsPrune } = await import('./commands/grants-prune.js');
-    return runGrantsPrune(argv.slice(argv.indexOf('prune') + 1), config, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+    const args = argv.slice(argv.indexOf('prune') + 1).filter((a) => a !== '--store');
+    return runGrantsPrune(args, config, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
   }
   const adminIo = {
     env: process.env,

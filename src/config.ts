@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseBearerIssuers, type BearerConfig } from './bearer/config.js';
 import { closestName } from './closest-name.js';
 import { PERMISSIONS, type Permission } from './resources/permissions.js';
 import { defaultQueryTimeoutMs } from './store/query-timeout.js';
@@ -76,6 +77,11 @@ const envSchema = z.object({
   FLOWGATE_OIDC_DISPLAY_NAME_CLAIM: z.string().min(1).default('name'),
   FLOWGATE_OIDC_ADMIN_ROLE: z.string().min(1).optional(),
   FLOWGATE_OIDC_ALLOWED_ROLES: list.optional(),
+  /** JSON array of the issuers whose JWTs are accepted as Bearer tokens (src/bearer/config.ts). */
+  FLOWGATE_BEARER_ISSUERS: z.string().min(1).optional(),
+  FLOWGATE_BEARER_ISSUERS_FILE: z.string().min(1).optional(),
+  FLOWGATE_BEARER_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  FLOWGATE_BEARER_MAX_TOKEN_BYTES: z.coerce.number().int().min(1024).max(65_536).default(8192),
   FLOWGATE_SESSION_COOKIE_SECURE: bool.default(true),
   FLOWGATE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(60),
   FLOWGATE_SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(12),
@@ -180,6 +186,8 @@ export interface Config {
   readonly trustedRequestIdHeader: string;
   readonly decisionLog: DecisionLogConfig;
   readonly oidc: OidcConfig | undefined;
+  /** JWTs of configured issuers (OIDC providers, Kubernetes clusters) accepted as `Authorization: Bearer`; unset: none. */
+  readonly bearer: BearerConfig | undefined;
   readonly session: { readonly cookieSecure: boolean; readonly idleMinutes: number; readonly absoluteHours: number };
   readonly inferenceConfigFile: string | undefined;
   /** Comma-separated inference keys valid on every route (prefer the key file, which rotates). */
@@ -274,6 +282,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
   const decisionLog = readDecisionLog(e, problems);
+  const bearer = readBearer(e, readFile, problems);
   const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
   let caCertificate: string | undefined;
   if (e.FLOWGATE_DATABASE_CA_FILE) {
@@ -326,6 +335,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     trustedRequestIdHeader: e.FLOWGATE_TRUSTED_REQUEST_ID_HEADER.toLowerCase(),
     decisionLog,
     oidc,
+    bearer,
     session: {
       cookieSecure: e.FLOWGATE_SESSION_COOKIE_SECURE,
       idleMinutes: e.FLOWGATE_SESSION_IDLE_MINUTES,
@@ -388,4 +398,22 @@ function readPageTokenKeys(
     else problems.push(`FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS: key ${i + 1} ${must}`);
   });
   return { current, previous };
+}
+
+function readBearer(e: z.infer<typeof envSchema>, readFile: (path: string) => string, problems: string[]): BearerConfig | undefined {
+  let text = e.FLOWGATE_BEARER_ISSUERS;
+  let name = 'FLOWGATE_BEARER_ISSUERS';
+  if (e.FLOWGATE_BEARER_ISSUERS_FILE) {
+    if (text) problems.push('FLOWGATE_BEARER_ISSUERS_FILE: set either it or FLOWGATE_BEARER_ISSUERS, not both');
+    name = 'FLOWGATE_BEARER_ISSUERS_FILE';
+    try {
+      text = readFile(e.FLOWGATE_BEARER_ISSUERS_FILE);
+    } catch {
+      problems.push('FLOWGATE_BEARER_ISSUERS_FILE: cannot read the file');
+      return undefined;
+    }
+  }
+  if (text === undefined) return undefined;
+  const issuers = parseBearerIssuers(text, name, problems);
+  return issuers && { issuers, clockSkewSeconds: e.FLOWGATE_BEARER_CLOCK_SKEW_SECONDS, maxTokenBytes: e.FLOWGATE_BEARER_MAX_TOKEN_BYTES };
 }

@@ -10,6 +10,7 @@ import { decide } from './authz/decide.js';
 import { createGrantsRepo } from './authz/grants-repo.js';
 import { createPolicyReader } from './authz/policy.js';
 import { effectiveOn } from './authz/effective.js';
+import { mlflowExistence, pruneOrphanGrants } from './authz/orphan-grants.js';
 import { createPatternGrantsRepo } from './authz/pattern-grants-repo.js';
 import { createPatternWriter } from './authz/pattern-writer.js';
 import type { ResourceRef } from './authz/types.js';
@@ -176,6 +177,21 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
         })
       : undefined;
   if (oidc) closer.defer(() => oidc.close());
+  // JWTs of the configured issuers (OIDC providers, Kubernetes clusters) as `Authorization: Bearer`.
+  const bearer = config.bearer
+    ? (await import('./bearer/index.js')).createBearer({
+        config: config.bearer,
+        sql,
+        directory,
+        principalWriter,
+        principals,
+        policyChanged: () => principals.invalidate(),
+        protectedAdmin: config.admin?.username,
+        signInIssuer: config.oidc?.issuerUrl,
+        cacheSize: config.tokenCacheSize,
+        logger,
+      })
+    : undefined;
 
   const ui = createUi({
     basePath: config.basePath,
@@ -296,6 +312,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     oidcSignIn: config.oidc !== undefined,
     explain: explainer,
     principalOf: (userId) => principals.principal(userId, 'basic'),
+    pruneOrphans: (actor, dryRun) => pruneOrphanGrants({ grants, writer: grantWriter, exists: mlflowExistence(upstreamJson), actor, dryRun }),
   };
 
   const inference = config.inferenceConfigFile
@@ -322,7 +339,11 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     trustedRequestIdHeader: config.trustedRequestIdHeader,
     logger,
     authenticate: countedAuthentication(
-      [['basic', basicTokenLoader(verifier, principals)], ...(sessionCredential ? [['session', sessionCredential] as const] : [])],
+      [
+        ['basic', basicTokenLoader(verifier, principals)],
+        ...(bearer ? [['bearer', bearer.loader] as const] : []),
+        ...(sessionCredential ? [['session', sessionCredential] as const] : []),
+      ],
       metrics,
     ),
     ownRoutes: oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute],

@@ -63,9 +63,18 @@ export interface UserAnswer {
   readonly user: AdminUserJson & { readonly groups: readonly string[] };
 }
 
-/** `GET permissions/ui/users`. */
+/**
+ * A user's access tokens in one word: `active` (one works; `expires_at` the latest expiry), `expired`
+ * (the last one lapsed; `expires_at` when), `revoked` (every one was revoked; `revoked_at` when), `none`.
+ */
+export type TokenStateJson =
+  | { readonly state: 'active' | 'expired'; readonly expires_at: string }
+  | { readonly state: 'revoked'; readonly revoked_at: string }
+  | { readonly state: 'none' };
+
+/** `GET permissions/ui/users`: each row with its token state. */
 export interface UserSearchAnswer extends Paged {
-  readonly users: readonly AdminUserJson[];
+  readonly users: readonly (AdminUserJson & { readonly token: TokenStateJson })[];
   /** What a person created without `sign_in` gets. */
   readonly sign_in_default: SignIn;
 }

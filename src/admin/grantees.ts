@@ -33,9 +33,14 @@ export async function knownGrantee(deps: AdminDeps, g: GranteeShape, name: strin
  * seen yet creates it (audited). A user must exist.
  */
 export async function granteeForGrant(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<Grantee> {
-  if (g.type === 'user') return existingGrantee(deps, g, name);
+  return (await newGrantee(deps, g, actor, name)).grantee;
+}
+
+/** The same, and whether the group was created for it (a new group: the answer says so, since a typo is otherwise silent). */
+export async function newGrantee(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<{ grantee: Grantee; createdGroup: boolean }> {
+  if (g.type === 'user') return { grantee: await existingGrantee(deps, g, name), createdGroup: false };
   const known = await deps.directory.groupByName(name);
-  if (known) return { type: 'group', id: known.id };
+  if (known) return { grantee: { type: 'group', id: known.id }, createdGroup: false };
   const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
-  return { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id };
+  return { grantee: { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id }, createdGroup: true };
 }

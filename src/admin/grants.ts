@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors.js';
 import { adminIdOf, adminIdPath, KIND_SPECS, KINDS } from '../resources/kinds.js';
 import { parseScorerId } from '../resources/scorer-identity.js';
 import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
-import { existingGrantee, granteeForGrant, GRANTEES, knownGrantee, type GranteeShape } from './grantees.js';
+import { existingGrantee, GRANTEES, knownGrantee, newGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { kindPermissionBody, parseWith, resourceIdSchema } from './validation.js';
 
@@ -105,12 +105,14 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const ge = await granteeForGrant(deps, g, req.principal.username, name);
+        const { grantee: ge, createdGroup } = await newGrantee(deps, g, req.principal.username, name);
         const { permission } = req.body as z.infer<KindShape['body']>;
         if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
         await deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
-        return answer(201, id, name, permission);
+        const made = answer(201, id, name, permission);
+        // A group no one had named before was made for this grant: said, since a misspelt name is otherwise silent.
+        return createdGroup ? { ...made, body: { ...made.body, new_group: true } } : made;
       },
     },
     {

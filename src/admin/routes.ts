@@ -6,6 +6,7 @@ import { EXPLAIN_ROUTES } from './explain.js';
 import { GRANT_ROUTES } from './grants.js';
 import { GROUP_ROUTES } from './groups.js';
 import { PATTERN_GRANT_ROUTES } from './pattern-grants.js';
+import { PRUNE_ROUTES } from './prune.js';
 import { SESSION_ROUTES } from './sessions.js';
 import { TOKEN_ROUTES } from './tokens.js';
 import type { AdminRoute } from './types.js';
@@ -23,6 +24,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...SESSION_ROUTES,
   ...GROUP_ROUTES,
   ...GRANT_ROUTES,
+  ...PRUNE_ROUTES,
   ...AUDIT_ROUTES,
   ...EXPLAIN_ROUTES,
   ...BATCH_ROUTES,

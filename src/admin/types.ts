@@ -7,6 +7,7 @@ import type { GrantWriter } from '../authz/grant-writer.js';
 import type { GrantsRepo } from '../authz/grants-repo.js';
 import type { PatternGrantsRepo } from '../authz/pattern-grants-repo.js';
 import type { Grantee } from '../authz/policy.js';
+import type { PruneReport } from '../authz/orphan-grants.js';
 import type { PatternWriter } from '../authz/pattern-writer.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Directory } from '../principals/directory.js';
@@ -74,6 +75,8 @@ export interface AdminDeps {
    * to grant them things ahead of it means.
    */
   readonly oidcSignIn?: boolean;
+  /** Removes (or with `dryRun` only finds) the grants of resources MLflow no longer has, asking MLflow through each kind's look-up. */
+  readonly pruneOrphans?: (actor: string, dryRun: boolean) => Promise<PruneReport>;
 }
 
 export interface AdminRoute {

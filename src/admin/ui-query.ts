@@ -35,11 +35,11 @@ export async function listPage<Q extends PageQuery, T>(
   query: URLSearchParams,
   schema: z.ZodType<Q>,
   search: (q: Q, limit: number, offset: number) => Promise<T[]>,
-  answer: (rows: T[]) => object,
+  answer: (rows: T[]) => object | Promise<object>,
 ): Promise<AdminResult> {
   const q = readQuery(schema, query);
   const page = paged(await search(q, q.max_results + 1, q.page_token), q);
-  return { status: 200, body: { ...answer(page.rows), ...page.more } };
+  return { status: 200, body: { ...(await answer(page.rows)), ...page.more } };
 }
 
 /** The query fields of a log read newest first: how many entries (at most `max`), and the id a page reads below. */

@@ -56,20 +56,21 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what = 'reque
   if (value === undefined && !(schema instanceof z.ZodOptional)) {
     const result = schema.safeParse({}, { reportInput: true });
     if (result.success) return result.data;
-    throw badRequest(`Missing ${what}: ${describe(result.error)}`);
+    throw badRequest(`Missing ${what}: ${describe(result.error, what)}`);
   }
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
-  throw badRequest(`Invalid ${what}: ${describe(result.error)}`);
+  throw badRequest(`Invalid ${what}: ${describe(result.error, what)}`);
 }
 
-function describe(error: z.ZodError): string {
+/** The problems in words; a problem with the value itself names the body, or nothing when `what` already names the value (`experiment_id in the path`). */
+function describe(error: z.ZodError, what: string): string {
   return error.issues
     .map((i) => {
       if (i.code === 'unrecognized_keys') return `unknown field(s) ${i.keys.map((k) => `'${k}'`).join(', ')}`;
-      const field = i.path.length ? `'${i.path.join('.')}'` : 'body';
+      const field = i.path.length ? `'${i.path.join('.')}' ` : what === 'request body' ? 'body ' : '';
       const msg = i.code === 'invalid_type' && 'input' in i && i.input === undefined ? 'is required' : i.message;
-      return `${field} ${msg}`;
+      return `${field}${msg}`;
     })
     .join('; ');
 }

@@ -8,12 +8,12 @@ import { openStore } from '../store/store.js';
 import { createUpstreamJson } from '../upstream/json-client.js';
 import { connectMlflow } from '../upstream/mlflow-connection.js';
 
-const USAGE = 'usage: flowgate grants prune [--dry-run] [--json]\n';
+const USAGE = 'usage: flowgate grants prune --store [--dry-run] [--json]   (without --store: through the running flowgate)\n';
 
 /**
- * `flowgate grants prune`: removes the grants of experiments, models and prompts MLflow no longer
+ * `flowgate grants prune --store`: removes the grants of experiments, models and prompts MLflow no longer
  * has (after `mlflow gc`). Works on the configured store and MLflow; running flowgates on the same
- * store pick the change up through its change log. Exit 0 done, 1 MLflow could not answer for some
+ * store pick the change up through its change log (without `--store` the running flowgate does it: `permissions/grants/prune`). Exit 0 done, 1 MLflow could not answer for some
  * resources (they were kept), 2 usage.
  */
 export async function runGrantsPrune(args: string[], config: Config, out: (text: string) => void, err: (text: string) => void): Promise<number> {

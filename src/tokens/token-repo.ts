@@ -45,6 +45,31 @@ const SQL = {
   count: 'SELECT count(*) AS n FROM access_tokens WHERE revoked_at IS NULL AND expires_at > ?',
 } as const;
 
+/** What a user's tokens come to at `at` (see `tokenStateOf`): one row per user holding any. */
+export interface TokenSummary {
+  readonly userId: number;
+  /** The latest expiry among tokens still working; null when none works. */
+  readonly activeUntil: number | null;
+  /** The latest expiry among tokens never revoked (those that lapsed); null when every one was revoked. */
+  readonly lapsedAt: number | null;
+  /** When the last revocation happened; null when none was revoked. */
+  readonly revokedAt: number | null;
+}
+
+interface SummaryRow {
+  user_id: number;
+  active_until: number | null;
+  lapsed_at: number | null;
+  revoked_at: number | null;
+}
+
+/** One statement for a page of users (`ids` placeholders), both engines. */
+const summarySql = (ids: number) => `SELECT user_id,
+         max(CASE WHEN revoked_at IS NULL AND expires_at > ? THEN expires_at END) AS active_until,
+         max(CASE WHEN revoked_at IS NULL THEN expires_at END) AS lapsed_at,
+         max(revoked_at) AS revoked_at
+       FROM access_tokens WHERE user_id IN (${Array.from({ length: ids }, () => '?').join(', ')}) GROUP BY user_id`;
+
 /** The access_tokens table: only hashes are stored. */
 export function createTokenRepo(sql: Sql) {
   const one = async (text: string, params: readonly (string | number)[]): Promise<TokenRecord | undefined> => {
@@ -70,6 +95,13 @@ export function createTokenRepo(sql: Sql) {
     liveNamedOfUser: (userId: number, at: number): Promise<TokenRecord[]> => many(SQL.liveNamedOfUser, [userId, at]),
     activeOfUser: (userId: number, at: number): Promise<TokenRecord[]> => many(SQL.activeOfUser, [userId, at]),
     countActive: async (at: number): Promise<number> => (await sql.get<{ n: number }>(SQL.count, [at]))!.n,
+    /** What the tokens of each of these users come to at `at`; users holding none are left out. */
+    summaries: async (userIds: readonly number[], at: number): Promise<TokenSummary[]> => {
+      if (userIds.length === 0) return [];
+      const rows = await sql.all<SummaryRow>(summarySql(userIds.length), [at, ...userIds]);
+      const n = (v: number | string | null) => (v === null ? null : Number(v));
+      return rows.map((r) => ({ userId: Number(r.user_id), activeUntil: n(r.active_until), lapsedAt: n(r.lapsed_at), revokedAt: n(r.revoked_at) }));
+    },
   };
 }
 

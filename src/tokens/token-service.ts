@@ -3,7 +3,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import type { Sql } from '../store/sql.js';
 import { resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
-import type { TokenRepo } from './token-repo.js';
+import type { TokenRepo, TokenSummary } from './token-repo.js';
 import type { TokenVerifier } from './verifier.js';
 
 export interface IssuedToken {
@@ -154,6 +154,12 @@ export function createTokenService(deps: {
       });
       forgetUser(user.id);
     },
+    /** Each user's token state now (active, expired, revoked, none) and its date, for the service-accounts screen. */
+    async states(userIds: readonly number[]): Promise<Map<number, TokenState>> {
+      const t = now();
+      const found = new Map((await deps.repo.summaries(userIds, t)).map((s) => [s.userId, s]));
+      return new Map(userIds.map((id) => [id, tokenStateOf(found.get(id))]));
+    },
     /** True for the bootstrap admin: its configured token stays valid beside any token issued to it. */
     holdsBootstrapToken: (userId: number): boolean => bootstrap?.userId === userId,
     /** Refused for the bootstrap admin, whose token configuration owns: nothing changes then. */
@@ -176,3 +182,16 @@ export function createTokenService(deps: {
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
+
+/**
+ * A user's tokens in one word: `active` (one works; `at` the latest expiry), else `expired` (one lapsed
+ * unrevoked; `at` when), else `revoked` (every one was revoked; `at` the last revocation), else `none`.
+ */
+export type TokenState = { readonly state: 'active' | 'expired' | 'revoked'; readonly at: number } | { readonly state: 'none' };
+
+export function tokenStateOf(s: TokenSummary | undefined): TokenState {
+  if (s?.activeUntil != null) return { state: 'active', at: s.activeUntil };
+  if (s?.lapsedAt != null) return { state: 'expired', at: s.lapsedAt };
+  if (s?.revokedAt != null) return { state: 'revoked', at: s.revokedAt };
+  return { state: 'none' };
+}

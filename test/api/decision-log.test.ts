@@ -130,8 +130,9 @@ describe('the decision log', () => {
     expect(text).not.toContain('424242');
     // Another key, another pseudonym: they are keyed, not a plain hash anyone could recompute.
     const other = join(dir, 'other-key.log');
-    const otherFg = await flowgateLogging(other, { ...env, FLOWGATE_DB_PATH: join(fg.dir, 'flowgate.db'), FLOWGATE_DECISION_LOG_MASK_KEY: Buffer.alloc(32, 9).toString('base64') });
-    await request(otherFg.url).get('/api/2.0/mlflow/experiments/get?experiment_id=424242').set('Authorization', basic('ola-secret-name', token)).expect(403);
+    const otherFg = await flowgateLogging(other, { ...env, FLOWGATE_DECISION_LOG_MASK_KEY: Buffer.alloc(32, 9).toString('base64') });
+    const otherToken = await person(otherFg, 'ola-secret-name');
+    await request(otherFg.url).get('/api/2.0/mlflow/experiments/get?experiment_id=424242').set('Authorization', basic('ola-secret-name', otherToken)).expect(403);
     const third = (await eventsIn(other, 1)).find((e) => e.decision === 'deny')!;
     expect(third.user).not.toBe(first.user);
   });

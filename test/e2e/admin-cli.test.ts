@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,9 +23,9 @@ interface Result {
 }
 
 /** The CLI as a script runs it, with the admin's credentials in MLFLOW_TRACKING_* (or none). */
-function cli(args: string[], env: Record<string, string> = { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token }): Promise<Result> {
+function cli(args: string[], env: Record<string, string> = { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token }, cwd?: string): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000, ...(cwd ? { cwd } : {}) }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -192,6 +195,66 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
     const noUrl = await cli(['users', 'list'], {});
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toMatch(/MLFLOW_TRACKING_URI/);
+  }, 60_000);
+});
+
+describe('flowgate grants (issue 38)', () => {
+  const adminEnv = () => ({ MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token });
+
+  it('names an experiment by its name as well as its id; a name MLflow does not have is said plainly', async () => {
+    await ok(['users', 'create', `nina-${suffix}`]);
+    const name = `named-exp-${suffix}`;
+    const made = await fetch(`${fg.url}/api/2.0/mlflow/experiments/create`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.token}`).toString('base64')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+    const id = ((await made.json()) as { experiment_id: string }).experiment_id;
+    expect(await ok(['grants', 'set', '--user', `nina-${suffix}`, 'experiment', name, 'READ'])).toBe(`user nina-${suffix}: READ on experiment ${name} (id ${id})\n`);
+    expect(JSON.parse(await ok(['grants', 'list', '--user', `nina-${suffix}`, '--json']))).toEqual({ permissions: [{ kind: 'experiment', resource: id, permission: 'READ' }] });
+    expect(await ok(['grants', 'on', 'experiment', name])).toMatch(new RegExp(`user\\s+nina-${suffix}\\s+READ`));
+    await ok(['grants', 'delete', '--user', `nina-${suffix}`, 'experiment', name]);
+    expect(JSON.parse(await ok(['grants', 'list', '--user', `nina-${suffix}`, '--json']))).toEqual({ permissions: [] });
+
+    const missing = await cli(['grants', 'set', '--user', `nina-${suffix}`, 'experiment', `no-such-${suffix}`, 'READ']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`flowgate: 404 RESOURCE_DOES_NOT_EXIST: MLflow has no experiment named 'no-such-${suffix}' (give its name exactly, or its numeric id)\n`);
+  }, 60_000);
+
+  it('says when a grant made its group: a misspelt group name is not silent', async () => {
+    await ok(['groups', 'create', `crew-${suffix}`]);
+    expect(await ok(['grants', 'set', '--group', `crew-${suffix}`, 'experiment', '0', 'READ'])).toBe(`group crew-${suffix}: READ on experiment 0\n`);
+    expect(await ok(['grants', 'set', '--group', `crwe-${suffix}`, 'experiment', '0', 'READ'])).toBe(
+      `group crwe-${suffix}: READ on experiment 0 (new group 'crwe-${suffix}': no group had this name, so it was created; check the spelling)\n`,
+    );
+    expect(JSON.parse(await ok(['grants', 'set', '--group', `crwe2-${suffix}`, 'model', 'm', 'READ', '--json']))).toMatchObject({ new_group: true });
+  }, 60_000);
+
+  it('grants prune asks the running flowgate (no store of its own in the working directory), dry run first', async () => {
+    const gone = `gone-model-${suffix}`;
+    await ok(['users', 'create', `pru-${suffix}`]);
+    await ok(['grants', 'set', '--user', `pru-${suffix}`, 'model', gone, 'READ']);
+    const here = mkdtempSync(join(tmpdir(), 'fg-prune-'));
+    try {
+      const dry = await cli(['grants', 'prune', '--dry-run'], adminEnv(), here);
+      expect(dry.stderr).toBe('');
+      expect(dry.stdout).toContain(`would prune\tregistered_model:${gone}\n`);
+      expect(await ok(['grants', 'list', '--user', `pru-${suffix}`])).toContain(gone);
+      const done = await cli(['grants', 'prune', '--json'], adminEnv(), here);
+      expect(done.code, done.stderr).toBe(0);
+      expect(JSON.parse(done.stdout)).toMatchObject({ orphans: expect.arrayContaining([`registered_model:${gone}`]), unknown: [], dry_run: false });
+      expect(await ok(['grants', 'list', '--user', `pru-${suffix}`])).not.toContain(gone);
+      expect(readdirSync(here)).toEqual([]);
+      const audit = await ok(['audit', 'list', '--max', '20']);
+      expect(audit).toContain('grant.prune-orphan');
+      // Without credentials it asks for them, as every verb does, instead of opening a store here.
+      const noUrl = await cli(['grants', 'prune'], {}, here);
+      expect(noUrl.code).toBe(2);
+      expect(noUrl.stderr).toMatch(/MLFLOW_TRACKING_URI/);
+      expect(readdirSync(here)).toEqual([]);
+    } finally {
+      rmSync(here, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 

@@ -208,13 +208,14 @@ describe.each(SCENARIOS)('the Permissions UI $name', ({ basePath, screens }) => 
         ['users', 'Users', 'colin'],
         ['service-accounts', 'Service accounts', `${names.team}-pipelines`],
         ['groups', 'Groups', names.team],
-        ['audit', 'Audit log', `group:${names.team}`],
+        ['audit', 'Audit log', `group ${names.team}`],
         ['access-key', 'My access key', 'Create access key'],
       ] as const) {
         await screen(page, route, heading);
         await page.getByRole('main').getByText(shows, { exact: true }).first().waitFor();
         await expectAccessible(page, route);
-        if (route !== 'access-key') await shoot(page, route);
+        // The audit log's and service accounts' pictures are ui-screens.test.ts's (with their dates in a fixed time zone).
+        if (route !== 'access-key' && route !== 'audit' && route !== 'service-accounts') await shoot(page, route);
       }
       // Without OIDC there is no choice of sign-in on the create form; everyone signs in with access tokens.
       await screen(page, 'users', 'Users');

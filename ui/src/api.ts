@@ -13,9 +13,23 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The answer's `error_code` (`RESOURCE_ALREADY_EXISTS`, …), when it had one. */
+    readonly code = '',
   ) {
     super(message);
   }
+}
+
+/** Where a database's own words start in an MLflow message (SQLAlchemy's, the driver's, the SQL itself): never shown. */
+const DATABASE_TEXT = /\s*(\(raised as a result of|\((sqlite3|psycopg2?|pymysql|MySQLdb|pyodbc|sqlalchemy)[.\w]*\)|\[SQL:|\(Background on this error|Error: \(|\(\w+\.(IntegrityError|OperationalError|ProgrammingError|DataError)\))/;
+
+/** An error's message for people: MLflow's own words, up to where the database's begin. */
+export function readableMessage(message: string, code = ''): string {
+  const at = message.search(DATABASE_TEXT);
+  if (at < 0) return message;
+  const kept = message.slice(0, at).replace(/[\s.:;,]+$/, '');
+  if (kept) return `${kept}.`;
+  return code === 'RESOURCE_ALREADY_EXISTS' ? 'It already exists.' : 'MLflow could not store this change.';
 }
 
 export function loginHref(): string {
@@ -57,8 +71,8 @@ async function call<T>(method: string, path: string, body: unknown): Promise<T> 
     location.assign(loginHref());
     throw new ApiError(401, 'Your session has ended; signing in again');
   }
-  const json = (await r.json().catch(() => ({}))) as { message?: string };
-  if (!r.ok) throw new ApiError(r.status, json.message ?? `HTTP ${r.status}`);
+  const json = (await r.json().catch(() => ({}))) as { message?: string; error_code?: string };
+  if (!r.ok) throw new ApiError(r.status, readableMessage(json.message ?? `HTTP ${r.status}`, json.error_code), json.error_code);
   return json as T;
 }
 

@@ -94,7 +94,8 @@ function App() {
       {me.data && <Nav me={me.data} at={parts[0] ?? FIRST_ROUTE} />}
       <main class="fg-main">
         <ErrorText error={me.error} />
-        {me.data && <Screen me={me.data} parts={parts} />}
+        {/* Keyed by the route: a screen's state (an open confirmation above all) never outlives the page it belongs to. */}
+        {me.data && <Screen key={parts.join('/')} me={me.data} parts={parts} />}
       </main>
     </div>
   );

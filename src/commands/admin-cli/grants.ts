@@ -4,6 +4,7 @@ import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
 import { KIND_WORDS, KINDS, USE_KIND_WORDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
 import { idOfGrantJson } from '../../resources/kinds.js';
+import { findExperiment } from './mlflow-lookups.js';
 
 type Row = Record<string, unknown>;
 
@@ -18,6 +19,21 @@ export async function setGrant(client: AdminClient, g: Grantee, k: Kind, resourc
     throw e;
   }
 }
+
+/**
+ * The resource as the admin API names it: an experiment by its id, found by its name when a name was
+ * given (docs: ID-OR-NAME); other kinds by their name as given.
+ */
+export async function resourceOf(client: AdminClient, k: Kind, idOrName: string): Promise<string> {
+  if (k.kind !== 'experiment' || /^\d+$/.test(idOrName)) return idOrName;
+  const found = await findExperiment(client, idOrName);
+  if (!found) throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `MLflow has no experiment named '${idOrName}' (give its name exactly, or its numeric id)`);
+  return found.id;
+}
+
+/** What a grant's words add when the API made its group for it: a misspelt group name is otherwise silent. */
+export const newGroupNote = (g: Grantee, raw: Row) =>
+  g.segment === 'groups' && raw.new_group === true ? ` (new group '${g.name}': no group had this name, so it was created; check the spelling)` : '';
 
 export async function deleteGrant(client: AdminClient, g: Grantee, k: Kind, resource: string): Promise<Row> {
   return client.call('DELETE', grantPath(g, k, resource));
@@ -39,11 +55,11 @@ export const GRANTS: Noun = {
     },
   },
   on: {
-    usage: `flowgate grants on KIND RESOURCE   (who holds a grant on it; KIND: ${KIND_WORDS}; RESOURCE is an experiment id, else a name)`,
+    usage: `flowgate grants on KIND RESOURCE   (who holds a grant on it; KIND: ${KIND_WORDS}; RESOURCE: an experiment's id or name, else a name)`,
     args: ['KIND', 'RESOURCE'],
     async run({ client, io, json, args }) {
       const k = kindNamed(args[0]!);
-      const base = `permissions/${k.segment}/${seg(args[1]!)}`;
+      const base = `permissions/${k.segment}/${seg(await resourceOf(client, k, args[1]!))}`;
       const users = await client.call<{ users: Row[] }>('GET', `${base}/users`);
       const groups = await client.call<{ groups: Row[] }>('GET', `${base}/groups`);
       const rows = [
@@ -54,25 +70,44 @@ export const GRANTS: Noun = {
     },
   },
   set: {
-    usage: `flowgate grants set (--user USERNAME | --group GROUP) KIND RESOURCE PERMISSION   (KIND: ${KIND_WORDS}; USE only on ${USE_KIND_WORDS})`,
+    usage: `flowgate grants set (--user USERNAME | --group GROUP) KIND ID-OR-NAME PERMISSION   (KIND: ${KIND_WORDS}; USE only on ${USE_KIND_WORDS})`,
     options: GRANTEE_OPTIONS,
     args: ['KIND', 'RESOURCE', 'PERMISSION'],
     async run({ client, io, json, values, args }) {
       const g = granteeOf(values);
       const kind = kindNamed(args[0]!);
       const permission = permissionNamed(args[2]!, kind);
-      const raw = await setGrant(client, g, kind, args[1]!, permission);
-      printDone(io, json, raw, `${granteeWords(g)}: ${permission} on ${args[0]} ${args[1]}`);
+      const id = await resourceOf(client, kind, args[1]!);
+      const raw = await setGrant(client, g, kind, id, permission);
+      const named = id === args[1] ? args[1] : `${args[1]} (id ${id})`;
+      printDone(io, json, raw, `${granteeWords(g)}: ${permission} on ${args[0]} ${named}${newGroupNote(g, raw)}`);
     },
   },
   delete: {
-    usage: 'flowgate grants delete (--user USERNAME | --group GROUP) KIND RESOURCE',
+    usage: 'flowgate grants delete (--user USERNAME | --group GROUP) KIND ID-OR-NAME',
     options: GRANTEE_OPTIONS,
     args: ['KIND', 'RESOURCE'],
     async run({ client, io, json, values, args }) {
       const g = granteeOf(values);
-      const raw = await deleteGrant(client, g, kindNamed(args[0]!), args[1]!);
+      const kind = kindNamed(args[0]!);
+      const raw = await deleteGrant(client, g, kind, await resourceOf(client, kind, args[1]!));
       printDone(io, json, raw, `removed ${g.name}'s grant on ${args[0]} ${args[1]}`);
+    },
+  },
+  prune: {
+    usage: 'flowgate grants prune [--dry-run]   (remove the grants of resources MLflow no longer has, after mlflow gc; done by the running flowgate)',
+    options: { 'dry-run': { type: 'boolean' } },
+    async run({ client, io, json, values }) {
+      const dryRun = values['dry-run'] === true;
+      const raw = await client.call<{ checked: number; orphans: string[]; unknown: string[] }>('POST', 'permissions/grants/prune', { dry_run: dryRun });
+      if (json) io.out(`${JSON.stringify(raw)}\n`);
+      else {
+        const verb = dryRun ? 'would prune' : 'pruned';
+        for (const ref of raw.orphans) io.out(`${verb}\t${ref}\n`);
+        for (const ref of raw.unknown) io.out(`kept (MLflow did not answer)\t${ref}\n`);
+        io.out(`${raw.checked} resources checked, ${raw.orphans.length} ${verb}, ${raw.unknown.length} unknown\n`);
+      }
+      if (raw.unknown.length > 0) throw new ApiError(0, 'UNKNOWN', `MLflow did not answer for ${raw.unknown.length} resource(s); their grants were kept`);
     },
   },
 };

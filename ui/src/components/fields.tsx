@@ -24,6 +24,8 @@ export interface TextFieldProps {
   readonly placeholder?: string;
   /** `date` for a day; text by default. */
   readonly type?: 'text' | 'date';
+  /** A date field's first day offered (`YYYY-MM-DD`). */
+  readonly min?: string;
   /** Required unless said otherwise. */
   readonly required?: boolean;
   /** Shown, not changed (then without `onChange`). */
@@ -34,13 +36,14 @@ export interface TextFieldProps {
 }
 
 /** A labelled text (or date) input. */
-export function TextField({ label, id, value, placeholder, type, required = true, readOnly, suggest, onChange }: TextFieldProps) {
+export function TextField({ label, id, value, placeholder, type, min, required = true, readOnly, suggest, onChange }: TextFieldProps) {
   return (
     <label class="fg-field">
       <span>{label}</span>
       <input
         id={id}
         type={type}
+        min={min}
         value={value}
         required={required && !readOnly}
         readOnly={readOnly}

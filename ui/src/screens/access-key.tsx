@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, trackingUri, type IssuedToken } from '../api';
 import { AskButton, Secret, useConfirm } from '../components';
+import { dateTime } from '../dates';
 
 export type { IssuedToken } from '../api';
 
@@ -12,7 +13,7 @@ export function IssuedTokenView({ issued }: { issued: IssuedToken }) {
   return (
     <div class="fg-secret" role="status">
       <p>
-        Access key for <strong>{issued.username}</strong>, valid until <strong>{issued.expiration}</strong>. It is shown{' '}
+        Access key for <strong>{issued.username}</strong>, valid until <strong>{dateTime(issued.expiration)}</strong>. It is shown{' '}
         <strong>only once</strong>: copy it now.
       </p>
       <Secret label="Access key" value={issued.token} id="fg-token" />

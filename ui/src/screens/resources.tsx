@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
-import { actionsColumn, AskButton, AskForm, ErrorText, linkColumn, optionsOf, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
+import { api, ApiError, mlflow, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
+import { actionsColumn, AskButton, AskForm, ErrorText, optionsOf, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
 import { grantPath, isGateway, isScorer, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
 import { href } from '../router';
 import { ExplainPanel } from './explain-panel';
+import { callFor } from './explain-rules';
 
 const PAGE = 25;
 const SCAN = 100;
@@ -40,31 +41,68 @@ async function managedPage(kind: Kind, q: string, token: string | undefined): Pr
   return { items, next_page_token: next, mine };
 }
 
-/** What the viewer may manage: admins everything, others where they hold MANAGE. Searched and paged by the server. */
+/** A non-admin's page of everything they may read (MLflow's search already leaves out the rest), each with their permission. */
+async function accessiblePage(kind: Kind, q: string, token: string | undefined): Promise<ListPage> {
+  const page = await searchItems(kind, q, token);
+  if (page.items.length === 0) return { ...page, mine: {} };
+  const r = await api<MyPermissionsAnswer>('GET', `permissions/ui/my-permissions/${kind.segment}${qs({ id: page.items.map((i) => i.id) })}`);
+  return { ...page, mine: r.permissions };
+}
+
+/** Where the viewer's own permission comes from, in words (`why` for their own row). */
+export function myWhy(p: MyPermission | undefined): string {
+  if (!p || p.source === 'none') return '';
+  return why({ username: '', is_service_account: false, permission: p.permission, source: p.source, groups: p.groups });
+}
+
+const SHOW_OPTIONS = [
+  ['all', 'Everything you can access'],
+  ['managed', 'Only what you manage'],
+] as const;
+
+/**
+ * What the viewer may use: admins everything (to manage); others everything they may read, with their
+ * permission and why (a direct grant, a group's, a pattern's, the default), the ones they manage opening
+ * their page. Searched and paged by the server.
+ */
 export function ResourceList({ kind, me }: { kind: Kind; me: Me }) {
-  const s = usePagedSearch({ q: '' }, (f, token): Promise<ListPage> => (me.is_admin ? searchItems(kind, f.q, token) : managedPage(kind, f.q, token)), [kind.route]);
+  const [show, setShow] = useState<'all' | 'managed'>('all');
+  const s = usePagedSearch(
+    { q: '' },
+    (f, token): Promise<ListPage> => (me.is_admin ? searchItems(kind, f.q, token) : show === 'managed' ? managedPage(kind, f.q, token) : accessiblePage(kind, f.q, token)),
+    [kind.route, show],
+  );
+  const mine = (i: Item) => s.list.data?.mine?.[i.id];
+  const manages = (i: Item) => me.is_admin || mine(i)?.permission === 'MANAGE';
   const columns: Column<Item>[] = [
-    linkColumn('Name', (i) => i.name, (i) => href(kind.route, i.id)),
+    { title: 'Name', cell: (i) => (manages(i) ? <a href={href(kind.route, i.id)}>{i.name}</a> : i.name) },
     ...(numbered(kind) ? [{ title: 'ID', cell: (i: Item) => i.id }] : []),
-    { title: 'Your permission', cell: (i) => <Tag p={me.is_admin ? 'MANAGE' : (s.list.data?.mine?.[i.id]?.permission ?? '')} /> },
+    { title: 'Your permission', cell: (i) => <Tag p={me.is_admin ? 'MANAGE' : (mine(i)?.permission ?? '')} /> },
+    ...(me.is_admin ? [] : [{ title: 'Why', cell: (i: Item) => myWhy(mine(i)) }]),
   ];
   const title = kind.title.toLowerCase();
   return (
     <section>
       <h1>{kind.title}</h1>
       <p class="fg-muted">
-        {me.is_admin ? `Every ${kind.one}; open one to see and change who may use it.` : `The ${kind.one}s you manage; open one to see and change who may use it.`}
+        {me.is_admin
+          ? `Every ${kind.one}; open one to see and change who may use it.`
+          : `The ${kind.one}s you can access, with your permission and why; open one you manage to see and change who may use it.`}
         {isGateway(kind) && ` New ones are made on MLflow’s AI Gateway page, which takes their secret values.`}
         {isScorer(kind) && ` Each is named by its experiment’s ID and its name; MLflow’s clients register them, with their definitions.`}
       </p>
       <SearchTable
         label={kind.title}
         search={`Search ${title}`}
+        more={me.is_admin ? undefined : <SelectField label="Show" id="fg-show" value={show} options={SHOW_OPTIONS} onChange={(v) => {
+                setShow(v as 'all' | 'managed');
+                s.pages.reset();
+              }} />}
         paged={s}
         rows={(a) => a.items}
         columns={columns}
         rowKey={(i) => i.id}
-        empty={`No ${title} on this page${me.is_admin ? '' : ' that you manage'}.`}
+        empty={me.is_admin ? `No ${title} on this page.` : show === 'managed' ? `No ${title} on this page that you manage.` : `No ${title} you can access on this page.`}
       />
     </section>
   );
@@ -103,6 +141,7 @@ const EFFECTIVE_COLUMNS: readonly Column<EffectiveRow>[] = [
 /** One resource: every grant, with change and revoke, a form to grant, and each user's effective permission and why. */
 export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me }) {
   const name = useLoad(() => itemName(kind, id), [kind.route, id]);
+  const found = useLoad(() => existsInMlflow(kind, id), [kind.route, id]);
   const base = `permissions/ui/${kind.segment}/${seg(id)}`;
   const grants = usePagedSearch({ q: '' }, (f, token) => api<ResourceGrantsAnswer>('GET', `${base}/grants${qs({ q: f.q, page_token: token })}`), [base]);
   const effective = usePagedSearch({ q: '' }, (f, token) => api<EffectiveAnswer>('GET', `${base}/effective${qs({ q: f.q, page_token: token })}`), [base]);
@@ -169,7 +208,13 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
 
       <div class="fg-panel">
         <h2>Grant access</h2>
-        <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} />
+        {found.data === false ? (
+          <p role="alert" class="fg-error" id="fg-no-resource">
+            MLflow has no {kind.one} “{id}”: access can be granted only on one that exists. Check the name, or create it in MLflow first.
+          </p>
+        ) : (
+          <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} ready={found.data === true} />
+        )}
       </div>
 
       <h2>Grants</h2>
@@ -189,13 +234,35 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
   );
 }
 
-function GrantForm({ kind, id, on, ask }: { kind: Kind; id: string; on: string; ask: (r: ConfirmRequest) => void }) {
+/**
+ * Whether MLflow has the resource, asked as reading it (the registry's look-up, or a gateway kind's
+ * list): false only when MLflow says it has none; a refusal or an outage is no answer (an error).
+ */
+async function existsInMlflow(kind: Kind, id: string): Promise<boolean> {
+  let call;
+  try {
+    call = await callFor(kind, id, 'read');
+  } catch {
+    // A gateway resource its list does not name: none of that name.
+    return false;
+  }
+  try {
+    await mlflow(call.method, call.target, call.body);
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && e.code !== 'ENDPOINT_NOT_FOUND') return false;
+    throw e;
+  }
+}
+
+function GrantForm({ kind, id, on, ask, ready }: { kind: Kind; id: string; on: string; ask: (r: ConfirmRequest) => void; ready: boolean }) {
   const [type, setType] = useState<GranteeType>('user');
   const [who, setWho] = useState('');
   const [permission, setPermission] = useState('READ');
   const request = (): ConfirmRequest | undefined => {
     const name = who.trim();
-    if (!name) return undefined;
+    // Nothing is offered before MLflow has said the resource exists.
+    if (!name || !ready) return undefined;
     const asking = { title: 'Grant permission', text: `Give ${granteeText(type, name)} ${permission} on ${on}?`, action: 'Grant' };
     return change(asking, 'POST', grantPath(granteeSegment(type), name, kind, id), { permission }, () => setWho(''));
   };

@@ -1,11 +1,26 @@
 import { useState } from 'preact/hooks';
-import { api, qs, seg, type AdminUserJson, type UserSearchAnswer } from '../api';
-import { actionsColumn, AskButton, AskForm, SearchTable, TextField, useConfirm, usePagedSearch, type Column, type ConfirmRequest } from '../components';
+import { api, qs, seg, type TokenStateJson, type UserSearchAnswer } from '../api';
+import { actionsColumn, AskButton, AskForm, ErrorText, SearchTable, TextField, useConfirm, usePagedSearch, type Column, type ConfirmRequest } from '../components';
+import { day, expirationOf, expiryProblem, inDays } from '../dates';
 import { change, removal } from '../changes';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { userLink } from './users';
 
-export const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+type ServiceAccountRow = UserSearchAnswer['users'][number];
+
+/** A service account's tokens in words: whether one works, and until when (or since when not). */
+export function tokenStateText(t: TokenStateJson): string {
+  switch (t.state) {
+    case 'active':
+      return `Active, expires ${day(t.expires_at)}`;
+    case 'expired':
+      return `Expired on ${day(t.expires_at)}`;
+    case 'revoked':
+      return `Revoked on ${day(t.revoked_at)}`;
+    case 'none':
+      return 'No token';
+  }
+}
 
 /** Service accounts: create one, mint a token with an expiry (shown once, with the client's exports), revoke. */
 export function ServiceAccounts() {
@@ -16,21 +31,24 @@ export function ServiceAccounts() {
   const [issued, setIssued] = useState<IssuedToken>();
   const [expiry, setExpiry] = useState(inDays(90));
 
-  const columns: Column<AdminUserJson>[] = [
+  const problem = expiryProblem(expiry);
+  const columns: Column<ServiceAccountRow>[] = [
     userLink('Name'),
     { title: 'Description', cell: (u) => u.display_name },
+    { title: 'Token', cell: (u) => <span class={`fg-token-state fg-token-${u.token.state}`}>{tokenStateText(u.token)}</span> },
     actionsColumn((u) => (
       <>
         <AskButton
           text="Create token"
           label={`Create token for ${u.username}`}
+          disabled={problem !== undefined}
           ask={confirm.ask}
           request={{
             title: 'Create token',
-            text: `Create a token for “${u.username}” valid until ${expiry}? Its previous token stops working at once.`,
+            text: `Create a token for “${u.username}” valid until ${problem ? expiry : day(expirationOf(expiry))}? Its previous token stops working at once.`,
             action: 'Create token',
             run: async () =>
-              setIssued(await api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: u.username, expiration: `${expiry}T00:00:00Z` })),
+              setIssued(await api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: u.username, expiration: expirationOf(expiry) })),
           }}
         />
         <AskButton
@@ -57,7 +75,12 @@ export function ServiceAccounts() {
       <SearchTable
         label="Service accounts"
         search="Search service accounts"
-        more={<TextField label="New tokens expire on" type="date" required={false} value={expiry} onChange={setExpiry} />}
+        more={
+          <>
+            <TextField label="New tokens expire on" type="date" min={inDays(1)} required={false} value={expiry} onChange={setExpiry} />
+            <ErrorText error={problem} />
+          </>
+        }
         paged={s}
         rows={(a) => a.users}
         columns={columns}

@@ -1,11 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { GRANTING } from '../../../src/resources/permissions.js';
-import { api, ApiError, trackingUri } from '../api';
+import { api, ApiError, seg, trackingUri, type UserAnswer } from '../api';
 import { ErrorText, optionsOf, Secret, SelectField, SubmitButton, TextField, useRun } from '../components';
 import { creatable, createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, permissionsFor, type Kind } from '../kinds';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
-import { inDays } from './service-accounts';
+import { day, expirationOf, expiryProblem, inDays } from '../dates';
 
 /** Kubernetes names: lower case letters, digits and '-'. */
 const k8sName = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'team';
@@ -44,7 +44,17 @@ spec:
 
 interface Step {
   readonly text: string;
-  readonly state: 'done' | 'failed' | 'running';
+  readonly state: 'done' | 'failed' | 'running' | 'kept';
+}
+
+/** What a run already did, so that a run that failed half-way is retried from where it stopped. */
+interface Progress {
+  /** Step 1: the resource made, by kind and name, and its id. */
+  created?: { readonly kind: string; readonly name: string; readonly id: string };
+  /** Step 2: the group's grant on it. */
+  grouped?: { readonly id: string; readonly group: string; readonly permission: string };
+  /** Step 3: the service account and its grant on it. */
+  account?: { readonly id: string; readonly name: string };
 }
 
 /** What the screens create: not the gateway's kinds (their secrets are MLflow's AI Gateway page's to take). */
@@ -52,17 +62,44 @@ const KIND_OPTIONS = KINDS.filter(creatable).map((k) => [k.route, k.one] as cons
 /** The levels a group may be given on the kind: granting ones it takes. */
 const groupPermissions = (route: string) => optionsOf(GRANTING.filter((p) => permissionsFor(kindOf(route)!.kind).includes(p)));
 
+const exists = (e: unknown) => e instanceof ApiError && (e.status === 409 || e.code === 'RESOURCE_ALREADY_EXISTS');
+
+/** A grant made, or changed to `permission` where the grantee already holds one. */
+async function setGrant(path: string, permission: string): Promise<void> {
+  try {
+    await api('POST', path, { permission });
+  } catch (e) {
+    if (!exists(e)) throw e;
+    await api('PATCH', path, { permission });
+  }
+}
+
+/** Why the form cannot run as filled in, before anything is applied; undefined when it can. */
+function formProblem(f: { group: string; name: string; account: string; expiry: string }): string | undefined {
+  if (!f.group.trim()) return 'Name the team’s group.';
+  if (!f.name.trim()) return 'Name the shared resource.';
+  if (!f.account.trim()) return 'Name the service account.';
+  return expiryProblem(f.expiry);
+}
+
 /** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
 export function TeamSetup() {
   const [f, setF] = useState({ group: '', kind: FIRST_ROUTE, name: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
   const [steps, setSteps] = useState<Step[]>([]);
   const [result, setResult] = useState<{ issued: IssuedToken; kind: Kind; id: string; namespace: string }>();
+  const progress = useRef<Progress>({});
   const { busy, error, run } = useRun();
   /** A field of the form: its value, and its change. */
   const field = (k: keyof typeof f) => ({ value: f[k], onChange: (v: string) => setF({ ...f, [k]: v }) });
 
   async function setUp() {
     setResult(undefined);
+    // Nothing is applied while the form is wrong (a past expiry above all: the token would be refused after steps 1–3).
+    const problem = formProblem(f);
+    if (problem) {
+      setSteps([]);
+      throw new Error(problem);
+    }
     const log: Step[] = [];
     const step = async <T,>(text: string, work: () => Promise<T>): Promise<T> => {
       log.push({ text, state: 'running' });
@@ -78,25 +115,72 @@ export function TeamSetup() {
         setSteps([...log]);
       }
     };
+    /** A step an earlier run did: shown as done, not done again. */
+    const kept = (text: string) => {
+      log.push({ text: `${text} (done by the earlier run)`, state: 'kept' });
+      setSteps([...log]);
+    };
+    const done = progress.current;
     const group = f.group.trim();
     const account = f.account.trim();
+    const name = f.name.trim();
     const kind = kindOf(f.kind)!;
-    const sharedId = await step(`1. Create ${kind.one} “${f.name.trim()}”`, () => createItem(kind, f.name.trim()));
-    await step(`2. Grant group “${group}” ${f.groupPermission} on it`, async () => {
-      try {
-        await api('POST', 'permissions/groups', { group_name: group });
-      } catch (e) {
-        if (!(e instanceof ApiError && e.status === 409)) throw e;
-      }
-      await api('POST', grantPath('groups', group, kind, sharedId), { permission: f.groupPermission });
-    });
-    await step(`3. Create service account “${account}” with EDIT on the ${kind.one}`, async () => {
-      await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
-      await api('POST', grantPath('users', account, kind, sharedId), { permission: 'EDIT' });
-    });
-    const issued = await step(`4. Create its access token, valid until ${f.expiry}`, () =>
-      api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: `${f.expiry}T00:00:00Z` }),
+
+    const first = `1. Create ${kind.one} “${name}”`;
+    let sharedId: string;
+    if (done.created && done.created.kind === kind.route && done.created.name === name) {
+      sharedId = done.created.id;
+      kept(first);
+    } else {
+      progress.current = {};
+      sharedId = await step(first, async () => {
+        try {
+          return await createItem(kind, name);
+        } catch (e) {
+          if (exists(e)) throw new Error(`A ${kind.one} named “${name}” already exists: choose another name, or grant access to it on its own page.`);
+          throw e;
+        }
+      });
+      progress.current = { created: { kind: kind.route, name, id: sharedId } };
+    }
+
+    const second = `2. Grant group “${group}” ${f.groupPermission} on it`;
+    const g = progress.current.grouped;
+    if (g && g.id === sharedId && g.group === group && g.permission === f.groupPermission) kept(second);
+    else {
+      await step(second, async () => {
+        try {
+          await api('POST', 'permissions/groups', { group_name: group });
+        } catch (e) {
+          if (!exists(e)) throw e;
+        }
+        await setGrant(grantPath('groups', group, kind, sharedId), f.groupPermission);
+      });
+      progress.current = { ...progress.current, grouped: { id: sharedId, group, permission: f.groupPermission } };
+    }
+
+    const third = `3. Create service account “${account}” with EDIT on the ${kind.one}`;
+    const a = progress.current.account;
+    if (a && a.id === sharedId && a.name === account) kept(third);
+    else {
+      await step(third, async () => {
+        try {
+          await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
+        } catch (e) {
+          if (!exists(e)) throw e;
+          // One made by an earlier run is taken as it is; a person's name is not the team's service account.
+          const { user } = await api<UserAnswer>('GET', `permissions/users/${seg(account)}`);
+          if (!user.is_service_account) throw new Error(`“${account}” is a person, not a service account: choose another name for the team’s service account.`);
+        }
+        await setGrant(grantPath('users', account, kind, sharedId), 'EDIT');
+      });
+      progress.current = { ...progress.current, account: { id: sharedId, name: account } };
+    }
+
+    const issued = await step(`4. Create its access token, valid until ${day(expirationOf(f.expiry))}`, () =>
+      api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: expirationOf(f.expiry) }),
     );
+    progress.current = {};
     setResult({ issued, kind, id: sharedId, namespace: k8sName(group) });
   }
 
@@ -110,6 +194,8 @@ export function TeamSetup() {
       </p>
       <form
         class="fg-panel"
+        // Checked by `formProblem`, whose words say what to correct (a past expiry, a missing name).
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           void run(setUp);
@@ -121,21 +207,26 @@ export function TeamSetup() {
           <TextField label="Its name" {...field('name')} />
           <SelectField label="Group permission" options={groupPermissions(f.kind)} {...field('groupPermission')} />
           <TextField label="Service account" {...field('account')} />
-          <TextField label="Token expires on" type="date" {...field('expiry')} />
+          <TextField label="Token expires on" type="date" min={inDays(1)} {...field('expiry')} />
         </div>
         <SubmitButton text="Set up the team" disabled={busy} />
       </form>
       {steps.length > 0 && (
         <ol class="fg-steps" aria-label="Progress">
           {steps.map((s) => (
-            <li class={s.state === 'failed' ? 'fg-error' : s.state === 'done' ? 'fg-ok' : ''}>
-              {s.state === 'done' ? '✓ ' : s.state === 'failed' ? '✗ ' : '… '}
+            <li class={s.state === 'failed' ? 'fg-error' : s.state === 'running' ? '' : 'fg-ok'}>
+              {s.state === 'failed' ? '✗ ' : s.state === 'running' ? '… ' : '✓ '}
               {s.text}
             </li>
           ))}
         </ol>
       )}
       <ErrorText error={error} />
+      {error !== undefined && steps.some((s) => s.state === 'done' || s.state === 'kept') && (
+        <p class="fg-muted" id="fg-retry-hint">
+          The steps marked ✓ are done. Correct what failed and press “Set up the team” again: it goes on from the step that failed.
+        </p>
+      )}
       {result && yaml && (
         <>
           <p>

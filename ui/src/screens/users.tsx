@@ -4,6 +4,7 @@ import { AskButton, AskForm, DataTable, ErrorText, linkColumn, SearchTable, Sele
 import { change, removal } from '../changes';
 import { grantIdOf, KINDS, type Kind } from '../kinds';
 import { href } from '../router';
+import { day } from '../dates';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 
 /** How the person signs in, and for the identity provider whether their account is bound yet. */
@@ -20,7 +21,7 @@ const USER_COLUMNS: readonly Column<AdminUserJson>[] = [
   { title: 'Display name', cell: (u) => u.display_name },
   { title: 'Role', cell: (u) => (u.bootstrap ? 'Administrator (configured)' : u.is_admin ? 'Administrator' : 'User') },
   { title: 'Signs in', cell: signInText },
-  { title: 'Created', cell: (u) => u.created_at.slice(0, 10) },
+  { title: 'Created', cell: (u) => day(u.created_at) },
 ];
 
 const YES_NO = [

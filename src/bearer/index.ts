@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { FlowgateError } from '../errors.js';
+import type { CredentialLoader } from '../http/credentials.js';
+import type { Logger } from '../logging.js';
+import type { Directory } from '../principals/directory.js';
+import type { PrincipalCache } from '../principals/principal-cache.js';
+import type { PrincipalWriter } from '../principals/principal-writer.js';
+import type { Principal } from '../principals/types.js';
+import type { Sql } from '../store/sql.js';
+import type { BearerConfig } from './config.js';
+import { KeysUnavailable } from './keys.js';
+import { provisionBearer } from './provision.js';
+import { createBearerVerifier, InvalidToken, type BearerIdentity } from './verify.js';
+
+export { type BearerConfig } from './config.js';
+
+export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer error="invalid_token"' } as const;
+
+/** A 401 in MLflow's error JSON with RFC 6750's challenge; the message never holds the token or anything read from it. */
+export const invalidToken = (why: string) => new FlowgateError('UNAUTHENTICATED', `Invalid bearer token: ${why}`, { ...BEARER_CHALLENGE });
+
+export interface BearerDeps {
+  readonly config: BearerConfig;
+  readonly sql: Sql;
+  readonly directory: Directory;
+  readonly principalWriter: PrincipalWriter;
+  readonly principals: PrincipalCache;
+  /** Memberships or users changed by a first use: drop the principal cache. */
+  readonly policyChanged: () => void | Promise<void>;
+  readonly protectedAdmin: string | undefined;
+  /** FLOWGATE_OIDC_ISSUER_URL, when sign-in is on (see provisionBearer). */
+  readonly signInIssuer: string | undefined;
+  readonly cacheSize: number;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+export interface BearerModule {
+  readonly loader: CredentialLoader;
+  /** Drops every verified token (tests; a changed principal is re-checked on its own, see the loader). */
+  forgetAll(): void;
+}
+
+interface Verified {
+  readonly userId: number;
+  readonly account: { readonly issuer: string; readonly subject: string };
+  readonly expiresAt: number;
+}
+
+const BEARER = /^bearer +/i;
+
+/**
+ * `Authorization: Bearer <JWT>` from the configured issuers. A verified token is cached (by its
+ * SHA-256, bounded, never past its `exp`) with the user it proved, so the hot path is a hash and
+ * two map reads, synchronous while the principal is cached too. A miss verifies the signature with
+ * the issuer's keys and applies the account to the store (first use creates and binds the principal).
+ */
+export function createBearer(d: BearerDeps): BearerModule {
+  const now = d.now ?? Date.now;
+  const verifier = createBearerVerifier(
+    d.config,
+    (issuer, err) => d.logger.warn({ issuer, err: { message: err.message } }, 'bearer issuer keys could not be read'),
+    now,
+  );
+  const verified = new LRUCache<string, Verified>({ max: d.cacheSize });
+  /** One verification per token at a time: a client's burst of first requests provisions once. */
+  const inFlight = new Map<string, Promise<Principal>>();
+  const options = { protectedAdmin: d.protectedAdmin, signInIssuer: d.signInIssuer };
+
+  async function provision(identity: BearerIdentity): Promise<number> {
+    let result;
+    try {
+      result = await provisionBearer(d.sql, d.directory, d.principalWriter, options, identity);
+    } catch (e) {
+      // Two first uses of one account racing (another replica, another token): the loser finds the winner's user.
+      if (!(e instanceof FlowgateError && e.code === 'RESOURCE_ALREADY_EXISTS')) throw e;
+      result = await provisionBearer(d.sql, d.directory, d.principalWriter, options, identity);
+    }
+    if (!result.ok) {
+      d.logger.warn({ issuer: identity.issuer, user: identity.username, holder: result.holder }, 'bearer token refused: its name belongs to another flowgate user');
+      throw invalidToken("its account is not linked to a flowgate user, and its name belongs to another one");
+    }
+    if (result.changed) await d.policyChanged();
+    return result.user.id;
+  }
+
+  async function verifyAndLoad(token: string, key: string): Promise<Principal> {
+    let identity: BearerIdentity;
+    try {
+      identity = await verifier.verify(token);
+    } catch (e) {
+      if (e instanceof KeysUnavailable) throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The bearer token cannot be checked now: its issuer\'s keys could not be read');
+      if (e instanceof InvalidToken) {
+        d.logger.info({ why: e.why }, 'bearer token refused');
+        throw invalidToken(e.why);
+      }
+      throw e;
+    }
+    const userId = await provision(identity);
+    const principal = await d.principals.principal(userId, 'bearer');
+    if (!principal) throw invalidToken('its user was just removed');
+    const account = { issuer: identity.issuer, subject: identity.subject };
+    if (identity.expiresAt > now()) verified.set(key, { userId, account, expiresAt: identity.expiresAt }, { ttl: Math.max(1, identity.expiresAt - now()) });
+    return principal;
+  }
+
+  const load = (token: string, key: string): Promise<Principal> => {
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = verifyAndLoad(token, key).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  };
+
+  const loader: CredentialLoader = (req) => {
+    const header = req.headers.authorization;
+    if (header === undefined || !BEARER.test(header)) return undefined;
+    const token = header.replace(BEARER, '').trim();
+    if (token.length > d.config.maxTokenBytes) throw invalidToken('the token is too large');
+    if (token === '') throw invalidToken('the token is missing');
+    const key = createHash('sha256').update(token).digest('base64url');
+    const hit = verified.get(key);
+    if (hit && hit.expiresAt > now()) {
+      const principal = d.principals.principal(hit.userId, 'bearer');
+      if (principal && !(principal instanceof Promise)) return principal;
+      // The principal cache was dropped (users or memberships changed, here or on another flowgate on
+      // the store): the account must still be bound to this user. Unlinked, deleted or bound to
+      // someone else since: the token is checked, and its account applied, again.
+      return Promise.all([principal, d.directory.userBySubject(hit.account)]).then(([p, bound]) =>
+        p && bound?.id === hit.userId ? p : (verified.delete(key), load(token, key)),
+      );
+    }
+    if (hit) verified.delete(key);
+    return load(token, key);
+  };
+
+  return {
+    loader,
+    forgetAll() {
+      verified.clear();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { readClaimPath, rolesFrom, stringClaim } from '../oidc/claims.js';
+import type { BearerConfig, BearerIssuerConfig, KubernetesBearerIssuer, OidcBearerIssuer } from './config.js';
+import { createKeySource, KeysUnavailable, type KeySource } from './keys.js';
+
+/** Who a verified token says is calling: the account (issuer + subject) and what flowgate makes of it. */
+export interface BearerIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly username: string;
+  readonly displayName: string;
+  /** The groups the principal's memberships become; undefined: memberships are left alone. */
+  readonly groups: readonly string[] | undefined;
+  readonly serviceAccount: boolean;
+  /** When the token expires (ms since the epoch): the verified token is cached no longer. */
+  readonly expiresAt: number;
+}
+
+/** Why a token was refused: a fixed phrase safe to show (never anything read from the token). */
+export class InvalidToken extends Error {
+  constructor(readonly why: string) {
+    super(why);
+    this.name = 'InvalidToken';
+  }
+}
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Printable ASCII, no spaces: base64 (`+/=`), URL-like and path-like ids are fine to compare, never used to find a key. */
+const KID = /^[\x21-\x7e]{1,256}$/;
+/** Header parameters that point at keys elsewhere or carry one: flowgate takes keys only from the issuer's JWKS. */
+const KEY_POINTERS = ['jku', 'x5u', 'jwk', 'x5c'] as const;
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+const K8S_SUBJECT = /^system:serviceaccount:([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?):([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/;
+
+function reasonOf(e: unknown): string {
+  if (e instanceof errors.JWTExpired) return 'the token has expired';
+  if (e instanceof errors.JWTClaimValidationFailed) {
+    if (e.claim === 'nbf' || e.claim === 'iat') return 'the token is not valid yet';
+    if (e.claim === 'aud') return 'the token is not meant for this server (audience)';
+    return `the token's ${e.claim} claim is missing or wrong`;
+  }
+  if (e instanceof errors.JOSEAlgNotAllowed) return "the token's signing algorithm is not accepted";
+  if (e instanceof errors.JWKSNoMatchingKey) return "the token's signing key is not the issuer's";
+  if (e instanceof errors.JWKSMultipleMatchingKeys) return "the token names no key id and the issuer has several keys";
+  if (e instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
+  if (e instanceof errors.JOSENotSupported) return "the token's algorithm or key type is not supported";
+  return 'the token is malformed';
+}
+
+export interface BearerVerifier {
+  /** The identity a token proves, or an InvalidToken / KeysUnavailable thrown. */
+  verify(token: string): Promise<BearerIdentity>;
+}
+
+export function createBearerVerifier(config: BearerConfig, onKeyRefreshFailed: (issuer: string, err: Error) => void, now: () => number = Date.now): BearerVerifier {
+  const issuers = new Map<string, { config: BearerIssuerConfig; keys: KeySource }>();
+  for (const issuer of config.issuers)
+    issuers.set(issuer.issuer, { config: issuer, keys: createKeySource(issuer, (err) => onKeyRefreshFailed(issuer.issuer, err), now) });
+
+  return {
+    async verify(token) {
+      if (token.length > config.maxTokenBytes) throw new InvalidToken('the token is too large');
+      if (!COMPACT_JWS.test(token)) throw new InvalidToken('the token is not a signed JWT');
+      let iss: unknown;
+      try {
+        const header = decodeProtectedHeader(token);
+        if (header.kid !== undefined && (typeof header.kid !== 'string' || !KID.test(header.kid))) throw new InvalidToken("the token's key id is not acceptable");
+        if (KEY_POINTERS.some((p) => p in header)) throw new InvalidToken('the token points at keys of its own');
+        iss = decodeJwt(token).iss;
+      } catch (e) {
+        throw e instanceof InvalidToken ? e : new InvalidToken('the token is malformed');
+      }
+      // The issuer decides which keys and rules apply; the signature is then checked with that issuer's keys only.
+      const entry = typeof iss === 'string' ? issuers.get(iss) : undefined;
+      if (!entry) throw new InvalidToken('the token is not from an accepted issuer');
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, entry.keys, {
+          issuer: entry.config.issuer,
+          audience: entry.config.audience,
+          algorithms: entry.config.algorithms,
+          clockTolerance: config.clockSkewSeconds,
+          requiredClaims: ['iss', 'sub', 'aud', 'exp'],
+          currentDate: new Date(now()),
+        }));
+      } catch (e) {
+        if (e instanceof KeysUnavailable) throw e;
+        throw new InvalidToken(reasonOf(e));
+      }
+      if (typeof payload.iat === 'number' && payload.iat * 1000 > now() + config.clockSkewSeconds * 1000) throw new InvalidToken('the token is not valid yet');
+      if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 512) throw new InvalidToken("the token's sub claim is missing or wrong");
+      const expiresAt = payload.exp! * 1000;
+      return entry.config.kind === 'kubernetes'
+        ? kubernetesIdentity(entry.config, payload, expiresAt)
+        : oidcIdentity(entry.config, payload, expiresAt);
+    },
+  };
+}
+
+function oidcIdentity(c: OidcBearerIssuer, payload: JWTPayload, expiresAt: number): BearerIdentity {
+  let username: string | undefined;
+  for (const claim of c.username_claim) if ((username = stringClaim(payload, claim))) break;
+  if (!username) throw new InvalidToken('the token has no user name claim');
+  if (!USERNAME.test(username)) throw new InvalidToken("the token's user name is not a flowgate user name");
+  return {
+    issuer: c.issuer,
+    subject: payload.sub!,
+    username,
+    displayName: (stringClaim(payload, 'name') ?? username).slice(0, 256),
+    groups: c.groups_claim === null ? undefined : rolesFrom(readClaimPath(payload, c.groups_claim)),
+    serviceAccount: c.service_accounts,
+    expiresAt,
+  };
+}
+
+/**
+ * A Kubernetes service-account token (projected, with `exp`): `sub` is
+ * `system:serviceaccount:<namespace>:<name>`, and the `kubernetes.io` claim must say the same.
+ */
+function kubernetesIdentity(c: KubernetesBearerIssuer, payload: JWTPayload, expiresAt: number): BearerIdentity {
+  const m = K8S_SUBJECT.exec(payload.sub!);
+  if (!m) throw new InvalidToken('the token is not a Kubernetes service account');
+  const namespace = m[1]!;
+  const name = m[3]!;
+  const k8s = payload['kubernetes.io'];
+  if (readClaimPath(k8s, 'namespace') !== namespace || readClaimPath(k8s, 'serviceaccount.name') !== name)
+    throw new InvalidToken("the token's kubernetes.io claim does not match its subject");
+  const username = c.username_template.replaceAll('{namespace}', namespace).replaceAll('{name}', name);
+  if (!USERNAME.test(username)) throw new InvalidToken("the service account's user name is not a flowgate user name");
+  return {
+    issuer: c.issuer,
+    subject: payload.sub!,
+    username,
+    displayName: payload.sub!,
+    groups: c.namespace_group === null ? undefined : [c.namespace_group.replaceAll('{namespace}', namespace)],
+    serviceAccount: true,
+    expiresAt,
+  };
+}

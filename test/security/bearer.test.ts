@@ -1,0 +1,269 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { base64url, exportSPKI, SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, adminAuth, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { jsonCaller } from '../helpers/admin-calls.js';
+import { newKey, serviceAccountClaims, signWith, startLocalIssuer, type IssuerKey, type LocalIssuer } from '../helpers/jwt-issuers.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { freePort } from '../helpers/oidc-provider.js';
+
+/**
+ * Bearer JWTs attacked against the real MLflow: every forged, stale, misdirected or oversized token
+ * is a 401 in MLflow's error JSON with RFC 6750's `invalid_token` challenge, never echoing the token;
+ * and no name claim reaches the bootstrap admin, a local user, a service account or another
+ * issuer's principal.
+ */
+const AUD = 'mlflow';
+const K8S_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+let mlflow: MlflowServer;
+let a: LocalIssuer;
+let b: LocalIssuer;
+let k8sKey: IssuerKey;
+let fg: TestFlowgate;
+let attacker: Server;
+let attackerUrl: string;
+const attackerHits: string[] = [];
+const admin = jsonCaller(() => fg.url);
+let expA: string;
+
+const now = () => Math.floor(Date.now() / 1000);
+const claims = (iss: string, extra: JWTPayload = {}): JWTPayload => ({ iss, aud: AUD, sub: 'sub-1', iat: now(), exp: now() + 300, ...extra });
+
+async function callWith(token: string, path = `/api/2.0/mlflow/experiments/get?experiment_id=${expA}`) {
+  const r = await fetch(fg.url + path, { headers: { authorization: `Bearer ${token}` } });
+  const text = await r.text();
+  return { status: r.status, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined, challenge: r.headers.get('www-authenticate') };
+}
+const me = async (token: string) => (await callWith(token, '/api/2.0/mlflow/permissions/users/current')).json?.user as Record<string, unknown> | undefined;
+
+/** Refused as RFC 6750 says, in MLflow's shape, without the token in the answer or the log. */
+async function expectRefused(token: string, what: string) {
+  const r = await callWith(token);
+  expect(r.status, `${what}: ${r.text}`).toBe(401);
+  expect(r.json?.error_code, what).toBe('UNAUTHENTICATED');
+  expect(r.challenge, what).toBe('Bearer error="invalid_token"');
+  expect(r.text.includes(token.slice(-40)), `${what}: the answer echoes the token`).toBe(false);
+  expect(fg.logs.join('').includes(token.slice(-40)), `${what}: the log holds the token`).toBe(false);
+  return r.json?.message as string;
+}
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  a = await startLocalIssuer({ path: '/realms/a' });
+  // Issuer B uses the same key id as A: keys are looked up per issuer, never across.
+  b = await startLocalIssuer({ path: '/realms/b', discovery: false });
+  k8sKey = await newKey('k8s-1');
+  attacker = createServer((req, res) => {
+    attackerHits.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [] }));
+  });
+  const port = await freePort();
+  await new Promise<void>((done) => attacker.listen(port, '127.0.0.1', () => done()));
+  attackerUrl = `http://127.0.0.1:${port}`;
+
+  // The kubernetes issuer's keys are a file (offline: no cluster to ask).
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-bearer-'));
+  const jwksFile = join(dir, 'k8s-jwks.json');
+  writeFileSync(jwksFile, JSON.stringify({ keys: [k8sKey.publicJwk] }));
+  fg = await startTestFlowgate(
+    {
+      FLOWGATE_UPSTREAM_URL: mlflow.url,
+      FLOWGATE_BEARER_ISSUERS: JSON.stringify([
+        { issuer: a.issuer, audience: AUD, jwks_cooldown_seconds: 1 },
+        { issuer: b.issuer, audience: [AUD, 'other'], jwks_url: b.jwksUrl },
+        { kind: 'kubernetes', issuer: K8S_ISSUER, audience: AUD, jwks_file: jwksFile },
+      ]),
+    },
+    dir,
+  );
+  await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'alice' });
+  await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'robot', is_service_account: true });
+  expA = (await admin.call('POST', '/api/2.0/mlflow/experiments/create', { name: `bearer-sec-${Date.now()}` })).experiment_id as string;
+}, 300_000);
+
+afterAll(async () => {
+  await fg?.close();
+  await a?.close();
+  await b?.close();
+  await new Promise<void>((done) => (attacker ? attacker.close(() => done()) : done()));
+  await mlflow?.stop();
+  if (fg) removeDir(fg.dir);
+});
+
+describe('a valid token (the control)', () => {
+  it('proves its account: a principal bound to (issuer, sub) is made on first use, groups from the claim', async () => {
+    const token = await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'carol', groups: ['team-c'] }));
+    const user = await me(token);
+    expect(user).toMatchObject({ username: 'carol', is_admin: false, is_service_account: false, groups: ['team-c'] });
+    // No grant yet: the gate, not authentication, refuses MLflow calls.
+    expect((await callWith(token)).status).toBe(403);
+  });
+});
+
+describe('time, audience and shape', () => {
+  it('refuses an expired token', async () => {
+    expect(await expectRefused(await a.sign(claims(a.issuer, { exp: now() - 120 })), 'expired')).toMatch(/expired/);
+  });
+  it('refuses a token not valid yet (nbf, and iat in the future)', async () => {
+    expect(await expectRefused(await a.sign(claims(a.issuer, { nbf: now() + 300 })), 'nbf')).toMatch(/not valid yet/);
+    expect(await expectRefused(await a.sign(claims(a.issuer, { iat: now() + 300 })), 'iat')).toMatch(/not valid yet/);
+  });
+  it('accepts the bounded clock skew, and nothing beyond it', async () => {
+    expect((await callWith(await a.sign(claims(a.issuer, { exp: now() - 10 })))).status).not.toBe(401);
+    await expectRefused(await a.sign(claims(a.issuer, { exp: now() - 45 })), 'beyond skew');
+  });
+  it('refuses a token for another audience, and one without exp', async () => {
+    expect(await expectRefused(await a.sign(claims(a.issuer, { aud: 'https://other.example' })), 'wrong audience')).toMatch(/audience/);
+    await expectRefused(await a.sign(claims(a.issuer, { aud: 'other' })), 'audience of issuer B only');
+    const noExp = claims(a.issuer);
+    delete noExp.exp;
+    await expectRefused(await a.sign(noExp), 'no exp');
+  });
+  it('refuses claims spelled in other cases (ISS, Aud, EXP, Sub): JSON claims are case-sensitive', async () => {
+    const base = claims(a.issuer);
+    const { iss, aud, exp, sub, ...rest } = base;
+    await expectRefused(await a.sign({ ...rest, ISS: iss, aud, exp, sub }), 'ISS');
+    await expectRefused(await a.sign({ ...rest, iss, Aud: aud, exp, sub }), 'Aud');
+    await expectRefused(await a.sign({ ...rest, iss, aud, EXP: exp, sub }), 'EXP');
+    await expectRefused(await a.sign({ ...rest, iss, aud, exp, Sub: sub, preferred_username: 'casey' }), 'Sub');
+    // An upper-case issuer is another issuer.
+    await expectRefused(await a.sign({ ...base, iss: a.issuer.toUpperCase() }), 'ISSUER in capitals');
+  });
+  it('refuses an oversized token before reading it', async () => {
+    const big = await a.sign(claims(a.issuer, { pad: 'x'.repeat(9000) }));
+    expect(big.length).toBeGreaterThan(8192);
+    expect(await expectRefused(big, 'oversized')).toMatch(/too large/);
+  });
+  it('refuses what is not a signed compact JWT', async () => {
+    for (const t of ['not-a-jwt', 'a.b', 'a.b.c.d.e', '....', 'eyJhbGciOiJSUzI1NiJ9.e30.%%%']) await expectRefused(t, t);
+  });
+});
+
+describe('algorithms and keys', () => {
+  it('refuses alg none (with and without a signature)', async () => {
+    const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
+    const body = base64url.encode(JSON.stringify(claims(a.issuer)));
+    await expectRefused(`${header}.${body}.`, 'alg none, empty signature');
+    await expectRefused(`${header}.${body}.${base64url.encode('sig')}`, 'alg none, some signature');
+    const upper = base64url.encode(JSON.stringify({ alg: 'NONE', kid: 'key-1' }));
+    await expectRefused(`${upper}.${body}.${base64url.encode('sig')}`, 'alg NONE');
+  });
+  it('refuses HS256 signed with the issuer public key as the HMAC secret (algorithm confusion)', async () => {
+    const pem = await exportSPKI((await import('node:crypto')).createPublicKey({ key: a.keys[0]!.publicJwk as never, format: 'jwk' }) as never);
+    for (const secret of [pem, JSON.stringify(a.keys[0]!.publicJwk), a.keys[0]!.publicJwk.n!]) {
+      const token = await new SignJWT(claims(a.issuer)).setProtectedHeader({ alg: 'HS256', kid: 'key-1' }).sign(new TextEncoder().encode(secret));
+      expect(await expectRefused(token, 'HS256 with the public key')).toMatch(/algorithm/);
+    }
+  });
+  it('refuses an algorithm the issuer does not allow (RS512 with the right key)', async () => {
+    // (WebCrypto binds a key to one hash, so the RS512 signature is made with a key of its own under A's kid.)
+    const rs512 = await newKey('key-1', 'RS512');
+    expect(await expectRefused(await signWith(rs512, claims(a.issuer)), 'RS512')).toMatch(/algorithm/);
+  });
+  it('refuses an unknown kid, and re-reads the keys for it at most once per cooldown', async () => {
+    const stranger = await newKey('key-unknown');
+    const before = a.requests.filter((p) => p.endsWith('/keys')).length;
+    for (let i = 0; i < 5; i++) await expectRefused(await signWith(stranger, claims(a.issuer)), 'unknown kid');
+    expect(a.requests.filter((p) => p.endsWith('/keys')).length - before).toBeLessThanOrEqual(1);
+  });
+  it('never follows a kid, jku, x5u or jwk header somewhere else (path- and URL-like kids only compared)', async () => {
+    const forged = await newKey('forged');
+    for (const kid of ['../../../../etc/passwd', `${attackerUrl}/jwks`, 'file:///etc/passwd', '%2e%2e%2fkeys'])
+      await expectRefused(await signWith(forged, claims(a.issuer), { kid }), `kid ${kid}`);
+    await expectRefused(await signWith(forged, claims(a.issuer), { jku: `${attackerUrl}/jwks` }), 'jku');
+    await expectRefused(await signWith(forged, claims(a.issuer), { x5u: `${attackerUrl}/cert` }), 'x5u');
+    await expectRefused(await signWith(forged, claims(a.issuer), { jwk: forged.publicJwk }), 'embedded jwk');
+    await expectRefused(await signWith(forged, claims(a.issuer), { kid: 'x'.repeat(300) }), 'long kid');
+    expect(attackerHits).toEqual([]);
+  });
+  it("refuses issuer A's token presented with issuer B's iss (the same kid at both)", async () => {
+    expect(a.keys[0]!.kid).toBe(b.keys[0]!.kid);
+    await expectRefused(await a.sign(claims(b.issuer)), 'A-signed, iss B');
+    await expectRefused(await b.sign(claims(a.issuer)), 'B-signed, iss A');
+    await expectRefused(await a.sign(claims('https://unknown.example')), 'unknown issuer');
+  });
+  it('after a rotation: the new key works at once, the retired key and a key swapped in under the new kid do not', async () => {
+    const retired = a.keys[0]!;
+    const next = await newKey('key-2');
+    a.keys = [next];
+    await new Promise((r) => setTimeout(r, 1100)); // past the cooldown of the last unknown-kid read
+    expect((await me(await signWith(next, claims(a.issuer, { sub: 'rot-sub', preferred_username: 'rotated' }))))?.username).toBe('rotated');
+    await expectRefused(await signWith(retired, claims(a.issuer, { sub: 'rot-sub' })), 'retired key');
+    const swapped = { ...(await newKey('key-2')) };
+    await expectRefused(await signWith(swapped, claims(a.issuer, { sub: 'rot-sub' })), 'another key under the new kid');
+    // The same kid reused for new key material: tokens of the old material are refused once the keys are re-read.
+    const reissued = await newKey('key-2');
+    a.keys = [reissued];
+    await new Promise((r) => setTimeout(r, 1100));
+    await expectRefused(await signWith(await newKey('key-3'), claims(a.issuer)), 'unknown kid triggers the re-read');
+    await expectRefused(await signWith(next, claims(a.issuer, { sub: 'rot-sub', jti: 'fresh' })), 'old material of a reused kid');
+    expect((await me(await signWith(reissued, claims(a.issuer, { sub: 'rot-sub' }))))?.username).toBe('rotated');
+    // Back to A's first key for the tests after this one: re-read once the cooldown has passed.
+    a.keys = [retired, reissued];
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await me(await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'carol', groups: ['team-c'] }))))?.username).toBe('carol');
+  });
+});
+
+describe('a name claim never takes over', () => {
+  it('not the bootstrap admin', async () => {
+    const token = await a.sign(claims(a.issuer, { sub: 'impostor-admin', preferred_username: ADMIN.username, groups: ['x'] }));
+    expect(await expectRefused(token, 'admin name')).toMatch(/belongs to another/);
+    const still = await admin.call('GET', '/api/2.0/mlflow/permissions/users/current');
+    expect(still.user).toMatchObject({ username: ADMIN.username, is_admin: true, sign_in: 'local', oidc_linked: false });
+  });
+  it('not a local user, nor a service account', async () => {
+    await admin.call('POST', `/api/2.0/mlflow/permissions/users/alice/experiments/${expA}`, { permission: 'READ' });
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'impostor-alice', preferred_username: 'alice' })), 'local user');
+    await expectRefused(await b.sign(claims(b.issuer, { sub: 'impostor-alice', preferred_username: 'alice' })), 'local user via B');
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'impostor-robot', client_id: 'robot' })), 'service account');
+    const alice = await admin.call('GET', '/api/2.0/mlflow/users/get?username=alice').catch(() => undefined);
+    if (alice) expect(alice.user).toMatchObject({ sign_in: 'local' });
+  });
+  it("not another issuer's principal, and not another account of the same issuer: each (issuer, sub) is its own", async () => {
+    // carol is bound to (A, carol-sub) by the control test above.
+    await expectRefused(await b.sign(claims(b.issuer, { sub: 'carol-sub', preferred_username: 'carol' })), 'same sub and name at B');
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'carol-twin', preferred_username: 'carol' })), 'another sub at A');
+    // The bound account keeps its principal whatever name it sends later.
+    expect((await me(await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'carol-renamed', groups: ['team-c'] }))))?.username).toBe('carol');
+  });
+  it('an administrator unlinking the principal ends its tokens, already verified or not', async () => {
+    const token = await a.sign(claims(a.issuer, { sub: 'dave-sub', preferred_username: 'dave' }));
+    expect((await me(token))?.username).toBe('dave');
+    await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/dave', { sign_in: 'local' });
+    await expectRefused(token, 'unlinked, cached token');
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'dave-sub', preferred_username: 'dave', jti: 'new' })), 'unlinked, new token');
+  });
+  it('Basic with a bearer-made user name and no token is still refused', async () => {
+    const r = await fetch(`${fg.url}/api/2.0/mlflow/experiments/get?experiment_id=${expA}`, { headers: { authorization: basic('carol', 'x'.repeat(40)) } });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('Kubernetes service-account tokens', () => {
+  it('map system:serviceaccount:<ns>:<sa> to a service account in the group k8s:<ns>', async () => {
+    const user = await me(await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-a', 'trainer', AUD)));
+    expect(user).toMatchObject({ username: 'k8s.team-a.trainer', is_service_account: true, is_admin: false, groups: ['k8s:team-a'] });
+  });
+  it('refuse a kubernetes.io claim that disagrees with the subject, a subject that is no service account, and a legacy token without exp', async () => {
+    const c = serviceAccountClaims(K8S_ISSUER, 'team-a', 'trainer', AUD);
+    await expectRefused(await signWith(k8sKey, { ...c, 'kubernetes.io': { namespace: 'kube-system', serviceaccount: { name: 'trainer' } } }), 'namespace mismatch');
+    await expectRefused(await signWith(k8sKey, { ...c, 'kubernetes.io': undefined }), 'no kubernetes.io claim');
+    await expectRefused(await signWith(k8sKey, { ...c, sub: 'system:node:worker-1' }), 'a node');
+    await expectRefused(await signWith(k8sKey, { ...c, sub: 'system:serviceaccount:team-a:trainer:extra' }), 'extra segment');
+    const legacy: JWTPayload = { ...c, iss: 'kubernetes/serviceaccount' };
+    delete legacy.exp;
+    await expectRefused(await signWith(k8sKey, legacy), 'legacy secret token');
+    const noExp = { ...c };
+    delete noExp.exp;
+    await expectRefused(await signWith(k8sKey, noExp), 'no exp');
+    await expectRefused(await signWith(k8sKey, { ...c, aud: ['https://kubernetes.default.svc'] }), 'the API server audience');
+  });
+  it("refuse a service-account token signed by another cluster's key", async () => {
+    await expectRefused(await signWith(await newKey('k8s-1'), serviceAccountClaims(K8S_ISSUER, 'team-a', 'trainer', AUD)), 'other cluster');
+  });
+});

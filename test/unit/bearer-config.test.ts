@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Env } from '../../src/config.js';
+
+const problems = (env: Env, files: Record<string, string> = {}): string[] => {
+  try {
+    loadConfig(env, (p) => {
+      if (p in files) return files[p]!;
+      throw new Error('no such file');
+    });
+    return [];
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+};
+const issuers = (list: unknown) => ({ FLOWGATE_BEARER_ISSUERS: JSON.stringify(list) });
+
+describe('FLOWGATE_BEARER_ISSUERS', () => {
+  it('is off by default, with its defaults when set', () => {
+    expect(loadConfig({}).bearer).toBeUndefined();
+    const c = loadConfig(issuers([{ issuer: 'https://idp.example/realms/ml', audience: 'mlflow' }, { kind: 'kubernetes', issuer: 'https://kubernetes.default.svc', audience: 'mlflow', jwks_file: '/keys.json' }]));
+    expect(c.bearer).toEqual({
+      clockSkewSeconds: 30,
+      maxTokenBytes: 8192,
+      issuers: [
+        expect.objectContaining({ kind: 'oidc', audience: ['mlflow'], algorithms: ['RS256'], username_claim: ['preferred_username', 'client_id', 'azp', 'sub'], groups_claim: 'groups', service_accounts: false }),
+        expect.objectContaining({ kind: 'kubernetes', username_template: 'k8s.{namespace}.{name}', namespace_group: 'k8s:{namespace}' }),
+      ],
+    });
+  });
+
+  it('refuses none and HS* algorithms, unknown keys, and a missing audience', () => {
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', algorithms: ['none'] }])).join()).toMatch(/algorithms.*never none or HS/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', algorithms: ['HS256'] }])).join()).toMatch(/never none or HS/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', audiences: 'b' }])).join()).toMatch(/audiences/);
+    expect(problems(issuers([{ issuer: 'https://i.example' }])).join()).toMatch(/audience/);
+  });
+
+  it('needs https (or loopback) for keys it fetches, one key source, distinct issuers, and known placeholders', () => {
+    expect(problems(issuers([{ issuer: 'http://idp.example', audience: 'a' }])).join()).toMatch(/must be https/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', jwks_url: 'http://keys.example/jwks' }])).join()).toMatch(/jwks_url.*https/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', jwks_url: 'https://k.example', jwks_file: '/k' }])).join()).toMatch(/not both/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a' }, { issuer: 'https://i.example', audience: 'b' }])).join()).toMatch(/twice/);
+    expect(problems(issuers([{ kind: 'kubernetes', issuer: 'https://k', audience: 'a', jwks_file: '/k', namespace_group: 'ns-{pod}' }])).join()).toMatch(/placeholders/);
+    expect(problems(issuers([{ issuer: 'http://127.0.0.1:8080', audience: 'a' }]))).toEqual([]);
+  });
+
+  it('reads the file form, and refuses both forms or JSON that is not', () => {
+    const list = JSON.stringify([{ issuer: 'https://i.example', audience: 'a' }]);
+    expect(loadConfig({ FLOWGATE_BEARER_ISSUERS_FILE: '/b.json' }, () => list).bearer?.issuers).toHaveLength(1);
+    expect(problems({ FLOWGATE_BEARER_ISSUERS_FILE: '/b.json', FLOWGATE_BEARER_ISSUERS: list }, { '/b.json': list }).join()).toMatch(/not both/);
+    expect(problems({ FLOWGATE_BEARER_ISSUERS: '{nope' }).join()).toMatch(/FLOWGATE_BEARER_ISSUERS: not JSON/);
+    expect(problems({ FLOWGATE_BEARER_ISSUERS_FILE: '/missing' }).join()).toMatch(/cannot read/);
+    expect(problems({ ...issuers([{ issuer: 'https://i.example', audience: 'a' }]), FLOWGATE_BEARER_CLOCK_SKEW_SECONDS: '3600' }).join()).toMatch(/CLOCK_SKEW/);
+  });
+});
