@@ -1,8 +1,7 @@
 // A policy store at the scale the Permissions UI is held to: 10k users (every 20th a service account), 1k groups
 // of 10 members, 90k user grants and 10k group grants over 1k experiments (ids 1000-1999).
 // Shared by bench/ui-pages.mjs and the unit test of the screens' API. Each table is filled by one set-based
-// statement (a recursive counter both SQLite and PostgreSQL understand): 120k single-row round trips took over two
-// minutes on PostgreSQL under CI's load.
+// statement (a recursive counter both SQLite and PostgreSQL understand), not one round trip per row.
 const counter = (rows) => `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows - 1})`;
 
 export async function seedScale(sql) {
