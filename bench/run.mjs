@@ -566,6 +566,16 @@ results.store = seedLargeStore(join(dirD, 'flowgate.db'), USER);
 results.store.seedSeconds = (Date.now() - seedStart) / 1000;
 log('seeded', results.store);
 const fgD = await startChild('flowgate.mjs', [], flowgateEnv(dirD, upstreamUrl), NODE_FLAGS);
+// BENCH_TRACING=1: (c) again beside it with OpenTelemetry tracing on, every request traced and its
+// spans exported to a local sink (bench/otlp-sink.mjs), for tracing's cost side by side with (c).
+const TRACING = process.env.BENCH_TRACING === '1';
+const otlpSink = TRACING ? await startChild('otlp-sink.mjs') : undefined;
+const dirT = TRACING ? tmp('flowgate-bench-t-') : undefined;
+if (dirT) seedSmallStore(join(dirT, 'flowgate.db'));
+const fgT = dirT
+  ? await startChild('flowgate.mjs', [], { ...flowgateEnv(dirT, upstreamUrl), FLOWGATE_OTEL_TRACES_ENDPOINT: `http://127.0.0.1:${otlpSink.msg.port}/v1/traces` }, NODE_FLAGS)
+  : undefined;
+if (TRACING) results.notes.push('(cT) is (c) with FLOWGATE_OTEL_TRACES_ENDPOINT set (BENCH_TRACING=1): every request traced, spans exported to a local OTLP sink');
 
 const adminMix = mix(STUB_RUNS, basic(ADMIN));
 const userMix = mix(STUB_RUNS, basic(USER));
@@ -578,6 +588,7 @@ const targets = {
     : {}),
   c: { label: '(c) flowgate, user token with direct grants, warm caches', base: fgC.msg.url, mix: readerMix, server: fgC.child },
   cA: { label: '(c) flowgate, admin token (no per-resource decision), warm caches', base: fgC.msg.url, mix: adminMix, server: fgC.child },
+  ...(fgT ? { cT: { label: '(cT) flowgate as (c), tracing on (every request, OTLP to a local sink)', base: fgT.msg.url, mix: readerMix, server: fgT.child } } : {}),
   d: { label: '(d) flowgate, 100k grants, admin token', base: fgD.msg.url, mix: adminMix, server: fgD.child },
   du: { label: '(d) flowgate, 100k grants, user with a group grant', base: fgD.msg.url, mix: userMix, server: fgD.child },
 };
@@ -691,6 +702,13 @@ results.rss.d = (await stats(fgD.child)).maxRss;
 results.rss.bare = (await stats(bare.child)).maxRss;
 await stop(fgC.child);
 await stop(fgD.child);
+if (fgT) {
+  results.rss.cT = (await stats(fgT.child)).maxRss;
+  results.tracingSink = await stats(otlpSink.child);
+  results.notes.push(`(cT) peak RSS ${(results.rss.cT / 1e6).toFixed(0)} MB; the sink took ${results.tracingSink.exports} exports, ${(results.tracingSink.bytes / 1e6).toFixed(1)} MB`);
+  await stop(fgT.child);
+  await stop(otlpSink.child);
+}
 await stop(bare.child);
 await stop(upstream.child);
 

@@ -8,7 +8,8 @@
 //                                                        docs/mlflow-versions.md
 //
 // Both need `npm run build` first (they read the catalog from dist/). Each release gets its own venv
-// (scripts/mlflow-venv.sh, outside the clone, reused).
+// (scripts/mlflow-venv.sh, outside the clone, reused). `npm run mlflow:newest` (`flowgate routes
+// --check-newest`) says whether PyPI's newest release is recorded yet.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -250,6 +251,8 @@ ${table.join('\n')}
 Last run: ${new Date().toISOString().slice(0, 10)}. Install quirks per release are in
 \`scripts/mlflow-venv.sh\`; each release's routes and the catalog rows it has are recorded in
 \`src/authz/catalog-versions.json\` (\`node scripts/mlflow-matrix.mjs record <version>\` adds a release).
+\`npm run mlflow:newest\` (\`flowgate routes --check-newest\`) asks PyPI for its newest MLflow release and
+exits 1, naming the release and the command that records it, when it is not recorded yet.
 `,
   );
 }

@@ -16,12 +16,15 @@ fi
 # - 3.0.x to 3.5.x: their `mlflow server` breaks on SQLAlchemy 2.1 (released after them), and 3.0's span
 #   processor on OpenTelemetry 1.35+ (traces are never sent), so the pins they lack are added (the
 #   matrix ran 3.1 to 3.5 with the same pins).
+# - 3.6.x to 3.8.x: the same SQLAlchemy 2.1 break (`cannot import name 'FallbackAsyncAdaptedQueuePool'`
+#   when the server opens its store); 3.9 on need no pin.
 # - 3.18.x: the mlflow-skinny and mlflow-tracing it requires are not on the package index, so its
 #   wheel goes without dependencies over the previous release's full install (which it runs on).
 extra_pins=()
 deps_from=""
 case "$MLFLOW_VERSION" in
   3.0.* | 3.1.* | 3.2.* | 3.3.* | 3.4.* | 3.5.*) extra_pins=("sqlalchemy<2.1" "opentelemetry-sdk<1.35" "opentelemetry-api<1.35") ;;
+  3.6.* | 3.7.* | 3.8.*) extra_pins=("sqlalchemy<2.1") ;;
   3.18.*) deps_from="3.17.2" ;;
 esac
 

@@ -5,6 +5,11 @@
 #
 # Settings (all optional): QUICKSTART_DIR (.flowgate), QUICKSTART_PORT (8080),
 # QUICKSTART_MLFLOW_PORT (5000), QUICKSTART_METRICS_PORT (9090).
+#
+# A second quickstart while one runs stops before it writes anything: its ports are checked first
+# (a MLflow or flowgate already answering there would otherwise pass the readiness checks and get
+# the success banner printed), and QUICKSTART_DIR is held by a lock file, so the running one's logs
+# and store are never written over.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +17,77 @@ DIR="${QUICKSTART_DIR:-$PWD/.flowgate}"
 PORT="${QUICKSTART_PORT:-8080}"
 MLFLOW_PORT="${QUICKSTART_MLFLOW_PORT:-5000}"
 METRICS_PORT="${QUICKSTART_METRICS_PORT:-9090}"
-mkdir -p "$DIR/artifacts"
 PROGRESS_NAME=quickstart
 . scripts/progress.sh
+
+# port_state PORT: "free", "in use", or why it cannot be used; the real test is binding it as the
+# servers will (127.0.0.1), which also sees a server bound to every address.
+port_state() {
+  node -e '
+    const server = require("node:net").createServer();
+    server.once("error", (e) => { console.log(e.code === "EADDRINUSE" ? "in use" : `not usable (${e.code})`); process.exit(0); });
+    server.listen(Number(process.argv[1]), "127.0.0.1", () => server.close(() => console.log("free")));
+  ' "$1"
+}
+
+# check_ports "SERVICE|PORT|SETTING"...: says every port that is taken; fails when one is.
+check_ports() {
+  local busy=0 service port setting state
+  for entry in "$@"; do
+    IFS='|' read -r service port setting <<<"$entry"
+    state="$(port_state "$port")"
+    if [ "$state" != free ]; then
+      say "port $port is $state: $service cannot listen on it (choose another with $setting=...)"
+      busy=1
+    fi
+  done
+  if [ "$busy" = 1 ]; then
+    say "is another quickstart (or another server) running? Stop it first, or choose free ports."
+    return 1
+  fi
+}
+
+if [ "$PORT" = "$MLFLOW_PORT" ] || [ "$PORT" = "$METRICS_PORT" ] || [ "$MLFLOW_PORT" = "$METRICS_PORT" ]; then
+  say "QUICKSTART_PORT ($PORT), QUICKSTART_MLFLOW_PORT ($MLFLOW_PORT) and QUICKSTART_METRICS_PORT ($METRICS_PORT) must be three different ports"
+  exit 1
+fi
+if ! check_ports "MLflow|$MLFLOW_PORT|QUICKSTART_MLFLOW_PORT" "flowgate|$PORT|QUICKSTART_PORT" "flowgate's metrics|$METRICS_PORT|QUICKSTART_METRICS_PORT"; then
+  say "nothing was started and nothing in $DIR was touched."
+  exit 1
+fi
+
+# One quickstart per directory: the lock holds the pid of the quickstart using it. A lock whose
+# quickstart is gone (killed without its cleanup) is taken over.
+mkdir -p "$DIR/artifacts"
+LOCK="$DIR/quickstart.pid"
+lock_holder() {
+  local pid
+  pid="$(cat "$LOCK" 2>/dev/null || true)"
+  [ -n "$pid" ] && [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null || return 0
+  # A pid reused by another program after a crash does not hold the directory.
+  if command -v ps >/dev/null && ! ps -p "$pid" -o command= 2>/dev/null | grep -q quickstart; then return 0; fi
+  echo "$pid"
+}
+if ! (set -o noclobber && echo "$$" >"$LOCK") 2>/dev/null; then
+  holder="$(lock_holder)"
+  if [ -n "$holder" ]; then
+    say "another quickstart (pid $holder) is running with QUICKSTART_DIR=$DIR; stop it first, or set QUICKSTART_DIR to another directory"
+    exit 1
+  fi
+  rm -f "$LOCK"
+  if ! (set -o noclobber && echo "$$" >"$LOCK") 2>/dev/null; then
+    say "another quickstart has just taken QUICKSTART_DIR=$DIR; stop it first, or set QUICKSTART_DIR to another directory"
+    exit 1
+  fi
+fi
+
+pids=()
+cleanup() {
+  for pid in ${pids[@]+"${pids[@]}"}; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$(cat "$LOCK" 2>/dev/null || true)" = "$$" ]; then rm -f "$LOCK"; fi
+}
+trap cleanup EXIT INT TERM
 
 if [ ! -d node_modules ]; then
   long_step "$DIR/npm-ci.log" "[1/5] Installing npm dependencies (better-sqlite3 compiles from source when no prebuilt binary fits: a minute or two)" \
@@ -36,13 +109,8 @@ if [ ! -s "$TOKEN_FILE" ]; then
   (umask 077 && node -e "process.stdout.write('fgt_' + require('crypto').randomBytes(32).toString('base64url'))" > "$TOKEN_FILE")
 fi
 
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
-
+# The steps above take minutes: a server started meanwhile is caught here, before it answers for ours.
+check_ports "MLflow|$MLFLOW_PORT|QUICKSTART_MLFLOW_PORT" || exit 1
 say "[4/5] Starting MLflow on 127.0.0.1:$MLFLOW_PORT and waiting for it to answer (logs: $DIR/mlflow.log)"
 MLFLOW_DISABLE_TELEMETRY=true "$VENV/bin/mlflow" server \
   --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1 \
@@ -51,12 +119,16 @@ MLFLOW_DISABLE_TELEMETRY=true "$VENV/bin/mlflow" server \
   > "$DIR/mlflow.log" 2>&1 &
 pids+=($!)
 
+# Ours answers only while ours runs: the process is checked before each answer is believed.
+mlflow_up=0
 for _ in $(seq 1 240); do
-  if curl -fsS "http://127.0.0.1:$MLFLOW_PORT/health" >/dev/null 2>&1; then break; fi
   if ! kill -0 "${pids[0]}" 2>/dev/null; then say "MLflow failed to start; see $DIR/mlflow.log"; exit 1; fi
+  if curl -fsS "http://127.0.0.1:$MLFLOW_PORT/health" >/dev/null 2>&1; then mlflow_up=1; break; fi
   sleep 0.5
 done
+if [ "$mlflow_up" != 1 ]; then say "MLflow did not answer on 127.0.0.1:$MLFLOW_PORT within 2 minutes; see $DIR/mlflow.log"; exit 1; fi
 
+check_ports "flowgate|$PORT|QUICKSTART_PORT" "flowgate's metrics|$METRICS_PORT|QUICKSTART_METRICS_PORT" || exit 1
 say "[5/5] Starting flowgate on 127.0.0.1:$PORT and waiting until it is ready (logs: $DIR/flowgate.log)"
 FLOWGATE_HOST=127.0.0.1 \
 FLOWGATE_PORT="$PORT" \
@@ -70,11 +142,16 @@ FLOWGATE_SESSION_COOKIE_SECURE=false \
   node --max-semi-space-size=8 --no-allocation-site-pretenuring --no-memory-reducer --max-valid-polymorphic-map-count=16 --single-threaded-gc dist/cli.js serve > "$DIR/flowgate.log" 2>&1 &
 pids+=($!)
 
+flowgate_up=0
 for _ in $(seq 1 120); do
-  if curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then break; fi
   if ! kill -0 "${pids[1]}" 2>/dev/null; then say "flowgate failed to start; see $DIR/flowgate.log"; exit 1; fi
+  if curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then flowgate_up=1; break; fi
   sleep 0.25
 done
+if [ "$flowgate_up" != 1 ] || ! kill -0 "${pids[0]}" 2>/dev/null || ! kill -0 "${pids[1]}" 2>/dev/null; then
+  say "flowgate did not become ready on 127.0.0.1:$PORT within 30 s; see $DIR/flowgate.log and $DIR/mlflow.log"
+  exit 1
+fi
 
 cat <<MSG
 

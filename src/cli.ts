@@ -24,6 +24,8 @@ Usage:
                                           users, groups, grants as a YAML file (never tokens)
   flowgate store copy --from sqlite:PATH --to postgres://…
                                           move a store into a new PostgreSQL database, verified by counts
+  flowgate import mlflow-basic-auth --from DATABASE_URI [--dry-run]
+                                          users, passwords, roles and grants of MLflow's basic-auth, into the configured store
   flowgate --version                      print the version
   flowgate --help                         this text
 
@@ -44,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = positionals[0];
   // `flowgate users --help`: the subcommand's own help; `flowgate --help`: this one.
-  const subcommandHelp = values.help && command !== undefined && ['users', 'groups', 'grants', 'tokens', 'audit', 'explain', 'team-setup', 'policy', 'store', 'routes'].includes(command);
+  const subcommandHelp = values.help && command !== undefined && ['users', 'groups', 'grants', 'tokens', 'audit', 'explain', 'team-setup', 'policy', 'store', 'routes', 'import'].includes(command);
   if (!subcommandHelp && (values.help || command === undefined || command === 'help')) {
     process.stdout.write(HELP);
     return command === undefined && !values.help ? 2 : 0;
@@ -94,6 +96,15 @@ async function main(argv: string[]): Promise<number> {
     const { runStoreCopy } = await import('./commands/store-copy.js');
     if (positionals[1] !== 'copy') return runStoreCopy(['--help'], (t) => process.stderr.write(t), (t) => process.stderr.write(t)).then(() => 2);
     return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
+  if (command === 'import') {
+    const args = argv.slice(argv.indexOf('import') + 1);
+    const { runImport } = await import('./commands/import.js');
+    const io = { out: (t: string) => void process.stdout.write(t), err: (t: string) => void process.stderr.write(t) };
+    if (values.help) return runImport(['--help'], loadConfig({}), io);
+    const config = configFrom(process.env);
+    if (config === undefined) return 78;
+    return runImport(args, config, io);
   }
   if (command === 'routes') {
     const { runRoutesCheck } = await import('./commands/routes-check.js');

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { unreadableFile } from './unreadable-file.js';
 import { z } from 'zod';
+import { parseWorkspaceGroupRules, type WorkspaceGroupRule } from './workspaces/group-rules.js';
 import { parseBearerIssuers, type BearerConfig } from './bearer/config.js';
+import type { ScimConfig } from './scim/index.js';
 import { closestName } from './closest-name.js';
 import { PERMISSIONS, type Permission } from './resources/permissions.js';
 import { defaultQueryTimeoutMs } from './store/query-timeout.js';
@@ -46,6 +49,8 @@ const envSchema = z.object({
   FLOWGATE_BASE_PATH: basePath.default(''),
   FLOWGATE_DEFAULT_PERMISSION: z.enum(PERMISSIONS).default('NO_PERMISSIONS'),
   FLOWGATE_CREATE_REQUIRES_ADMIN: bool.default(false),
+  FLOWGATE_DEFAULT_WORKSPACE_OPEN: bool.default(true),
+  FLOWGATE_WORKSPACE_GROUP_RULES: z.string().optional(),
   FLOWGATE_ENFORCE: bool.default(true),
   FLOWGATE_SKIP_AUTH_PREFLIGHT: bool.default(false),
   FLOWGATE_ADMIN_USERNAME: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/).optional(),
@@ -53,6 +58,7 @@ const envSchema = z.object({
   FLOWGATE_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
   FLOWGATE_TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(366),
   FLOWGATE_TOKEN_CACHE_SIZE: z.coerce.number().int().min(16).default(10_000),
+  FLOWGATE_LEGACY_PASSWORDS: z.enum(['on', 'off']).default('on'),
   FLOWGATE_STORE_WATCH_MS: z.coerce.number().int().min(0).default(1000),
   FLOWGATE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   FLOWGATE_BODY_READ_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
@@ -62,11 +68,16 @@ const envSchema = z.object({
   FLOWGATE_METRICS_PORT: port.default(9090),
   FLOWGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FLOWGATE_TRUSTED_REQUEST_ID_HEADER: z.string().min(1).default('x-request-id'),
-  FLOWGATE_DECISION_LOG: z.enum(['off', 'stdout', 'file']).default('off'),
+  FLOWGATE_DECISION_LOG: z.enum(['off', 'stdout', 'file', 'otlp']).default('off'),
   FLOWGATE_DECISION_LOG_FILE: z.string().min(1).optional(),
   FLOWGATE_DECISION_LOG_ALLOW_SAMPLE: z.coerce.number().min(0).max(1).default(1),
   FLOWGATE_DECISION_LOG_MASK: list.pipe(z.array(z.enum(['user', 'resources']))).optional(),
   FLOWGATE_DECISION_LOG_MASK_KEY: z.string().min(1).optional(),
+  /** Unset: no tracing at all (src/tracing/ is not even loaded). */
+  FLOWGATE_OTEL_TRACES_ENDPOINT: url.optional(),
+  FLOWGATE_OTEL_LOGS_ENDPOINT: url.optional(),
+  FLOWGATE_OTEL_SERVICE_NAME: z.string().min(1).max(256).default('flowgate'),
+  FLOWGATE_OTEL_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
   FLOWGATE_OIDC_ISSUER_URL: url.optional(),
   FLOWGATE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   FLOWGATE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
@@ -82,6 +93,11 @@ const envSchema = z.object({
   FLOWGATE_BEARER_ISSUERS_FILE: z.string().min(1).optional(),
   FLOWGATE_BEARER_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   FLOWGATE_BEARER_MAX_TOKEN_BYTES: z.coerce.number().int().min(1024).max(65_536).default(8192),
+  /** SCIM 2.0 provisioning at /scim/v2 (src/scim/): on when its token file is set. */
+  FLOWGATE_SCIM_TOKEN_FILE: z.string().min(1).optional(),
+  FLOWGATE_SCIM_TOKEN_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  FLOWGATE_SCIM_RATE_PER_SECOND: z.coerce.number().min(0.1).max(10_000).default(10),
+  FLOWGATE_SCIM_BURST: z.coerce.number().int().min(1).max(100_000).default(50),
   FLOWGATE_SESSION_COOKIE_SECURE: bool.default(true),
   FLOWGATE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(60),
   FLOWGATE_SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(12),
@@ -134,14 +150,25 @@ export interface OidcConfig {
 
 /** One event per decision, apart from the request log, for a security log system. */
 export interface DecisionLogConfig {
-  readonly destination: 'off' | 'stdout' | 'file';
+  readonly destination: 'off' | 'stdout' | 'file' | 'otlp';
   readonly file: string | undefined;
+  /** With `otlp`: the OTLP/HTTP logs endpoint and the service name the events are sent as. */
+  readonly otlp: { readonly endpoint: string; readonly serviceName: string } | undefined;
   /** The share of allows written (denies always are). */
   readonly allowSample: number;
   /** Fields written as keyed pseudonyms instead of their values. */
   readonly mask: readonly ('user' | 'resources')[];
   /** The pseudonyms' key (32 bytes); unset: a random one per process, so pseudonyms do not link across restarts. */
   readonly maskKey: Buffer | undefined;
+}
+
+/** OpenTelemetry traces, sent over OTLP/HTTP (JSON) to a collector. */
+export interface TracingConfig {
+  /** The full traces URL, e.g. `http://otel-collector:4318/v1/traces`. */
+  readonly endpoint: string;
+  readonly serviceName: string;
+  /** The share of traces kept, by trace id (a client's sampled flag does not change it). */
+  readonly sampleRatio: number;
 }
 
 export interface Config {
@@ -166,6 +193,10 @@ export interface Config {
   readonly basePath: string;
   readonly defaultPermission: Permission;
   readonly createRequiresAdmin: boolean;
+  /** With MLflow's workspaces on: every signed-in user is a member (USE) of the `default` workspace without a grant. */
+  readonly defaultWorkspaceOpen: boolean;
+  /** Identity-provider groups given a role in a workspace by rule (FLOWGATE_WORKSPACE_GROUP_RULES). */
+  readonly workspaceGroupRules: readonly WorkspaceGroupRule[];
   /** False in shadow mode: refusals of MLflow calls are logged and counted as would-deny, and forwarded. */
   readonly enforce: boolean;
   /** CORS preflights to MLflow routes go to MLflow unauthenticated, for MLflow's own CORS rules to answer. */
@@ -173,6 +204,8 @@ export interface Config {
   readonly admin: { readonly username: string; readonly token: string } | undefined;
   readonly tokenMaxDays: number;
   readonly tokenCacheSize: number;
+  /** Passwords imported from MLflow basic-auth still authenticate over HTTP Basic (until the user mints a token). */
+  readonly legacyPasswords: boolean;
   /** How often to look for commits another process made to the store (0: never). */
   readonly storeWatchMs: number;
   readonly maxBodyBytes: number;
@@ -185,9 +218,13 @@ export interface Config {
   readonly logLevel: string;
   readonly trustedRequestIdHeader: string;
   readonly decisionLog: DecisionLogConfig;
+  /** Unset: tracing off (no tracer, no span on any request). */
+  readonly tracing: TracingConfig | undefined;
   readonly oidc: OidcConfig | undefined;
   /** JWTs of configured issuers (OIDC providers, Kubernetes clusters) accepted as `Authorization: Bearer`; unset: none. */
   readonly bearer: BearerConfig | undefined;
+  /** SCIM 2.0 provisioning; unset: no SCIM endpoint. */
+  readonly scim: ScimConfig | undefined;
   readonly session: { readonly cookieSecure: boolean; readonly idleMinutes: number; readonly absoluteHours: number };
   readonly inferenceConfigFile: string | undefined;
   /** Comma-separated inference keys valid on every route (prefer the key file, which rotates). */
@@ -233,25 +270,32 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
 
   let admin: Config['admin'];
   let adminToken = e.FLOWGATE_ADMIN_TOKEN;
+  let adminTokenUnread = false;
   if (e.FLOWGATE_ADMIN_TOKEN_FILE) {
     if (adminToken) problems.push('FLOWGATE_ADMIN_TOKEN_FILE: set either it or FLOWGATE_ADMIN_TOKEN, not both');
     try {
       adminToken = readFile(e.FLOWGATE_ADMIN_TOKEN_FILE).trim();
       if (adminToken.length < 32) problems.push('FLOWGATE_ADMIN_TOKEN_FILE: the token must be at least 32 characters');
-    } catch {
-      problems.push('FLOWGATE_ADMIN_TOKEN_FILE: cannot read the file');
+    } catch (err) {
+      adminTokenUnread = true;
+      problems.push(`FLOWGATE_ADMIN_TOKEN_FILE: ${unreadableFile(e.FLOWGATE_ADMIN_TOKEN_FILE, err)}`);
     }
   }
+  // An unread token file is its one problem: the admin and shadow-mode rules below would only echo it.
   if (e.FLOWGATE_ADMIN_USERNAME && adminToken) admin = { username: e.FLOWGATE_ADMIN_USERNAME, token: adminToken };
-  else if (e.FLOWGATE_ADMIN_USERNAME || adminToken)
+  else if (!adminTokenUnread && (e.FLOWGATE_ADMIN_USERNAME || adminToken))
     problems.push('FLOWGATE_ADMIN_USERNAME: set together with FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE');
 
   // Shadow mode lets every signed-in caller through to MLflow, while the admin API that changes
   // policy stays enforced: an operator-held admin credential must exist to prepare that policy.
-  if (!e.FLOWGATE_ENFORCE && !adminToken)
+  if (!e.FLOWGATE_ENFORCE && !adminToken && !adminTokenUnread)
     problems.push(
       'FLOWGATE_ENFORCE: false (shadow mode) requires the bootstrap admin (FLOWGATE_ADMIN_USERNAME with FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE)',
     );
+
+  const parsedRules = parseWorkspaceGroupRules(e.FLOWGATE_WORKSPACE_GROUP_RULES ?? '');
+  if (typeof parsedRules === 'string') problems.push(`FLOWGATE_WORKSPACE_GROUP_RULES: ${parsedRules}`);
+  const workspaceGroupRules = typeof parsedRules === 'string' ? [] : parsedRules;
 
   let oidc: OidcConfig | undefined;
   if (e.FLOWGATE_OIDC_ISSUER_URL) {
@@ -283,6 +327,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
   const decisionLog = readDecisionLog(e, problems);
   const bearer = readBearer(e, readFile, problems);
+  const scim = readScim(e, readFile, problems);
   const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
   let caCertificate: string | undefined;
   if (e.FLOWGATE_DATABASE_CA_FILE) {
@@ -319,11 +364,14 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     basePath: e.FLOWGATE_BASE_PATH,
     defaultPermission: e.FLOWGATE_DEFAULT_PERMISSION,
     createRequiresAdmin: e.FLOWGATE_CREATE_REQUIRES_ADMIN,
+    defaultWorkspaceOpen: e.FLOWGATE_DEFAULT_WORKSPACE_OPEN,
+    workspaceGroupRules,
     enforce: e.FLOWGATE_ENFORCE,
     skipAuthPreflight: e.FLOWGATE_SKIP_AUTH_PREFLIGHT,
     admin,
     tokenMaxDays: e.FLOWGATE_TOKEN_MAX_DAYS,
     tokenCacheSize: e.FLOWGATE_TOKEN_CACHE_SIZE,
+    legacyPasswords: e.FLOWGATE_LEGACY_PASSWORDS === 'on',
     storeWatchMs: e.FLOWGATE_STORE_WATCH_MS,
     maxBodyBytes: e.FLOWGATE_MAX_BODY_BYTES,
     bodyReadTimeoutMs: e.FLOWGATE_BODY_READ_TIMEOUT_MS,
@@ -334,8 +382,12 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     logLevel: e.FLOWGATE_LOG_LEVEL,
     trustedRequestIdHeader: e.FLOWGATE_TRUSTED_REQUEST_ID_HEADER.toLowerCase(),
     decisionLog,
+    tracing: e.FLOWGATE_OTEL_TRACES_ENDPOINT
+      ? { endpoint: e.FLOWGATE_OTEL_TRACES_ENDPOINT, serviceName: e.FLOWGATE_OTEL_SERVICE_NAME, sampleRatio: e.FLOWGATE_OTEL_SAMPLE_RATIO }
+      : undefined,
     oidc,
     bearer,
+    scim,
     session: {
       cookieSecure: e.FLOWGATE_SESSION_COOKIE_SECURE,
       idleMinutes: e.FLOWGATE_SESSION_IDLE_MINUTES,
@@ -350,6 +402,8 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
 function readDecisionLog(e: z.infer<typeof envSchema>, problems: string[]): DecisionLogConfig {
   if (e.FLOWGATE_DECISION_LOG === 'file' && !e.FLOWGATE_DECISION_LOG_FILE) problems.push('FLOWGATE_DECISION_LOG_FILE: required when FLOWGATE_DECISION_LOG=file');
   if (e.FLOWGATE_DECISION_LOG !== 'file' && e.FLOWGATE_DECISION_LOG_FILE) problems.push('FLOWGATE_DECISION_LOG_FILE: set only with FLOWGATE_DECISION_LOG=file');
+  if (e.FLOWGATE_DECISION_LOG === 'otlp' && !e.FLOWGATE_OTEL_LOGS_ENDPOINT) problems.push('FLOWGATE_OTEL_LOGS_ENDPOINT: required when FLOWGATE_DECISION_LOG=otlp');
+  if (e.FLOWGATE_DECISION_LOG !== 'otlp' && e.FLOWGATE_OTEL_LOGS_ENDPOINT) problems.push('FLOWGATE_OTEL_LOGS_ENDPOINT: set only with FLOWGATE_DECISION_LOG=otlp');
   let maskKey: Buffer | undefined;
   if (e.FLOWGATE_DECISION_LOG_MASK_KEY !== undefined) {
     maskKey = pageTokenKey(e.FLOWGATE_DECISION_LOG_MASK_KEY);
@@ -358,6 +412,7 @@ function readDecisionLog(e: z.infer<typeof envSchema>, problems: string[]): Deci
   return {
     destination: e.FLOWGATE_DECISION_LOG,
     file: e.FLOWGATE_DECISION_LOG_FILE,
+    otlp: e.FLOWGATE_DECISION_LOG === 'otlp' && e.FLOWGATE_OTEL_LOGS_ENDPOINT ? { endpoint: e.FLOWGATE_OTEL_LOGS_ENDPOINT, serviceName: e.FLOWGATE_OTEL_SERVICE_NAME } : undefined,
     allowSample: e.FLOWGATE_DECISION_LOG_ALLOW_SAMPLE,
     mask: e.FLOWGATE_DECISION_LOG_MASK ?? [],
     maskKey,
@@ -416,4 +471,20 @@ function readBearer(e: z.infer<typeof envSchema>, readFile: (path: string) => st
   if (text === undefined) return undefined;
   const issuers = parseBearerIssuers(text, name, problems);
   return issuers && { issuers, clockSkewSeconds: e.FLOWGATE_BEARER_CLOCK_SKEW_SECONDS, maxTokenBytes: e.FLOWGATE_BEARER_MAX_TOKEN_BYTES };
+}
+
+function readScim(e: z.infer<typeof envSchema>, readFile: (path: string) => string, problems: string[]): ScimConfig | undefined {
+  if (!e.FLOWGATE_SCIM_TOKEN_FILE) return undefined;
+  try {
+    // The same floor as src/scim/token-file.ts, which reads the file again as it is rewritten.
+    if (readFile(e.FLOWGATE_SCIM_TOKEN_FILE).trim().length < 32) problems.push('FLOWGATE_SCIM_TOKEN_FILE: the token must be at least 32 characters');
+  } catch {
+    problems.push('FLOWGATE_SCIM_TOKEN_FILE: cannot read the file');
+  }
+  return {
+    tokenFile: e.FLOWGATE_SCIM_TOKEN_FILE,
+    graceSeconds: e.FLOWGATE_SCIM_TOKEN_GRACE_SECONDS,
+    ratePerSecond: e.FLOWGATE_SCIM_RATE_PER_SECOND,
+    burst: e.FLOWGATE_SCIM_BURST,
+  };
 }

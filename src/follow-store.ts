@@ -25,7 +25,7 @@ export interface FollowedCaches {
  */
 export function followStore(store: Store, c: FollowedCaches): Following {
   const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> =>
-    (refs === 'all' ? c.policy.reloadAll() : c.policy.changed(...refs)).then(
+    (refs === 'all' ? c.policy.reloadAll() : c.policy.storedChanged(...refs)).then(
       () =>
         c.logger.info(
           { resources: c.policy.resources, reread: refs === 'all' ? 'all' : refs.length },

@@ -29,6 +29,7 @@ import { followStore } from './follow-store.js';
 import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
 import { ensureBootstrapAdmin } from './principals/bootstrap-admin.js';
+import { createUserSwitch } from './principals/user-switch.js';
 import { createEvaluator } from './authz/evaluate.js';
 import { createExplainer } from './authz/explain.js';
 import type { Principal } from './principals/types.js';
@@ -38,16 +39,21 @@ import { createPageTokenSealer } from './proxy/after/page-token-sealer.js';
 import { createUpstreamJson } from './upstream/json-client.js';
 import { connectMlflow } from './upstream/mlflow-connection.js';
 import { readMlflowVersion } from './upstream/mlflow-version.js';
+import { readMlflowVersionAtStart } from './upstream/start-version.js';
 import { createMlflowLookups } from './authz/mlflow-lookups.js';
 import { createExistingResolver, createResourceResolver } from './authz/resolve.js';
 import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
+import { createWorkspaceEntry } from './workspaces/request-entry.js';
+import { createWorkspaceMode, followingWorkspaces } from './workspaces/workspace-mode.js';
+import { createWorkspaceStanding } from './workspaces/standing.js';
+import { createWorkspaceGroupRules } from './workspaces/group-rules.js';
 import { basicTokenLoader } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
-import { createDecisionLog, decisionLogDestination } from './proxy/decision-log.js';
+import { createDecisionLog, decisionLogDestination, jsonLineSink } from './proxy/decision-log.js';
 import { createRequestLog } from './proxy/request-log.js';
 import { countedAuthentication, createRequestMetrics } from './proxy/request-metrics.js';
 import { hasNumericId } from './resources/kinds.js';
@@ -57,6 +63,8 @@ import { openStore, type Store } from './store/store.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
 import { createTokenVerifier } from './tokens/verifier.js';
+import { createLegacyPasswordRepo } from './tokens/legacy-password-repo.js';
+import { createLegacyPasswordVerifier } from './tokens/legacy-passwords.js';
 import { createUi } from './ui/index.js';
 import { VERSION } from './version.js';
 
@@ -120,11 +128,20 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const audit = createAuditLog(sql);
   const tokenRepo = createTokenRepo(sql);
   const principals = createPrincipalCache(directory, config.tokenCacheSize, metrics.cache('principal'));
+  const legacyPasswordRepo = createLegacyPasswordRepo(sql);
+  const legacyPasswords = config.legacyPasswords
+    ? createLegacyPasswordVerifier({
+        repo: legacyPasswordRepo,
+        cacheSize: config.tokenCacheSize,
+        onUnsupported: (user) => logger.warn({ user }, 'imported password hash of a kind flowgate cannot check: that password does not work'),
+      })
+    : undefined;
   const verifier = createTokenVerifier({
     repo: tokenRepo,
     usernameOf: async (id) => (await directory.userById(id))?.username,
     cacheSize: config.tokenCacheSize,
     onCache: metrics.cache('token'),
+    onForget: (userId) => (userId === undefined ? legacyPasswords?.forgetAll() : legacyPasswords?.forgetUser(userId)),
   });
   const patternGrants = createPatternGrantsRepo(sql);
   const policy = createPolicyReader(grants, patternGrants);
@@ -135,7 +152,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     ...(options.now ? { now: options.now } : {}),
     onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
   });
-  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf });
+  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf, tokenMinted: (userId) => legacyPasswordRepo.remove(userId) });
   let mappings: MappingForgetter | undefined;
   // Following starts as the index is read, so no change committed in between is missed.
   await policy.reloadAll();
@@ -145,7 +162,15 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
   const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
-  const principalWriter = createPrincipalWriter({ sql, directory, audit, bootstrapAdmin: config.admin?.username });
+  const workspaceRules = createWorkspaceGroupRules({ rules: config.workspaceGroupRules, grants, writer: grantWriter, directory, logger });
+  const principalWriter = createPrincipalWriter({
+    sql,
+    directory,
+    audit,
+    bootstrapAdmin: config.admin?.username,
+    onGroupCreated: (group) => workspaceRules.groupCreated(group),
+  });
+  await workspaceRules.reconcile();
 
   if (config.admin)
     await ensureBootstrapAdmin(config.admin, Date.now() + config.tokenMaxDays * DAY_MS, {
@@ -207,15 +232,24 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   });
   const sessionCredential = oidc?.loader ?? ui.loader;
 
+  // Tracing only when configured: otherwise the OpenTelemetry SDK is not even loaded. Closed after the
+  // listener (registered before it), so the last requests' spans are exported.
+  const tracing = config.tracing
+    ? (await import('./tracing/start-tracing.js')).startTracing(config.tracing, { routeOf: (method, path) => matcher.match(method, path)?.entry.pattern })
+    : undefined;
+  if (tracing) closer.defer(() => tracing.shutdown());
   const mlflow = connectMlflow({
     upstreamUrl: config.upstreamUrl,
     staticPrefix: config.upstreamStaticPrefix,
     timeoutMs: config.upstreamTimeoutMs,
   });
   closer.defer(() => mlflow.close());
-  const upstreamJson = createUpstreamJson(mlflow);
+  const upstreamJson = createUpstreamJson(mlflow, tracing);
+  // Whether MLflow runs with workspaces: asked now, and again on every readiness probe.
+  const workspaceMode = createWorkspaceMode(upstreamJson, logger);
+  await workspaceMode.refresh();
   // Read once before listening (a refused connection answers at once; a hung MLflow within 2 s).
-  const mlflowVersion = await readMlflowVersion(mlflow);
+  const mlflowVersion = await readMlflowVersionAtStart(mlflow, config.upstreamUrl, logger);
   logger.info({ mlflowVersion: mlflowVersion ?? 'unknown' }, 'MLflow version');
   const lookups = createMlflowLookups({
     client: upstreamJson,
@@ -233,6 +267,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const matcher = createRouteMatcher(ROUTE_CATALOG);
   const resolve = createResourceResolver(lookups);
   const jobStarters = createJobOwners(sql);
+  const workspaceStanding = createWorkspaceStanding({ policy, mode: workspaceMode, defaultWorkspaceOpen: config.defaultWorkspaceOpen });
   const evaluator = createEvaluator({
     policy,
     defaultPermission: config.defaultPermission,
@@ -241,6 +276,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     resolveExisting: createExistingResolver(lookups),
     lookups,
     jobStarters,
+    workspaces: workspaceStanding,
   });
   const explainer = createExplainer({
     matcher,
@@ -265,6 +301,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     logger,
     enforcing: config.enforce,
     onHookFailure: (hook) => metrics.afterHookFailed(hook),
+    workspaces: workspaceStanding,
     pageTokens: createPageTokenSealer({
       current: config.pageTokenKeys.current ?? (await storedPageTokenKey(sql)),
       previous: config.pageTokenKeys.previous,
@@ -289,6 +326,14 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     }).allow;
   };
 
+  // Disabling a user (admin API, SCIM) ends their tokens and sessions at once, on every flowgate on the store.
+  const setUserActive = createUserSwitch({
+    principalWriter,
+    revokeTokens: (actor, user) => tokens.revokeAll(actor, user),
+    endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+    forgetUser: (userId) => verifier.forgetUser(userId),
+    principalsChanged: () => principals.invalidate(),
+  });
   const adminDeps: AdminDeps = {
     sql,
     directory,
@@ -309,11 +354,32 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     forgetUserCredentials: (userId) => verifier.forgetUser(userId),
     canManage,
     endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+    userSessions: { list: (userId) => sessions.listOf(userId), end: (userId, id) => sessions.destroyOneOf(userId, id) },
     oidcSignIn: config.oidc !== undefined,
     explain: explainer,
     principalOf: (userId) => principals.principal(userId, 'basic'),
     pruneOrphans: (actor, dryRun) => pruneOrphanGrants({ grants, writer: grantWriter, exists: mlflowExistence(upstreamJson), actor, dryRun }),
+    setUserActive,
   };
+  // SCIM provisioning (docs/machine-identity.md#scim): its own token and rate limit, answered before authentication.
+  const scim = config.scim
+    ? (await import('./scim/index.js')).createScim({
+        config: config.scim,
+        basePath: config.basePath,
+        maxBodyBytes: config.maxBodyBytes,
+        sql,
+        directory,
+        principalWriter,
+        setActive: setUserActive,
+        principalsChanged: () => principals.invalidate(),
+        policyChanged: adminDeps.policyChanged,
+        forgetUser: (userId) => verifier.forgetUser(userId),
+        endSessionsOf: (userId) => sessions.destroyAllOf(userId),
+        signIn: config.oidc !== undefined ? 'oidc' : 'local',
+        protectedAdmin: config.admin?.username,
+        logger,
+      })
+    : undefined;
 
   const inference = config.inferenceConfigFile
     ? (await import('./inference/index.js')).openInference({ configFile: config.inferenceConfigFile, envKeys: config.inferenceApiKeys, registry, logger })
@@ -330,7 +396,10 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
           decisionDestination.end();
         }),
     );
-  const decisionLog = decisionDestination && createDecisionLog(config.decisionLog, { destination: decisionDestination, policyGeneration: () => policy.generation });
+  const otlpDecisions = config.decisionLog.otlp ? (await import('./tracing/otlp-decision-log.js')).startOtlpDecisionLog(config.decisionLog.otlp) : undefined;
+  if (otlpDecisions) closer.defer(() => otlpDecisions.shutdown());
+  const decisionWrite = decisionDestination ? jsonLineSink(decisionDestination) : otlpDecisions?.write;
+  const decisionLog = decisionWrite && createDecisionLog(config.decisionLog, { write: decisionWrite, policyGeneration: () => policy.generation });
   const requestMetrics = createRequestMetrics(metrics);
   let openapiDocument: string | undefined;
   const forwarder = createForwarder(mlflow);
@@ -340,24 +409,26 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     logger,
     authenticate: countedAuthentication(
       [
-        ['basic', basicTokenLoader(verifier, principals)],
+        ['basic', basicTokenLoader(verifier, principals, legacyPasswords)],
         ...(bearer ? [['bearer', bearer.loader] as const] : []),
         ...(sessionCredential ? [['session', sessionCredential] as const] : []),
       ],
       metrics,
     ),
-    ownRoutes: oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute],
+    ownRoutes: [...(scim ? [scim.ownRoute] : []), ...(oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute])],
     onUnauthenticated: (req: IncomingMessage, res: ServerResponse) => (oidc?.onUnauthenticated(req, res) ?? false) || ui.onUnauthenticated(req, res),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
     ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
-    readiness: createReadiness(store.ready, mlflow, logger),
+    readiness: followingWorkspaces(createReadiness(store.ready, mlflow, logger), workspaceMode),
+    workspaces: createWorkspaceEntry(workspaceMode, upstreamJson),
     openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
     inFlight: requestMetrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     enforcing: config.enforce,
+    tracing,
     onFinish: (scope, req, res) => {
       requestMetrics.finished(scope, req, res);
       requestLog(scope, req, res);

@@ -6,7 +6,7 @@ import type { AdminRoute } from './types.js';
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const NAME_RULE = 'must be 1-64 characters of letters, digits and . _ - (starting with a letter or digit)';
 
-const accessKeyName = z.string({ message: 'must be a string' }).regex(NAME, { message: NAME_RULE });
+export const accessKeyName = z.string({ message: 'must be a string' }).regex(NAME, { message: NAME_RULE });
 
 const createBody = z.strictObject({
   name: accessKeyName,

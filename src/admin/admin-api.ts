@@ -5,7 +5,7 @@ import type { Principal } from '../principals/types.js';
 import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
-import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from './routes.js';
+import { ADMIN_ROUTES, routePrefixes } from './routes.js';
 import type { BatchCall } from './batch.js';
 import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
@@ -52,7 +52,7 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
   const router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false });
   for (const route of routes)
     for (const path of withScopedTwins(route.path))
-      for (const prefix of ADMIN_API_PREFIXES) router.on(route.method, prefix + path, () => undefined, route);
+      for (const prefix of routePrefixes(route)) router.on(route.method, prefix + path, () => undefined, route);
 
   /**
    * The calls of a batch, each matched, authorized and validated like a request of its own, inside one

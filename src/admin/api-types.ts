@@ -6,13 +6,13 @@
  */
 import type { CheckName } from '../authz/route-checks.js';
 import type { RouteEntry } from '../authz/types.js';
-import type { SignIn } from '../principals/types.js';
+import type { Origin, SignIn } from '../principals/types.js';
 import type { KINDS, ResourceKind } from '../resources/kind-table.js';
 import type { Permission } from '../resources/permissions.js';
 import type { GrantReason, Reason } from '../resources/reasons.js';
 
 export type { CheckName } from '../authz/route-checks.js';
-export type { SignIn } from '../principals/types.js';
+export type { Origin, SignIn } from '../principals/types.js';
 export type { ResourceKind } from '../resources/kind-table.js';
 export type { Permission } from '../resources/permissions.js';
 export type { GrantReason, Reason } from '../resources/reasons.js';
@@ -50,6 +50,10 @@ export interface UserJson {
   readonly sign_in: SignIn;
   /** Whether an identity-provider account is bound yet (`sign_in` is `oidc`). */
   readonly oidc_linked: boolean;
+  /** Where the principal comes from: `local` (admin API, CLI), `oidc` (a sign-in), `bearer`, `kubernetes`, `scim`. */
+  readonly origin: Origin;
+  /** No credential or sign-in of theirs works until an administrator (or SCIM) enables them. */
+  readonly disabled: boolean;
 }
 
 /** A user as an administrator's views show them (`adminUserJson`). */
@@ -121,7 +125,12 @@ export type GranteeNamed = { readonly username: string; readonly group_name?: ne
  * One grant on a resource of kind `K` as the grant routes answer it (`permissions/<users|groups>/<name>/<segment>[/<id>]`):
  * the resource under the kind's own field (the registry's `admin.param`), then the grantee's.
  */
-export type KindGrantOf<K extends ResourceKind> = { readonly resource_type: K; readonly permission: Permission } & {
+export type KindGrantOf<K extends ResourceKind> = {
+  readonly resource_type: K;
+  readonly permission: Permission;
+  /** The MLflow workspace the grant is kept in, when it is not the default one (the request's `X-MLFLOW-WORKSPACE`). */
+  readonly workspace?: string;
+} & {
   readonly [F in GrantIdField<K> | GrantExperimentField<K>]: string;
 } & GranteeNamed;
 

@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type { Grantee } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { adminIdOf, adminIdPath, KIND_SPECS, KINDS } from '../resources/kinds.js';
+import { adminIdOf, adminIdPath, KIND_SPECS, keyedInWorkspace, KINDS } from '../resources/kinds.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { parseScorerId } from '../resources/scorer-identity.js';
 import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
 import { existingGrantee, GRANTEES, knownGrantee, newGrantee, type GranteeShape } from './grantees.js';
@@ -43,6 +44,7 @@ type GrantJson<Kind extends ResourceKind> = (kind: Kind, id: string, grantee: Gr
 const GRANT_JSON: { readonly [F in GrantIdField]: GrantJson<KindsNamedBy<F>> } = {
   experiment_id: (resource_type, experiment_id, grantee, permission) => ({ resource_type, experiment_id, ...grantee, permission }),
   name: (resource_type, name, grantee, permission) => ({ resource_type, name, ...grantee, permission }),
+  workspace: (resource_type, workspace, grantee, permission) => ({ resource_type, workspace, ...grantee, permission }),
   // mlflow-oidc-auth's scorer grant: the experiment and the name, each under its own field.
   scorer_name: (resource_type, id, grantee, permission) => {
     const { experimentId, name } = parseScorerId(id) ?? { experimentId: '', name: id };
@@ -53,7 +55,10 @@ const GRANT_JSON: { readonly [F in GrantIdField]: GrantJson<KindsNamedBy<F>> } =
 /** A grant's JSON: the line of its kind's own field (the registry's `admin.param`, by which `KindsNamedBy` gives the line its kinds). */
 function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, permission: Permission): KindGrant {
   const json = GRANT_JSON[KINDS[k.kind].admin.param] as GrantJson<ResourceKind>;
-  return json(k.kind, id, granteeNamed(g.type, name), permission);
+  const grant = json(k.kind, id, granteeNamed(g.type, name), permission);
+  // A grant kept in another workspace than the default one says so (a workspace's own membership is in none).
+  const workspace = keyedInWorkspace(k.kind) ? currentWorkspace() : undefined;
+  return workspace === undefined ? grant : { ...grant, workspace };
 }
 
 function resourceId(k: KindShape, req: AdminRequest): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ADMIN_API_PREFIXES } from './routes.js';
+import { ADMIN_API_PREFIXES, routePrefixes } from './routes.js';
 import type { AdminRoute } from './types.js';
 
 const ERROR_SCHEMA = {
@@ -27,8 +27,9 @@ const errorResponse = (description: string) => ({
  */
 export function buildOpenApi(routes: readonly AdminRoute[], version: string) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const prefix of ADMIN_API_PREFIXES) {
+  for (const [twin] of ADMIN_API_PREFIXES.entries()) {
     for (const route of routes) {
+      const prefix = routePrefixes(route)[twin]!;
       const path = toOpenApiPath(prefix + route.path);
       const params = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
         name: m[1],
@@ -37,7 +38,7 @@ export function buildOpenApi(routes: readonly AdminRoute[], version: string) {
         schema: { type: 'string' },
       }));
       const op: Record<string, unknown> = {
-        operationId: `${route.method.toLowerCase()}${prefix === '/api/2.0' ? '' : 'Ajax'}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+        operationId: `${route.method.toLowerCase()}${twin === 0 ? '' : 'Ajax'}${route.api === '3.0' ? 'V3' : ''}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
         summary: route.summary,
         description: ACCESS_TEXT[route.access],
         tags: [route.path.split('/')[3] ?? 'users'],

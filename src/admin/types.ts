@@ -1,3 +1,4 @@
+import type { SetUserActive } from '../principals/user-switch.js';
 import type { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Explainer } from '../authz/explain.js';
@@ -75,14 +76,23 @@ export interface AdminDeps {
    * to grant them things ahead of it means.
    */
   readonly oidcSignIn?: boolean;
+  /** A user's live browser sessions, and ending one of them (mlflow-oidc-auth's session routes). */
+  readonly userSessions?: {
+    readonly list: (userId: number) => Promise<ReadonlyArray<{ id: number; createdAt: number; lastSeenAt: number; expiresAt: number }>>;
+    readonly end: (userId: number, sessionId: number) => Promise<boolean>;
+  };
   /** Removes (or with `dryRun` only finds) the grants of resources MLflow no longer has, asking MLflow through each kind's look-up. */
   readonly pruneOrphans?: (actor: string, dryRun: boolean) => Promise<PruneReport>;
+  /** Disables (ending tokens and sessions on every flowgate) or enables a user (src/principals/user-switch.ts). */
+  readonly setUserActive?: SetUserActive;
 }
 
 export interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Relative to `/api/2.0` (and mirrored under `/ajax-api/2.0`), find-my-way syntax. */
   readonly path: string;
+  /** `3.0`: served under `/api/3.0` and `/ajax-api/3.0` instead, where MLflow's basic-auth serves its role and permission routes. */
+  readonly api?: '3.0';
   readonly summary: string;
   readonly access: Access;
   /** For `manage` access: which resource the path names. */

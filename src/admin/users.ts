@@ -19,6 +19,11 @@ const createUserBody = z
     display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
     is_admin: z.boolean({ message: 'must be a boolean' }).default(false),
     is_service_account: z.boolean({ message: 'must be a boolean' }).default(false),
+    /**
+     * MLflow basic-auth's `create_user` (AuthServiceClient) sends a password: flowgate keeps none (clients
+     * authenticate with access tokens), so it is read, never stored, and the answer is basic-auth's 200.
+     */
+    password: z.string({ message: 'must be a string' }).min(1, 'must not be empty').optional(),
     /** Absent: `oidc` for a person where OIDC is configured (they await their first sign-in), else `local`. */
     sign_in: signInSchema.optional(),
   })
@@ -70,10 +75,11 @@ export const callingUserRoute = (path: string, summary: string, answer: (user: U
   handler: async (req, deps) => ({ status: 200, body: await answer(await requireUser(deps, req.principal.username), deps) }),
 });
 
-const create: AdminRoute['handler'] = async (req, deps) => ({
-  status: 201,
-  body: { user: userJson(await createUser(deps, req.principal.username, req.body as z.infer<typeof createUserBody>)) },
-});
+const create: AdminRoute['handler'] = async (req, deps) => {
+  const body = req.body as z.infer<typeof createUserBody>;
+  // MLflow's client takes only 200 as success: a basic-auth call (it carries a password) gets it.
+  return { status: body.password === undefined ? 201 : 200, body: { user: userJson(await createUser(deps, req.principal.username, body)) } };
+};
 
 export const USER_ROUTES: readonly AdminRoute[] = [
   {

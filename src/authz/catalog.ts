@@ -1,4 +1,4 @@
-import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, MCP_SERVER, PROMPT, SCORER, SKILL } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, MCP_SERVER, PROMPT, SCORER, SKILL, WORKSPACE } from '../resources/kinds.js';
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
@@ -449,7 +449,18 @@ const gatewayInvocationRoutes = [
   invoke('/gateway/proxy/:endpoint_name/*', endpointNamed('endpoint_name', 'param', 'proxy')),
 ];
 
-const workspaceRoutes = adminCollection(`${V3}/workspaces`, 'workspace_name');
+/**
+ * MLflow's workspaces: anyone lists the ones they hold a role in and reads one they belong to (the UI's
+ * workspace picker); creating, changing and deleting one is for administrators.
+ */
+const WORKSPACE_NAMED: IdSource = { kind: 'workspace', field: 'workspace_name', from: 'param' };
+const workspaceRoutes = [
+  authenticated('GET', `${V3}/workspaces`, 'filter_workspaces'),
+  admin('POST', `${V3}/workspaces`),
+  { ...route('GET', `${V3}/workspaces/:workspace_name`, 'read'), resource: WORKSPACE, id: WORKSPACE_NAMED },
+  admin('PATCH', `${V3}/workspaces/:workspace_name`),
+  admin('DELETE', `${V3}/workspaces/:workspace_name`),
+];
 
 const webhookRoutes = [...adminCollection(`${V2}/webhooks`, 'webhook_id'), admin('POST', `${V2}/webhooks/:webhook_id/test`)];
 

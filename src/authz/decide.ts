@@ -41,6 +41,12 @@ export interface DecisionInput {
   readonly facts: readonly GrantFacts[];
   readonly defaultPermission: Permission;
   readonly createRequiresAdmin: boolean;
+  /**
+   * The caller's standing in the request's MLflow workspace, when MLflow runs with workspaces: a member
+   * (USE or MANAGE on it) gets the default permission there and may create; its administrator (MANAGE)
+   * manages everything in it; anyone else gets nothing but what is granted to them on the resource.
+   */
+  readonly workspace?: { readonly member: boolean; readonly manage: boolean };
 }
 
 /** Pure: no I/O, no request objects. Anything not explicitly allowed is denied. */
@@ -54,18 +60,22 @@ export function decide(input: DecisionInput): Decision {
     case 'admin':
       return { allow: false, reason: 'admin-only-route' };
     case 'create':
-      return input.createRequiresAdmin
-        ? { allow: false, reason: 'create-admin-only' }
-        : { allow: true, reason: 'create-open' };
+      if (input.createRequiresAdmin) return { allow: false, reason: 'create-admin-only' };
+      if (input.workspace !== undefined && !input.workspace.member) return { allow: false, reason: 'workspace-non-member' };
+      return { allow: true, reason: 'create-open' };
     case 'read':
     case 'use':
     case 'edit':
     case 'manage': {
       if (input.facts.length === 0) return { allow: false, reason: 'default-permission' };
+      const ws = input.workspace;
+      if (ws?.manage) return { allow: true, reason: 'workspace-manage', permission: 'MANAGE' };
+      const outsider = ws !== undefined && !ws.member;
       let last: Decision = { allow: false, reason: 'default-permission' };
       for (const f of input.facts) {
-        const eff = effectivePermission(f, input.defaultPermission);
-        last = { allow: permits(eff.permission, need), reason: eff.reason, permission: eff.permission };
+        const eff = effectivePermission(f, outsider ? 'NO_PERMISSIONS' : input.defaultPermission);
+        const reason = outsider && eff.reason === 'default-permission' ? 'workspace-non-member' : eff.reason;
+        last = { allow: permits(eff.permission, need), reason, permission: eff.permission };
         if (!last.allow) return last;
       }
       return last;

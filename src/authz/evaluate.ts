@@ -1,5 +1,6 @@
 import type { Principal } from '../principals/types.js';
-import { EXPERIMENT, hasNumericId, knownName, MODEL_KINDS } from '../resources/kinds.js';
+import { EXPERIMENT, hasNumericId, knownName, MODEL_KINDS, WORKSPACE } from '../resources/kinds.js';
+import type { WorkspaceStanding } from '../workspaces/standing.js';
 import { isResourceNeed } from '../resources/permissions.js';
 import type { Reason } from '../resources/reasons.js';
 import { badRequest, FlowgateError } from '../errors.js';
@@ -56,6 +57,8 @@ export interface EvaluatorDeps {
   readonly lookups: CachedMlflowLookups;
   /** Who started each MLflow job (flowgate's own record). */
   readonly jobStarters: Pick<JobOwners, 'ownerOf'>;
+  /** The caller's standing in MLflow's workspaces (absent: decided as without workspaces). */
+  readonly workspaces?: WorkspaceStanding;
 }
 
 /** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
@@ -108,13 +111,19 @@ class Refusal {
 export function createEvaluator(deps: EvaluatorDeps) {
   /** Decides on refs that carry every name the decision needs; a missing one is refused (503), never skipped. */
   function decideFor(principal: Principal, need: Need, refs: readonly ResourceRef[]): Decision {
+    const resourceNeed = isResourceNeed(need);
+    // A workspace itself is decided on its membership alone: no default permission reaches it (the
+    // default workspace's open membership aside), and it is in no workspace of its own.
+    const onWorkspaces = resourceNeed && refs.length > 0 && refs.every((ref) => ref.kind === WORKSPACE);
+    const standing = principal.isAdmin || onWorkspaces ? undefined : deps.workspaces?.current(principal);
     return decide({
       isAdmin: principal.isAdmin,
       need,
       // Only resource needs read grants: the others are decided without them (and without names).
-      facts: isResourceNeed(need) ? refs.map((ref) => deps.policy.factsFor(principal, ref)) : [],
-      defaultPermission: deps.defaultPermission,
+      facts: resourceNeed ? refs.map((ref) => deps.policy.factsFor(principal, ref)) : [],
+      defaultPermission: onWorkspaces ? (deps.workspaces?.in(principal, refs[0]!.id).member ? 'USE' : 'NO_PERMISSIONS') : deps.defaultPermission,
       createRequiresAdmin: deps.createRequiresAdmin,
+      ...(standing === undefined ? {} : { workspace: standing }),
     });
   }
 

@@ -1,4 +1,7 @@
+import { keyedInWorkspace } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
+import { DEFAULT_WORKSPACE, qualify, splitQualified } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
@@ -102,43 +105,65 @@ interface ConcernedRow {
   group_name: string | null;
 }
 
-/** The grants table. */
+/**
+ * A resource's id as grants are stored: in the request's workspace (see src/workspaces/names.ts). An
+ * id read back from the store is split and handled inside its own workspace (`inWorkspace`), never
+ * passed here again.
+ */
+export const storedId = (kind: ResourceKind, id: string): string => (keyedInWorkspace(kind) ? qualify(currentWorkspace(), id) : id);
+
+/** The grants table. Every resource id it takes is keyed in the request's workspace (`storedId`); rows carry stored ids. */
 export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
   return {
     async get(grantee: Grantee, kind: ResourceKind, id: string): Promise<Permission | undefined> {
-      return (await sql.get<{ permission: Permission }>(SQL.get[column(grantee)], [grantee.id, kind, id]))?.permission;
+      return (await sql.get<{ permission: Permission }>(SQL.get[column(grantee)], [grantee.id, kind, storedId(kind, id)]))?.permission;
     },
     async insert(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): Promise<void> {
       const t = now();
-      await sql.run(SQL.insert[column(grantee)], [kind, id, grantee.id, permission, t, t]);
+      await sql.run(SQL.insert[column(grantee)], [kind, storedId(kind, id), grantee.id, permission, t, t]);
     },
     async update(grantee: Grantee, kind: ResourceKind, id: string, permission: Permission): Promise<boolean> {
-      return (await sql.run(SQL.update[column(grantee)], [permission, now(), grantee.id, kind, id])) > 0;
+      return (await sql.run(SQL.update[column(grantee)], [permission, now(), grantee.id, kind, storedId(kind, id)])) > 0;
     },
     async delete(grantee: Grantee, kind: ResourceKind, id: string): Promise<boolean> {
-      return (await sql.run(SQL.delete[column(grantee)], [grantee.id, kind, id])) > 0;
+      return (await sql.run(SQL.delete[column(grantee)], [grantee.id, kind, storedId(kind, id)])) > 0;
     },
-    listOf: (grantee: Grantee, kind: ResourceKind): Promise<GrantRow[]> => sql.all<GrantRow>(SQL.listOf[column(grantee)], [grantee.id, kind]),
+    /** A grantee's grants on a kind, in the request's workspace, by MLflow's ids. */
+    async listOf(grantee: Grantee, kind: ResourceKind): Promise<GrantRow[]> {
+      const rows = await sql.all<GrantRow>(SQL.listOf[column(grantee)], [grantee.id, kind]);
+      if (!keyedInWorkspace(kind)) return rows;
+      const here = currentWorkspace() ?? DEFAULT_WORKSPACE;
+      return rows.flatMap((r) => {
+        const { workspace, id } = splitQualified(r.resource_id);
+        return workspace === here ? [{ ...r, resource_id: id }] : [];
+      });
+    },
     async onResource(kind: ResourceKind, id: string): Promise<{ users: GrantRow[]; groups: GrantRow[] }> {
-      const users = await sql.all<GrantRow>(SQL.usersOnResource, [kind, id]);
-      const groups = await sql.all<GrantRow>(SQL.groupsOnResource, [kind, id]);
+      const key = storedId(kind, id);
+      const users = await sql.all<GrantRow>(SQL.usersOnResource, [kind, key]);
+      const groups = await sql.all<GrantRow>(SQL.groupsOnResource, [kind, key]);
       return { users, groups };
     },
-    deleteResource: (kind: ResourceKind, id: string): Promise<number> => sql.run(SQL.deleteResource, [kind, id]),
+    deleteResource: (kind: ResourceKind, id: string): Promise<number> => sql.run(SQL.deleteResource, [kind, storedId(kind, id)]),
     /** Call inside a transaction: the collisions dropped and the move are one change. */
-    async moveResource(kind: ResourceKind, from: string, to: string): Promise<number> {
+    async moveResource(kind: ResourceKind, fromId: string, toId: string): Promise<number> {
+      const from = storedId(kind, fromId);
+      const to = storedId(kind, toId);
       await sql.run(SQL.dropCollisions, [kind, to, kind, from, kind, from]);
       return sql.run(SQL.moveResource, [to, now(), kind, from]);
     },
     /** A resource's grants (users and service accounts first, then groups) whose grantee name contains `text`, a page at a time. */
-    searchOnResource: (kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<GrantSearchRow[]> =>
-      sql.all<GrantSearchRow>(SQL.searchOnResource, [kind, id, kind, id, text, limit, offset]),
+    searchOnResource(kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<GrantSearchRow[]> {
+      const key = storedId(kind, id);
+      return sql.all<GrantSearchRow>(SQL.searchOnResource, [kind, key, kind, key, text, limit, offset]);
+    },
     /**
      * The users a resource's grants concern (directly or through a group), by name, a page at a time,
      * each with every group they belong to (by name): one statement however long the page.
      */
     async concernedUsers(kind: ResourceKind, id: string, text: string, limit: number, offset: number): Promise<ConcernedUser[]> {
-      const rows = await sql.all<ConcernedRow>(SQL.concernedUsers, [kind, id, kind, id, text, limit, offset]);
+      const key = storedId(kind, id);
+      const rows = await sql.all<ConcernedRow>(SQL.concernedUsers, [kind, key, kind, key, text, limit, offset]);
       const users: ConcernedUser[] = [];
       for (const r of rows) {
         if (users.at(-1)?.id !== r.id)
@@ -164,7 +189,7 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
         after = rows[rows.length - 1]!.id;
       }
     },
-    onResourceRaw: (kind: ResourceKind, id: string): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.onResourceRaw, [kind, id]),
+    onResourceRaw: (kind: ResourceKind, id: string): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.onResourceRaw, [kind, storedId(kind, id)]),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { MappingChange, MappingChanges } from '../store/mapping-changes.js';
 import type { CachedMlflowLookups } from './mlflow-lookups.js';
+import { qualify, splitQualified } from '../workspaces/names.js';
+import { currentWorkspace, inWorkspace } from '../workspaces/request-workspace.js';
 
 /**
  * Forgets a cached MLflow mapping here and, through the store's change log, in every other flowgate
@@ -33,12 +35,21 @@ export function createMappingForgetter(lookups: CachedMlflowLookups, log?: Mappi
      */
     forget(change: MappingChange): void {
       apply(change);
-      log?.record(change).catch((err: Error) => onLogError?.(err));
+      // Logged with its workspace, so the other flowgates forget that workspace's entry.
+      const logged = change.key === '' ? change : { ...change, key: qualify(currentWorkspace(), change.key) };
+      log?.record(logged).catch((err: Error) => onLogError?.(err));
     },
     /** What another flowgate recorded (or `all` when the log no longer reaches back far enough). */
     applyExternal(changes: readonly MappingChange[] | 'all'): void {
       if (changes === 'all') lookups.invalidateMutable();
-      else changes.forEach(apply);
+      else
+        for (const change of changes) {
+          if (change.key === '') apply(change);
+          else {
+            const { workspace, id } = splitQualified(change.key);
+            inWorkspace(workspace, () => apply({ ...change, key: id }));
+          }
+        }
     },
   };
 }

@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import { qualify } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { FlowgateError, badRequest } from '../errors.js';
 import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_KINDS, GATEWAY_SECRET, type GatewayKind, KINDS, lookupCall, MCP_SERVER, type ResourceKind, SCORER, SKILL } from '../resources/kinds.js';
 import { UnreadableAnswer, type UpstreamAnswer, type UpstreamJson } from '../upstream/json-client.js';
@@ -136,6 +138,12 @@ interface Lookup<V> {
 }
 
 /**
+ * A look-up's cache key: MLflow answers in the caller's workspace (a name is unique only there, and an
+ * id of another workspace's resource is not found), so an answer is kept for that workspace alone.
+ */
+const inCurrentWorkspace = (id: string): string => qualify(currentWorkspace(), id);
+
+/**
  * A bounded cache in front of one look-up. Concurrent misses for the same key share one
  * upstream request; failures are never cached, so the next request asks again.
  */
@@ -152,14 +160,15 @@ function cachedLookup<V extends {}>(
   let generation = 0;
 
   return {
-    get(key) {
+    get(id) {
+      const key = inCurrentWorkspace(id);
       const cached = uncached ? undefined : cache.get(key);
       onCache?.(name, cached !== undefined);
       if (cached !== undefined) return Promise.resolve(cached);
       const pending = inFlight.get(key);
       if (pending) return pending;
       const startedAt = generation;
-      const request = load(key)
+      const request = load(id)
         .then((value) => {
           if (!uncached && startedAt === generation) cache.set(key, value);
           return value;
@@ -170,13 +179,14 @@ function cachedLookup<V extends {}>(
       inFlight.set(key, request);
       return request;
     },
-    peek(key) {
-      const cached = uncached ? undefined : cache.get(key);
+    peek(id) {
+      const cached = uncached ? undefined : cache.get(inCurrentWorkspace(id));
       if (cached !== undefined) onCache?.(name, true);
       return cached;
     },
-    delete(key) {
+    delete(id) {
       generation += 1;
+      const key = inCurrentWorkspace(id);
       cache.delete(key);
       inFlight.delete(key);
     },

@@ -1,4 +1,6 @@
-import { KINDS, lookupCall } from '../resources/kinds.js';
+import { keyedInWorkspace, KINDS, lookupCall } from '../resources/kinds.js';
+import { splitQualified } from '../workspaces/names.js';
+import { inWorkspace } from '../workspaces/request-workspace.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import type { GrantWriter } from './grant-writer.js';
 import type { GrantsRepo } from './grants-repo.js';
@@ -60,16 +62,20 @@ export async function pruneOrphanGrants(deps: {
   const worker = async () => {
     while (next < resources.length) {
       const ref = resources[next++]!;
+      // A stored id is asked about, and pruned, in the workspace it was granted in.
+      const { workspace, id } = keyedInWorkspace(ref.kind) ? splitQualified(ref.id) : { workspace: undefined, id: ref.id };
+      const local = { ...ref, id } as ResourceRef;
+      const inItsWorkspace = <T>(fn: () => Promise<T>) => (workspace === undefined ? fn() : inWorkspace(workspace, fn));
       let found: boolean | undefined;
       try {
-        found = await deps.exists(ref);
+        found = await inItsWorkspace(() => deps.exists(local));
       } catch {
         found = undefined;
       }
       if (found === undefined) unknown.push(ref);
       else if (!found) {
         orphans.push(ref);
-        if (!deps.dryRun) await deps.writer.pruneOrphan(deps.actor, ref);
+        if (!deps.dryRun) await inItsWorkspace(() => deps.writer.pruneOrphan(deps.actor, local));
       }
     }
   };

@@ -1,4 +1,7 @@
+import { keyedInWorkspace } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
+import { DEFAULT_WORKSPACE, qualify, splitQualified } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import type { Grantee } from './grants-repo.js';
 import type { PatternGrant } from './pattern-index.js';
 import { compilePattern } from './pattern-match.js';
@@ -31,6 +34,19 @@ function ordered<R extends Row>(rows: R[]): R[] {
   );
 }
 
+/** A pattern as stored: keyed in the request's workspace, like grants (src/workspaces/names.ts). */
+const storedPattern = (kind: ResourceKind, pattern: string): string => (keyedInWorkspace(kind) ? qualify(currentWorkspace(), pattern) : pattern);
+
+/** The request's workspace's pattern grants, each by its pattern as written (the admin API acts in one workspace). */
+function hereOnly<G extends { readonly pattern: string; readonly kind: ResourceKind }>(grants: readonly G[]): G[] {
+  const here = currentWorkspace() ?? DEFAULT_WORKSPACE;
+  return grants.flatMap((grant) => {
+    if (!keyedInWorkspace(grant.kind)) return [grant];
+    const { workspace, id } = splitQualified(grant.pattern);
+    return workspace === here ? [{ ...grant, pattern: id }] : [];
+  });
+}
+
 const toGrant = (r: Row): PatternGrant => ({
   kind: r.resource_kind,
   pattern: r.pattern,
@@ -46,8 +62,9 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
     async all(): Promise<PatternGrant[]> {
       return ordered(await sql.all<Row>(COLUMNS)).map(toGrant);
     },
+    /** A kind's pattern grants in the request's workspace. */
     async list(kind: ResourceKind): Promise<PatternGrant[]> {
-      return ordered(await sql.all<Row>(`${COLUMNS} WHERE resource_kind = ?`, [kind])).map(toGrant);
+      return hereOnly(ordered(await sql.all<Row>(`${COLUMNS} WHERE resource_kind = ?`, [kind])).map(toGrant));
     },
     /** Every pattern grant (of one kind, if given) with its grantee's name, in one query. */
     async named(kind?: ResourceKind): Promise<Array<PatternGrant & { readonly granteeName: string }>> {
@@ -57,10 +74,11 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
           WHERE CAST(? AS TEXT) IS NULL OR p.resource_kind = ?`,
         [kind ?? null, kind ?? null],
       );
-      return ordered(rows).map((r) => ({ ...toGrant(r), granteeName: r.grantee_name }));
+      return hereOnly(ordered(rows).map((r) => ({ ...toGrant(r), granteeName: r.grantee_name })));
     },
     /** Sets the grantee's permission on the pattern; false when it already held exactly that one. */
-    async upsert(grantee: Grantee, kind: ResourceKind, pattern: string, permission: Permission): Promise<boolean> {
+    async upsert(grantee: Grantee, kind: ResourceKind, given: string, permission: Permission): Promise<boolean> {
+      const pattern = storedPattern(kind, given);
       compilePattern(pattern);
       const c = column(grantee);
       const t = now();
@@ -76,18 +94,18 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
     },
     async delete(grantee: Grantee, kind: ResourceKind, pattern: string): Promise<boolean> {
       const c = column(grantee);
-      return (await sql.run(`DELETE FROM pattern_grants WHERE ${c} = ? AND resource_kind = ? AND pattern = ?`, [grantee.id, kind, pattern])) > 0;
+      return (await sql.run(`DELETE FROM pattern_grants WHERE ${c} = ? AND resource_kind = ? AND pattern = ?`, [grantee.id, kind, storedPattern(kind, pattern)])) > 0;
     },
     async get(grantee: Grantee, kind: ResourceKind, pattern: string): Promise<Permission | undefined> {
       const row = await sql.get<{ permission: Permission }>(
         `SELECT permission FROM pattern_grants WHERE ${column(grantee)} = ? AND resource_kind = ? AND pattern = ?`,
-        [grantee.id, kind, pattern],
+        [grantee.id, kind, storedPattern(kind, pattern)],
       );
       return row?.permission;
     },
     async ofGrantee(grantee: Grantee): Promise<GranteePatternGrant[]> {
       const rows = ordered(await sql.all<Row>(`${COLUMNS} WHERE ${column(grantee)} = ?`, [grantee.id]));
-      return rows.map((r) => ({ kind: r.resource_kind, pattern: r.pattern, permission: r.permission }));
+      return hereOnly(rows.map((r) => ({ kind: r.resource_kind, pattern: r.pattern, permission: r.permission })));
     },
   };
 }

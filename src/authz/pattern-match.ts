@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.js';
+import { SEPARATOR, workspaceNameProblem } from '../workspaces/names.js';
 
 export const MAX_PATTERN_LENGTH = 256;
 
@@ -31,6 +32,11 @@ export function patternProblem(pattern: string): string | undefined {
   if ([...pattern].length > MAX_PATTERN_LENGTH) return `a pattern must be at most ${MAX_PATTERN_LENGTH} characters`;
   // PostgreSQL's TEXT cannot hold it, and no MLflow name contains it.
   if (pattern.includes('\u0000')) return 'a pattern must not contain a NUL character';
+  // The workspace separator of stored names (src/workspaces/names.ts): a pattern holds it only as
+  // flowgate puts it there, after a valid workspace name.
+  const at = pattern.indexOf(SEPARATOR);
+  if (at >= 0 && (workspaceNameProblem(pattern.slice(0, at)) !== undefined || pattern.indexOf(SEPARATOR, at + 1) >= 0))
+    return 'a pattern must not contain control characters';
   const parsed = parse(pattern);
   if (parsed === undefined) return `pattern '${pattern}' ends with a lone '\\' (write '\\\\' for a backslash)`;
   if (parsed.segments.length === 1 && !parsed.segments[0]!.includes(ANY))
@@ -43,11 +49,18 @@ export function compilePattern(pattern: string): CompiledPattern {
   const problem = patternProblem(pattern);
   if (problem !== undefined) throw badRequest(problem);
   const { segments, literalPrefix } = parse(pattern)!;
+  // A pattern of the default workspace matches its names alone: a name of another workspace holds
+  // the separator, which only that workspace's patterns spell (as their literal prefix).
+  const inDefault = !pattern.includes(SEPARATOR);
+  const sameWorkspace = (name: PreparedName) => !inDefault || Array.prototype.indexOf.call(name, SEPARATOR) < 0;
   return {
     source: pattern,
     literalPrefix,
-    matches: (name) => matchSegments(segments, prepareName(name)),
-    matchesPrepared: (name) => matchSegments(segments, name),
+    matches: (name) => {
+      const prepared = prepareName(name);
+      return sameWorkspace(prepared) && matchSegments(segments, prepared);
+    },
+    matchesPrepared: (name) => sameWorkspace(name) && matchSegments(segments, name),
   };
 }
 

@@ -1,5 +1,7 @@
 import { FlowgateError } from '../errors.js';
-import { knownName, NUMERIC_KINDS } from '../resources/kinds.js';
+import { keyedInWorkspace, knownName, NUMERIC_KINDS } from '../resources/kinds.js';
+import { holdsSeparator, qualify, splitQualified } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import type { GrantFacts } from './decide.js';
 import { withPatterns } from './pattern-facts.js';
 import { createPatternIndex, type PatternGrant, type PatternIndex } from './pattern-index.js';
@@ -28,6 +30,13 @@ function holdersOf(grants: readonly PatternGrant[]): Map<ResourceKind, Holders> 
   }
   return byKind;
 }
+
+/** A name as patterns are matched against it: in the request's workspace, whose patterns alone match it. */
+const inWorkspace = (kind: ResourceKind, name: string): string => (keyedInWorkspace(kind) ? qualify(currentWorkspace(), name) : name);
+
+/** Pattern grants by their patterns as written (without the workspace they are stored in). */
+const asWritten = (grants: readonly PatternGrant[]): readonly PatternGrant[] =>
+  grants.some((g) => holdsSeparator(g.pattern)) ? grants.map((g) => ({ ...g, pattern: splitQualified(g.pattern).id })) : grants;
 
 /** A decision on an experiment needed its name and was given none: refused, never decided without the patterns. */
 export const experimentNameMissing = (id: string) =>
@@ -72,12 +81,12 @@ export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
       const name = knownName(ref);
       if (name === null) return facts;
       if (name === undefined) throw experimentNameMissing(ref.id);
-      return withPatterns(facts, index.factsFor(ref.kind, name, who.userId, who.groupIds));
+      return withPatterns(facts, index.factsFor(ref.kind, inWorkspace(ref.kind, name), who.userId, who.groupIds));
     },
     /** The caller's and their groups' deciding pattern grants on the name (for explanations). */
-    bearing: (kind: ResourceKind, name: string, who: Caller): readonly PatternGrant[] => index.bearing(kind, name, who.userId, who.groupIds),
+    bearing: (kind: ResourceKind, name: string, who: Caller): readonly PatternGrant[] => asWritten(index.bearing(kind, inWorkspace(kind, name), who.userId, who.groupIds)),
     /** Every pattern grant (any grantee) matching the name. */
-    matching: (kind: ResourceKind, name: string): readonly PatternGrant[] => index.matching(kind, name),
+    matching: (kind: ResourceKind, name: string): readonly PatternGrant[] => index.matching(kind, inWorkspace(kind, name)),
     get size(): number {
       return index.size;
     },

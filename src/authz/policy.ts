@@ -1,7 +1,9 @@
-import { hasNumericId } from '../resources/kinds.js';
+import { hasNumericId, keyedInWorkspace } from '../resources/kinds.js';
+import { splitQualified } from '../workspaces/names.js';
+import { inWorkspace } from '../workspaces/request-workspace.js';
 import { BY_RANK, rank } from '../resources/permissions.js';
 import type { GrantFacts } from './decide.js';
-import type { GrantsRepo } from './grants-repo.js';
+import { storedId, type GrantsRepo } from './grants-repo.js';
 import { createPatternPolicy } from './pattern-policy.js';
 import type { PatternGrant } from './pattern-index.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
@@ -14,7 +16,10 @@ export interface Grantee {
 
 const NO_FACTS: GrantFacts = Object.freeze({ direct: undefined, groups: Object.freeze([]) as readonly Permission[] });
 
-const keyOf = (kind: ResourceKind, id: string) => `${kind}\u0000${id}`;
+/** A resource's key: its kind and its id as stored, in the request's workspace (`storedId`). */
+const keyOf = (kind: ResourceKind, id: string) => storedKey(kind, storedId(kind, id));
+/** A row's key: its id is stored already (never re-keyed in whichever workspace reads it). */
+const storedKey = (kind: ResourceKind, stored: string) => `${kind}\u0000${stored}`;
 
 /**
  * Every grant, in memory, indexed by resource: a decision is one map look-up and a scan of that
@@ -40,7 +45,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
 
   function load(rows: Iterable<Row>, next = new Map<string, number[]>()) {
     for (const r of rows) {
-      const key = keyOf(r.resource_kind, r.resource_id);
+      const key = storedKey(r.resource_kind, r.resource_id);
       let list = next.get(key);
       if (!list) next.set(key, (list = []));
       list.push(r.user_id !== null ? r.user_id : -(r.group_id as number), rank(r.permission));
@@ -156,6 +161,16 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
      */
     async changed(...refs: readonly ResourceRef[]): Promise<void> {
       await Promise.all(refs.map(reread));
+    },
+    /** The same for resources named by their stored ids (another process's change log): each re-read in its own workspace. */
+    async storedChanged(...refs: readonly ResourceRef[]): Promise<void> {
+      await Promise.all(
+        refs.map((ref) => {
+          if (!keyedInWorkspace(ref.kind)) return reread(ref);
+          const { workspace, id } = splitQualified(ref.id);
+          return inWorkspace(workspace, () => reread({ ...ref, id } as ResourceRef));
+        }),
+      );
     },
     reloadAll,
     get resources(): number {

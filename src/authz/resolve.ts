@@ -1,5 +1,5 @@
 import { FlowgateError, badRequest } from '../errors.js';
-import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MCP_SERVER, MODEL_KINDS, modelKind, PROMPT, SCORER, SKILL } from '../resources/kinds.js';
+import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MCP_SERVER, MODEL_KINDS, modelKind, PROMPT, SCORER, SKILL, WORKSPACE } from '../resources/kinds.js';
 import { mcpServerNameProblem } from '../resources/mcp-server-identity.js';
 import { scorerId, scorerNameProblem } from '../resources/scorer-identity.js';
 import { organizationProblem, skillId, skillNameProblem } from '../resources/skill-identity.js';
@@ -25,7 +25,7 @@ export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => R
 /** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
 type LookedUpId = Exclude<
   IdSource,
-  { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' | 'skill' | 'skills_registered' | 'scorer' | 'mcp_server' | 'prompt_uri' | 'scorer_names' }
+  { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' | 'skill' | 'skills_registered' | 'scorer' | 'mcp_server' | 'prompt_uri' | 'scorer_names' | 'workspace' }
 >;
 
 /** Decompressed OTLP bodies larger than this are refused rather than inflated. */
@@ -250,6 +250,8 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return skillsRegistered(request);
     case 'mcp_server':
       return [mcpServerOfPath(request.params)];
+    case 'workspace':
+      return readMany(request, id.from, id.field);
     case 'reflection_endpoint': {
       const config = readOne(request, id.from, id.field);
       const endpoint = config === undefined ? undefined : reflectionEndpoint(config);
@@ -581,6 +583,8 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return [{ kind: PROMPT, id: sourcePromptName(requireOne(id, request)) }];
       case 'scorer_names':
         return scorersNamed(id, request);
+      case 'workspace':
+        return [{ kind: WORKSPACE, id: requireOne(id, request) }];
       case 'mcp_server': {
         const ref: ResourceRef = { kind: MCP_SERVER, id: requireOne(id, request) };
         return entry.createsMissing ? mcpServerAsFound(ref) : [ref];

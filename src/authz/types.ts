@@ -1,4 +1,4 @@
-import type { EXPERIMENT, GatewayKind, MCP_SERVER, ModelKind, PROMPT, ResourceKind, SCORER, SKILL } from '../resources/kinds.js';
+import type { EXPERIMENT, GatewayKind, MCP_SERVER, ModelKind, PROMPT, ResourceKind, SCORER, SKILL, WORKSPACE } from '../resources/kinds.js';
 import type { ResourceNeed } from '../resources/permissions.js';
 
 export type { Permission } from '../resources/permissions.js';
@@ -89,7 +89,9 @@ export type IdSource =
    * `{name:path}`, which its basic-auth also reads as the first two segments). Only the path: MLflow's
    * handlers read the name from it, and a version's `server_json.name` must repeat it or MLflow refuses.
    */
-  | { readonly kind: 'mcp_server'; readonly field: 'name'; readonly from: 'param' };
+  | { readonly kind: 'mcp_server'; readonly field: 'name'; readonly from: 'param' }
+  /** An MLflow workspace named by the path (`/workspaces/:workspace_name`). */
+  | { readonly kind: 'workspace'; readonly field: string; readonly from: 'param' };
 
 /**
  * A field a non-administrator may not set, because MLflow reads it as a storage location or as
@@ -138,6 +140,8 @@ export type AfterHook =
   /** Jobs: who started the jobs an answer names is recorded; a job search answers only the caller's own. */
   | 'record_job_starter'
   | 'filter_started_jobs'
+  /** MLflow's workspace list: only the workspaces the caller holds a role in (MLflow's basic-auth lists those). */
+  | 'filter_workspaces'
   /** Scorers: the registrant's MANAGE, grants dropped with the scorer, lists and online configs filtered. */
   | 'grant_creator_scorer'
   | 'drop_scorer_grants'
@@ -263,4 +267,6 @@ export type ResourceRef =
       readonly id: string;
       /** Only on a row that `createsMissing` (a first version's create): MLflow has no such server yet. */
       readonly missing?: true;
-    };
+    }
+  /** A workspace itself (its membership grants): named as MLflow names it, the same in every workspace. */
+  | { readonly kind: typeof WORKSPACE; readonly id: string };

@@ -77,6 +77,10 @@ export function createBearer(d: BearerDeps): BearerModule {
       if (!(e instanceof FlowgateError && e.code === 'RESOURCE_ALREADY_EXISTS')) throw e;
       result = await provisionBearer(d.sql, d.directory, d.principalWriter, options, identity);
     }
+    if (!result.ok && result.holder === 'disabled') {
+      d.logger.warn({ issuer: identity.issuer, user: identity.username }, 'bearer token refused: its user is disabled');
+      throw invalidToken('its user is disabled');
+    }
     if (!result.ok) {
       d.logger.warn({ issuer: identity.issuer, user: identity.username, holder: result.holder }, 'bearer token refused: its name belongs to another flowgate user');
       throw invalidToken("its account is not linked to a flowgate user, and its name belongs to another one");

@@ -1,7 +1,7 @@
 import type { NameHolder } from '../oidc/provision.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
-import type { Group, User } from '../principals/types.js';
+import type { Group, Origin, User } from '../principals/types.js';
 import type { Sql } from '../store/sql.js';
 import type { BearerIdentity } from './verify.js';
 
@@ -9,7 +9,10 @@ export const BEARER_ACTOR = 'bearer';
 
 export type BearerProvisionResult =
   | { readonly ok: true; readonly user: User; readonly changed: boolean }
-  | { readonly ok: false; readonly holder: NameHolder | 'service_account' };
+  | { readonly ok: false; readonly holder: NameHolder | 'service_account' | 'disabled' };
+
+/** A Kubernetes service account's subject is always `system:serviceaccount:<namespace>:<name>`. */
+const originOf = (id: BearerIdentity): Origin => (id.subject.startsWith('system:serviceaccount:') ? 'kubernetes' : 'bearer');
 
 export interface BearerProvisionOptions {
   /** The bootstrap admin: no token ever reaches it. */
@@ -47,10 +50,11 @@ export async function provisionBearer(
     let changed = false;
     let user = await directory.userBySubject(account);
     if ((user?.username ?? id.username) === o.protectedAdmin) return { ok: false, holder: 'bootstrap_admin' };
+    if (user?.disabledAt != null) return { ok: false, holder: 'disabled' };
     if (!user) {
       const named = await directory.userByName(id.username);
       if (named) {
-        const holder = refusal(named, !id.serviceAccount && sameIssuer(id.issuer, o.signInIssuer));
+        const holder = named.disabledAt != null ? 'disabled' : refusal(named, !id.serviceAccount && sameIssuer(id.issuer, o.signInIssuer));
         if (holder) return { ok: false, holder };
         if (!(await writer.bindSubject(BEARER_ACTOR, named, account))) return { ok: false, holder: 'other_account' };
         user = (await directory.userById(named.id))!;
@@ -61,13 +65,14 @@ export async function provisionBearer(
           isAdmin: false,
           isServiceAccount: id.serviceAccount,
           oidc: account,
+          origin: originOf(id),
         });
       }
       changed = true;
     }
     if (id.groups) {
       const groups: Group[] = [];
-      for (const name of id.groups) groups.push((await directory.groupByName(name)) ?? (await writer.createGroup(BEARER_ACTOR, name)));
+      for (const name of id.groups) groups.push((await directory.groupByName(name)) ?? (await writer.createGroup(BEARER_ACTOR, name, originOf(id))));
       if (await writer.setMemberships(BEARER_ACTOR, user, groups)) changed = true;
     }
     return { ok: true, user, changed };

@@ -6,8 +6,11 @@ import { createRouteMatcher } from '../authz/route-matcher.js';
 import type { RouteEntry } from '../authz/types.js';
 import { connectMlflow } from '../upstream/mlflow-connection.js';
 import { readMlflowVersion } from '../upstream/mlflow-version.js';
+import { PYPI_MLFLOW_URL, runNewestReleaseCheck } from './newest-mlflow-release.js';
 
-const USAGE = 'usage: flowgate routes --check [--url URL]   (default URL: FLOWGATE_UPSTREAM_URL and FLOWGATE_UPSTREAM_STATIC_PREFIX)\n';
+const USAGE =
+  'usage: flowgate routes --check [--url URL]   (default URL: FLOWGATE_UPSTREAM_URL and FLOWGATE_UPSTREAM_STATIC_PREFIX)\n' +
+  `       flowgate routes --check-newest [--pypi-url URL]   whether the newest MLflow on PyPI is recorded (default URL: ${PYPI_MLFLOW_URL})\n`;
 
 export interface RoutesCheckIo {
   readonly env: NodeJS.ProcessEnv;
@@ -22,17 +25,26 @@ export interface RoutesCheckIo {
  * catalog classifies every route of that release, from the routes recorded for it
  * (src/authz/catalog-versions.json). For operators about to upgrade MLflow: a route flowgate does
  * not classify is denied to everyone. Exit 0 every route classified, 1 not (or the release was not
- * recorded, or MLflow did not tell its version), 2 usage.
+ * recorded, or MLflow did not tell its version), 2 usage. `--check-newest` asks PyPI instead
+ * (newest-mlflow-release.ts), so a release is recorded before anyone runs it.
  */
 export async function runRoutesCheck(args: string[], io: RoutesCheckIo): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args, options: { check: { type: 'boolean' }, url: { type: 'string' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args,
+      options: { check: { type: 'boolean' }, url: { type: 'string' }, 'check-newest': { type: 'boolean' }, 'pypi-url': { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (e) {
     io.err(`flowgate: ${(e as Error).message}\n${USAGE}`);
     return 2;
   }
-  if (!values.check) {
+  if (values['check-newest'] && !values.check && values.url === undefined) {
+    return runNewestReleaseCheck(values['pypi-url'] ?? PYPI_MLFLOW_URL, io);
+  }
+  if (!values.check || values['check-newest'] || values['pypi-url'] !== undefined) {
     io.err(USAGE);
     return 2;
   }

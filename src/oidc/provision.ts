@@ -25,7 +25,7 @@ export type ProvisionResult =
   | { readonly ok: true; readonly user: User; readonly roles: readonly string[]; readonly changed: boolean }
   | {
       readonly ok: false;
-      readonly reason: 'no_username' | 'bad_username' | 'no_subject' | 'service_account' | 'role_not_allowed' | 'name_taken';
+      readonly reason: 'no_username' | 'bad_username' | 'no_subject' | 'service_account' | 'role_not_allowed' | 'name_taken' | 'disabled';
       readonly username?: string;
       readonly holder?: NameHolder;
     };
@@ -66,13 +66,16 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
     let user = await directory.userBySubject(account);
     // (A bound user whom configuration has named the bootstrap admin since is refused too.)
     if ((user?.username ?? username) === o.protectedAdmin) return { ok: false, reason: 'name_taken', username, holder: 'bootstrap_admin' };
+    // Disabled by an administrator or the identity provider's SCIM: no sign-in re-enables them.
+    if (user?.disabledAt != null) return { ok: false, reason: 'disabled', username };
     if (!user) {
       const named = await directory.userByName(username);
       const refused = named && refusal(named);
       if (refused) return { ok: false, username, ...refused };
+      if (named?.disabledAt != null) return { ok: false, reason: 'disabled', username };
       // The name's OIDC user awaiting a first sign-in is bound now; of two sign-ins racing for it, one is.
       if (named && !(await writer.bindSubject(ACTOR, named, account))) return { ok: false, reason: 'name_taken', username, holder: 'other_account' };
-      user = named ?? (await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false, oidc: account }));
+      user = named ?? (await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false, oidc: account, origin: 'oidc' }));
       changed = true;
     }
     const isAdmin = o.adminRole !== undefined ? hasAdminRole : user.isAdmin;
@@ -81,7 +84,7 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
       changed = true;
     }
     const groups: Group[] = [];
-    for (const role of roles) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role)));
+    for (const role of roles) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role, 'oidc')));
     if (await writer.setMemberships(ACTOR, user, groups)) changed = true;
     return { ok: true, user, roles, changed };
   });

@@ -64,6 +64,10 @@ const REFUSALS: Record<Exclude<ProvisionResult, { ok: true }>['reason'], { title
     title: 'Sign-in incomplete',
     message: 'The identity provider did not say which account signed in (no issuer or subject). Ask an administrator to check the provider settings.',
   },
+  disabled: {
+    title: 'Account disabled',
+    message: 'Your account here is disabled. Ask an administrator to enable it.',
+  },
   // The same words whoever holds the name, so a sign-in learns nothing about them.
   name_taken: {
     title: 'Account not linked',

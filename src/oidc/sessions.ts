@@ -18,6 +18,14 @@ export interface OpeningToken {
   readonly expiresAt: number;
 }
 
+/** A session as listed to its user or an administrator. */
+export interface SessionSummary {
+  readonly id: number;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  readonly expiresAt: number;
+}
+
 export interface NewSession {
   /** The opaque id for the cookie: never stored, only its hash. */
   readonly id: string;
@@ -73,6 +81,8 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
     touch: 'UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?',
     delete: 'DELETE FROM sessions WHERE id_hash = ?',
     deleteOfUser: 'DELETE FROM sessions WHERE user_id = ?',
+    listOfUser: 'SELECT id, created_at, last_seen_at, expires_at FROM sessions WHERE user_id = ? AND expires_at > ? AND last_seen_at > ? ORDER BY id DESC',
+    deleteOneOfUser: 'DELETE FROM sessions WHERE id = ? AND user_id = ? RETURNING id_hash',
     purge: 'DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?',
   } as const;
   /** Bumped whenever sessions are forgotten: a read that started before must not cache what it read. */
@@ -169,6 +179,22 @@ export function createSessionStore(sql: Sql, options: SessionOptions) {
       const ended = await sql.run(SQL.deleteOfUser, [userId]);
       forgetCachedOf(userId);
       return ended;
+    },
+
+    /** A user's live sessions, newest first: the row id addresses one (never its id or hash, which are credentials). */
+    async listOf(userId: number): Promise<SessionSummary[]> {
+      const t = now();
+      const rows = await sql.all<{ id: number; created_at: number; last_seen_at: number; expires_at: number }>(SQL.listOfUser, [userId, t, t - options.idleMs]);
+      return rows.map((r) => ({ id: Number(r.id), createdAt: Number(r.created_at), lastSeenAt: Number(r.last_seen_at), expiresAt: Number(r.expires_at) }));
+    },
+
+    /** Ends one session of the user by its row id; false when the user has no session with that id. */
+    async destroyOneOf(userId: number, id: number): Promise<boolean> {
+      const row = await sql.get<{ id_hash: string }>(SQL.deleteOneOfUser, [id, userId]);
+      if (!row) return false;
+      forgets++;
+      cache.delete(row.id_hash);
+      return true;
     },
 
     /** The user's tokens were revoked here: the store ended what they opened, so nothing of theirs may answer from memory. */

@@ -1,5 +1,5 @@
 import type { Sql, SqlValue } from '../store/sql.js';
-import type { Group, SignIn, User } from './types.js';
+import type { Group, Origin, SignIn, User } from './types.js';
 
 interface UserRow {
   id: number;
@@ -11,11 +11,16 @@ interface UserRow {
   sign_in: SignIn;
   oidc_issuer: string | null;
   oidc_subject: string | null;
+  origin: Origin;
+  external_id: string | null;
+  disabled_at: number | null;
 }
 interface GroupRow {
   id: number;
   name: string;
   created_at: number;
+  origin: Origin;
+  external_id: string | null;
 }
 
 const toUser = (r: UserRow): User => ({
@@ -28,8 +33,12 @@ const toUser = (r: UserRow): User => ({
   signIn: r.sign_in,
   oidcIssuer: r.oidc_issuer,
   oidcSubject: r.oidc_subject,
+  origin: r.origin,
+  externalId: r.external_id,
+  // PostgreSQL's BIGINT arrives as a string.
+  disabledAt: r.disabled_at === null ? null : Number(r.disabled_at),
 });
-const toGroup = (r: GroupRow): Group => ({ id: r.id, name: r.name, createdAt: r.created_at });
+const toGroup = (r: GroupRow): Group => ({ id: r.id, name: r.name, createdAt: r.created_at, origin: r.origin, externalId: r.external_id });
 
 export interface NewUser {
   username: string;
@@ -40,6 +49,9 @@ export interface NewUser {
   signIn?: SignIn;
   /** The identity-provider account a sign-in creates the user for. */
   oidc?: OidcIdentity;
+  /** `oidc` when `oidc` is given, else `local`, when absent. */
+  origin?: Origin;
+  externalId?: string | null;
 }
 
 export interface OidcIdentity {
@@ -53,8 +65,19 @@ const SQL = {
   listUsers: 'SELECT * FROM users WHERE is_service_account = ? ORDER BY username',
   listAllUsers: 'SELECT * FROM users ORDER BY username',
   userBySubject: 'SELECT * FROM users WHERE oidc_issuer = ? AND oidc_subject = ?',
-  insertUser: `INSERT INTO users (username, display_name, is_admin, is_service_account, created_at, sign_in, oidc_issuer, oidc_subject)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+  insertUser: `INSERT INTO users (username, display_name, is_admin, is_service_account, created_at, sign_in, oidc_issuer, oidc_subject, origin, external_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+  userByExternalId: 'SELECT * FROM users WHERE external_id = ?',
+  setExternalId: 'UPDATE users SET external_id = ? WHERE id = ?',
+  renameUser: 'UPDATE users SET username = ? WHERE id = ?',
+  // Only a change writes: an UPDATE moves the policy generation, which every flowgate on the store follows.
+  disable: 'UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
+  enable: 'UPDATE users SET disabled_at = NULL WHERE id = ? AND disabled_at IS NOT NULL',
+  groupById: 'SELECT * FROM groups WHERE id = ?',
+  groupByExternalId: 'SELECT * FROM groups WHERE external_id = ?',
+  listGroupsOf: 'SELECT * FROM groups WHERE origin = ? ORDER BY name',
+  insertGroupFrom: 'INSERT INTO groups (name, created_at, origin, external_id) VALUES (?, ?, ?, ?) RETURNING *',
+  updateGroup: 'UPDATE groups SET name = ?, external_id = ? WHERE id = ?',
   updateUser: 'UPDATE users SET display_name = ?, is_admin = ? WHERE id = ?',
   // Only a user still awaiting their first sign-in is bound: of two sign-ins racing, one binds.
   bindSubject: "UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ? AND sign_in = 'oidc' AND oidc_subject IS NULL",
@@ -70,7 +93,8 @@ const SQL = {
   membersOfGroup: 'SELECT u.* FROM users u JOIN group_members m ON m.user_id = u.id WHERE m.group_id = ? ORDER BY u.username',
   addMember: 'INSERT INTO group_members (group_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING',
   removeMember: 'DELETE FROM group_members WHERE group_id = ? AND user_id = ?',
-  removeAllMemberships: 'DELETE FROM group_members WHERE user_id = ?',
+  // SCIM's groups are the identity provider's: memberships set from claims leave them alone.
+  removeClaimedMemberships: "DELETE FROM group_members WHERE user_id = ? AND group_id NOT IN (SELECT id FROM groups WHERE origin = 'scim')",
   searchUsers: `SELECT * FROM users WHERE is_service_account IN (?, ?)
          AND (instr(lower(username), lower(CAST(? AS TEXT))) > 0 OR instr(lower(display_name), lower(CAST(? AS TEXT))) > 0)
        ORDER BY username LIMIT ? OFFSET ?`,
@@ -104,7 +128,19 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
         u.oidc ? 'oidc' : (u.signIn ?? 'local'),
         u.oidc?.issuer ?? null,
         u.oidc?.subject ?? null,
+        u.origin ?? (u.oidc ? 'oidc' : 'local'),
+        u.externalId ?? null,
       ]))!,
+    userByExternalId: (externalId: string): Promise<User | undefined> => user(SQL.userByExternalId, [externalId]),
+    setExternalId: async (id: number, externalId: string | null): Promise<void> => {
+      await sql.run(SQL.setExternalId, [externalId, id]);
+    },
+    renameUser: async (id: number, username: string): Promise<void> => {
+      await sql.run(SQL.renameUser, [username, id]);
+    },
+    /** False when it already was so (nothing written). */
+    setDisabled: async (id: number, disabled: boolean): Promise<boolean> =>
+      (await (disabled ? sql.run(SQL.disable, [now(), id]) : sql.run(SQL.enable, [id]))) > 0,
     updateUser: async (id: number, displayName: string, isAdmin: boolean): Promise<void> => {
       await sql.run(SQL.updateUser, [displayName, isAdmin ? 1 : 0, id]);
     },
@@ -126,6 +162,20 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
       return r && toGroup(r);
     },
     listGroups: async (): Promise<Group[]> => (await sql.all<GroupRow>(SQL.listGroups)).map(toGroup),
+    groupById: async (id: number): Promise<Group | undefined> => {
+      const r = await sql.get<GroupRow>(SQL.groupById, [id]);
+      return r && toGroup(r);
+    },
+    groupByExternalId: async (externalId: string): Promise<Group | undefined> => {
+      const r = await sql.get<GroupRow>(SQL.groupByExternalId, [externalId]);
+      return r && toGroup(r);
+    },
+    groupsFrom: async (origin: Origin): Promise<Group[]> => (await sql.all<GroupRow>(SQL.listGroupsOf, [origin])).map(toGroup),
+    createGroupFrom: async (name: string, origin: Origin, externalId: string | null): Promise<Group> =>
+      toGroup((await sql.get<GroupRow>(SQL.insertGroupFrom, [name, now(), origin, externalId]))!),
+    updateGroup: async (id: number, name: string, externalId: string | null): Promise<void> => {
+      await sql.run(SQL.updateGroup, [name, externalId, id]);
+    },
     createGroup: async (name: string): Promise<Group> => toGroup((await sql.get<GroupRow>(SQL.insertGroup, [name, now()]))!),
     deleteGroup: async (id: number): Promise<void> => {
       await sql.run(SQL.deleteGroup, [id]);
@@ -136,9 +186,9 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
     membersOfGroup: (groupId: number): Promise<User[]> => users(SQL.membersOfGroup, [groupId]),
     addMember: async (groupId: number, userId: number): Promise<boolean> => (await sql.run(SQL.addMember, [groupId, userId])) > 0,
     removeMember: async (groupId: number, userId: number): Promise<boolean> => (await sql.run(SQL.removeMember, [groupId, userId])) > 0,
-    /** Makes the user's memberships exactly `groupIds` (used at OIDC login); call inside a transaction. */
+    /** Makes the user's memberships of groups not from SCIM exactly `groupIds` (used at OIDC login); call inside a transaction. */
     setMemberships: async (userId: number, groupIds: readonly number[]): Promise<void> => {
-      await sql.run(SQL.removeAllMemberships, [userId]);
+      await sql.run(SQL.removeClaimedMemberships, [userId]);
       for (const g of groupIds) await sql.run(SQL.addMember, [g, userId]);
     },
     /** Users whose name or display name contains `text` (any case), a page at a time. */

@@ -22,7 +22,8 @@ export function createPrincipalCache(directory: Directory, size: number, onCache
   async function load(userId: number): Promise<Entry | undefined> {
     const startedAt = generation;
     const user = await directory.userById(userId);
-    if (!user) return undefined;
+    // A disabled user proves nothing, whatever credential still names them (not cached: it stays rare).
+    if (!user || user.disabledAt != null) return undefined;
     const identity: Identity = {
       userId: user.id,
       username: user.username,

@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { badRequest } from '../errors.js';
 import type { Sql } from '../store/sql.js';
 import type { Directory, OidcIdentity } from './directory.js';
-import { userJson, type Group, type SignIn, type User } from './types.js';
+import { userJson, type Group, type Origin, type SignIn, type User } from './types.js';
 
 /**
  * The one writer of users, groups and memberships: the admin API, sign-in provisioning and the
@@ -19,6 +19,8 @@ export function createPrincipalWriter(deps: {
   readonly directory: Directory;
   readonly audit: AuditLog;
   readonly bootstrapAdmin?: string | undefined;
+  /** Told of each group made (after its transaction): the workspace rules give it its role. */
+  readonly onGroupCreated?: (group: Group) => Promise<void>;
 }) {
   const { sql, directory, audit } = deps;
   const isBootstrapAdmin = (user: User): boolean => deps.bootstrapAdmin !== undefined && user.username === deps.bootstrapAdmin;
@@ -98,11 +100,62 @@ export function createPrincipalWriter(deps: {
       });
     },
 
-    async createGroup(actor: string, name: string): Promise<Group> {
-      return sql.transaction(async () => {
-        const group = await directory.createGroup(name);
-        await audit.record({ actor, action: 'group.create', target: `group:${group.name}` });
+    async createGroup(actor: string, name: string, origin: Origin = 'local', externalId: string | null = null): Promise<Group> {
+      const made = await sql.transaction(async () => {
+        const group = await directory.createGroupFrom(name, origin, externalId);
+        await audit.record({ actor, action: 'group.create', target: `group:${group.name}`, ...(origin !== 'local' ? { newValue: { origin } } : {}) });
         return group;
+      });
+      await deps.onGroupCreated?.(made);
+      return made;
+    },
+
+    /** A new name or external id (SCIM); false when both already were so. */
+    async updateGroup(actor: string, group: Group, name: string, externalId: string | null): Promise<boolean> {
+      if (group.name === name && group.externalId === externalId) return false;
+      return sql.transaction(async () => {
+        await directory.updateGroup(group.id, name, externalId);
+        await audit.record({ actor, action: 'group.update', target: `group:${group.name}`, oldValue: { name: group.name }, newValue: { name, external_id: externalId } });
+        return true;
+      });
+    },
+
+    /**
+     * A new user name (SCIM `userName`): grants, tokens and memberships stay, being held by id; the
+     * caller forgets the user's cached credentials (Basic names the user). A name taken is a 409.
+     */
+    async renameUser(actor: string, user: User, username: string): Promise<boolean> {
+      if (user.username === username) return false;
+      refuseForBootstrapAdmin(user, 'be renamed');
+      if (deps.bootstrapAdmin === username) throw badRequest(`'${username}' is the bootstrap administrator's name (FLOWGATE_ADMIN_USERNAME)`);
+      return sql.transaction(async () => {
+        await directory.renameUser(user.id, username);
+        await audit.record({ actor, action: 'user.rename', target: `user:${user.username}`, oldValue: { username: user.username }, newValue: { username } });
+        return true;
+      });
+    },
+
+    /** The identity provider's id for the user (SCIM `externalId`); false when it already was so. */
+    async setExternalId(actor: string, user: User, externalId: string | null): Promise<boolean> {
+      if (user.externalId === externalId) return false;
+      refuseForBootstrapAdmin(user, 'be changed by the identity provider');
+      return sql.transaction(async () => {
+        await directory.setExternalId(user.id, externalId);
+        await audit.record({ actor, action: 'user.update', target: `user:${user.username}`, newValue: { external_id: externalId } });
+        return true;
+      });
+    },
+
+    /**
+     * Disables (no credential of theirs works, no sign-in reaches them) or enables the user; false
+     * when it already was so. The caller ends their tokens and sessions (src/principals/user-switch.ts).
+     */
+    async setDisabled(actor: string, user: User, disabled: boolean): Promise<boolean> {
+      if (disabled) refuseForBootstrapAdmin(user, 'be disabled');
+      return sql.transaction(async () => {
+        const changed = await directory.setDisabled(user.id, disabled);
+        if (changed) await audit.record({ actor, action: disabled ? 'user.disable' : 'user.enable', target: `user:${user.username}` });
+        return changed;
       });
     },
 
@@ -131,13 +184,17 @@ export function createPrincipalWriter(deps: {
       });
     },
 
-    /** The user's memberships become exactly `groups`; false when they already were. */
+    /**
+     * The user's memberships become exactly `groups` (a sign-in's claims); false when they already
+     * were. SCIM's groups are the identity provider's to fill: a claim neither joins nor leaves them.
+     */
     async setMemberships(actor: string, user: User, groups: readonly Group[]): Promise<boolean> {
+      const claimed = groups.filter((g) => g.origin !== 'scim');
       return sql.transaction(async () => {
-        const before = (await directory.groupsOfUser(user.id)).map((g) => g.name);
-        const names = groups.map((g) => g.name);
+        const before = (await directory.groupsOfUser(user.id)).filter((g) => g.origin !== 'scim').map((g) => g.name);
+        const names = claimed.map((g) => g.name);
         if (before.length === names.length && before.every((g) => names.includes(g))) return false;
-        await directory.setMemberships(user.id, groups.map((g) => g.id));
+        await directory.setMemberships(user.id, claimed.map((g) => g.id));
         await audit.record({
           actor,
           action: 'group.memberships',

@@ -13,14 +13,34 @@ export interface User {
   readonly signIn: SignIn;
   readonly oidcIssuer: string | null;
   readonly oidcSubject: string | null;
+  /** What created the user (shown on the Manage screens); the rules follow `signIn`, not this. */
+  readonly origin: Origin;
+  /** The identity provider's id for the user (SCIM `externalId`). */
+  readonly externalId: string | null;
+  /** When the user was disabled (SCIM `active: false`, or an administrator): no credential of theirs works. */
+  readonly disabledAt: number | null;
 }
 
 export type SignIn = 'local' | 'oidc';
+
+/**
+ * Where a principal comes from: `local` (the admin API or CLI, the bootstrap admin), `oidc` (a
+ * browser sign-in), `bearer` (a JWT of a configured issuer), `kubernetes` (a service-account token),
+ * `scim` (pushed by the identity provider).
+ */
+export type Origin = 'local' | 'oidc' | 'bearer' | 'kubernetes' | 'scim';
+export const ORIGINS: readonly Origin[] = ['local', 'oidc', 'bearer', 'kubernetes', 'scim'];
 
 export interface Group {
   readonly id: number;
   readonly name: string;
   readonly createdAt: number;
+  /**
+   * `scim` groups are the identity provider's: only SCIM changes their members. Every other group's
+   * members may follow sign-in claims (docs/machine-identity.md, "Groups: claims and SCIM").
+   */
+  readonly origin: Origin;
+  readonly externalId: string | null;
 }
 
 /** Who is calling, as the decision needs it: built once per cache fill, never per request. */
@@ -45,5 +65,7 @@ export function userJson(u: User) {
     sign_in: u.signIn,
     // Whether the OIDC account is linked yet; the subject itself stays in the store.
     oidc_linked: u.signIn === 'oidc' && u.oidcSubject !== null,
+    origin: u.origin,
+    disabled: u.disabledAt != null,
   };
 }

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
-import { FlowgateError, sendError, sendJson, unauthenticated } from '../errors.js';
+import { FlowgateError, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
+import type { WorkspaceEntry } from '../workspaces/request-entry.js';
 import type { Authenticator } from '../http/credentials.js';
 import { continueAuthorized } from '../http/expect-continue.js';
 import type { Forwarder } from './forward.js';
@@ -14,6 +15,8 @@ import { dropUnreadBody } from './lingering-close.js';
 import { normalizeTarget, stripBasePath } from './normalize-path.js';
 import type { RequestEnd, RequestScope } from './request-scope.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
+import type { Tracing } from '../tracing/types.js';
+import { sendErrorAnswer } from '../ui/error-page.js';
 
 /** A handler for one of flowgate's own pages (login, callback, …); returns false when not its path. */
 import type { OwnRoute } from '../http/own-route.js';
@@ -49,6 +52,10 @@ export interface AppDeps {
   readonly bodyReadTimeoutMs?: number;
   /** False in shadow mode; `/readyz` says so (without becoming unready). */
   readonly enforcing?: boolean;
+  /** Set only when tracing is configured: then each request gets a trace on its scope. */
+  readonly tracing?: Tracing;
+  /** MLflow's workspaces: each request handled in the one it names (absent: MLflow's workspaces are not followed). */
+  readonly workspaces?: WorkspaceEntry;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -76,10 +83,12 @@ const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9
 /** The stage pipeline: accept → normalize → own routes → (CORS preflight) → authenticate → admin API or gate → forward. */
 export function createRequestListener(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
-    // Errors end here, in MLflow's JSON shape: one promise per request, no extra catch handler.
+    // Errors end here, in MLflow's JSON shape (a page for a browser loading one): one promise per request, no extra catch handler.
+    let normalizedPath: string | undefined;
     try {
       const target = normalizeTarget(req.url ?? '/');
       const path = stripBasePath(target.path, deps.basePath);
+      normalizedPath = path;
       const encodedPath = stripBasePath(target.encoded, deps.basePath);
       if (path === undefined || encodedPath === undefined)
         throw new FlowgateError('ENDPOINT_NOT_FOUND', `Not found; flowgate serves under ${deps.basePath}/`);
@@ -124,14 +133,16 @@ export function createRequestListener(deps: AppDeps) {
           scope.reason = 'cors-preflight';
           scope.resourceType = 'none';
           continueAuthorized(req, res);
-          deps.forwarder.forward(req, res, { encodedPath, search: target.search, username: undefined, requestId: scope.requestId, onUpstream: upstreamRecorder(scope) });
+          deps.forwarder.forward(req, res, { encodedPath, search: target.search, username: undefined, requestId: scope.requestId, onUpstream: upstreamRecorder(scope), trace: scope.trace?.forwarding() });
           return;
         }
       }
 
-      const authenticated = deps.authenticate(req);
+      const authenticated = scope.trace ? scope.trace.stage('authenticate', () => deps.authenticate(req)) : deps.authenticate(req);
       const auth = authenticated instanceof Promise ? await authenticated : authenticated;
       scope.principal = auth.principal;
+      // A request naming a workspace MLflow would refuse is refused as MLflow refuses it, before any decision.
+      if (auth.principal && deps.workspaces) await deps.workspaces.check(req);
 
       if (isAdminNamespace(path)) {
         const m = deps.adminApi.match(method, encodedPath);
@@ -146,7 +157,8 @@ export function createRequestListener(deps: AppDeps) {
         const decisionStarted = process.hrtime.bigint();
         let granted: AdminAccess;
         try {
-          const authorized = deps.adminApi.authorize(auth.principal, m);
+          const principal = auth.principal;
+          const authorized = scope.trace ? scope.trace.stage('decide', () => deps.adminApi.authorize(principal, m)) : deps.adminApi.authorize(principal, m);
           granted = authorized instanceof Promise ? await authorized : authorized;
         } finally {
           scope.decisionSeconds = seconds(decisionStarted);
@@ -162,15 +174,8 @@ export function createRequestListener(deps: AppDeps) {
       const decisionStarted = process.hrtime.bigint();
       let pass: GatePass;
       try {
-        const authorized = deps.gate.authorize({
-          req,
-          method,
-          path,
-          encodedPath,
-          search: target.search,
-          principal: auth.principal,
-          scope,
-        });
+        const gateRequest = { req, method, path, encodedPath, search: target.search, principal: auth.principal, scope };
+        const authorized = scope.trace ? scope.trace.stage('decide', () => deps.gate.authorize(gateRequest)) : deps.gate.authorize(gateRequest);
         pass = authorized instanceof Promise ? await authorized : authorized;
       } finally {
         scope.decisionSeconds = seconds(decisionStarted);
@@ -178,7 +183,11 @@ export function createRequestListener(deps: AppDeps) {
       const onUpstream = upstreamRecorder(scope);
       continueAuthorized(req, res);
       // Awaited, so its failure lands in the catch below.
-      if (pass.respond) return await pass.respond(res, { requestId: scope.requestId, username: auth.principal?.username, onUpstream });
+      if (pass.respond) {
+        const respond = pass.respond;
+        const context = { requestId: scope.requestId, username: auth.principal?.username, onUpstream };
+        return await (scope.trace ? scope.trace.stage('after-hook', () => respond(res, context)) : respond(res, context));
+      }
       deps.forwarder.forward(req, res, {
         encodedPath: pass.encodedPath ?? encodedPath,
         search: pass.search ?? target.search,
@@ -186,14 +195,15 @@ export function createRequestListener(deps: AppDeps) {
         requestId: scope.requestId,
         onUpstream,
         body: pass.body,
-        onResponse: pass.onResponse,
+        onResponse: scope.trace && pass.onResponse ? scope.trace.afterHook(pass.onResponse) : pass.onResponse,
+        trace: scope.trace?.forwarding(),
       });
     } catch (err) {
-      failed(req, res, scope, err);
+      failed(req, res, scope, err, normalizedPath);
     }
   }
 
-  function failed(req: IncomingMessage, res: ServerResponse, scope: RequestScope, err: unknown): void {
+  function failed(req: IncomingMessage, res: ServerResponse, scope: RequestScope, err: unknown, path: string | undefined): void {
     if (isClientGone(err)) {
       // Nobody is left to answer; the request line records it (499, aborted).
       scope.reason ??= (err as FlowgateError).reason;
@@ -209,19 +219,23 @@ export function createRequestListener(deps: AppDeps) {
     } else deps.logger.error({ err: { message: (err as Error).message, stack: (err as Error).stack }, requestId: scope.requestId }, 'unexpected error');
     if (err instanceof FlowgateError && err.status === 401 && !scope.principal && !res.headersSent && deps.onUnauthenticated?.(req, res)) return;
     if (!req.complete) dropUnreadBody(req, res);
-    sendError(res, err);
+    sendErrorAnswer(req, res, err, { basePath: deps.basePath, path });
   }
 
   /** One listener function for every response; the request's scope rides on the response. */
   function onClose(this: ServerResponse): void {
     deps.inFlight?.dec();
-    deps.onFinish?.((this as ScopedResponse)[SCOPE], this.req, this);
+    const scope = (this as ScopedResponse)[SCOPE];
+    scope.trace?.finish(scope, this.req, this);
+    deps.onFinish?.(scope, this.req, this);
   }
 
   return function listener(req: IncomingMessage, res: ServerResponse): void {
     const offered = req.headers[deps.trustedRequestIdHeader];
     const requestId = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
-    const scope: RequestScope = { requestId, started: process.hrtime.bigint() };
+    const tracing = deps.tracing;
+    // Without tracing the scope keeps its one shape and nothing is allocated for a trace.
+    const scope: RequestScope = tracing ? { requestId, started: process.hrtime.bigint(), trace: tracing.startRequest(req) } : { requestId, started: process.hrtime.bigint() };
     res.setHeader('X-Request-Id', requestId);
     deps.inFlight?.inc();
     (res as ScopedResponse)[SCOPE] = scope;
@@ -230,6 +244,6 @@ export function createRequestListener(deps: AppDeps) {
     if (deps.bodyReadTimeoutMs !== undefined && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined))
       setBodyReadTimeout(req, deps.bodyReadTimeoutMs);
     for (const pre of deps.preRoutes ?? []) if (pre(req, res)) return;
-    void handle(req, res, scope);
+    void (deps.workspaces ? deps.workspaces.run(req, () => handle(req, res, scope)) : handle(req, res, scope));
   };
 }

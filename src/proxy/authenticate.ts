@@ -3,6 +3,7 @@ import { unauthenticated } from '../errors.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { Principal } from '../principals/types.js';
 import { MALFORMED, type TokenVerifier } from '../tokens/verifier.js';
+import type { LegacyPasswordVerifier } from '../tokens/legacy-passwords.js';
 
 import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/credentials.js';
 
@@ -35,10 +36,14 @@ export function createAuthenticator(loaders: readonly CredentialLoader[]): Authe
 
 const BASIC = /^basic /i;
 
-type Verified = ReturnType<TokenVerifier['verifyEncoded']> extends infer V ? Exclude<V, Promise<unknown>> : never;
+type Verified = (ReturnType<TokenVerifier['verifyEncoded']> extends infer V ? Exclude<V, Promise<unknown>> : never) | { readonly userId: number };
 
-/** HTTP Basic with username + access token, as the MLflow Python client sends it. */
-export function basicTokenLoader(verifier: TokenVerifier, principals: PrincipalCache): CredentialLoader {
+/**
+ * HTTP Basic with username + access token, as the MLflow Python client sends it; with `legacy`, a
+ * password imported from MLflow basic-auth too (tried only when no token matches; a remembered
+ * success answers first, without I/O).
+ */
+export function basicTokenLoader(verifier: TokenVerifier, principals: PrincipalCache, legacy?: LegacyPasswordVerifier): CredentialLoader {
   const proveUser = (principal: Principal | undefined): Principal => {
     if (!principal) throw unauthenticated('Invalid username or access token');
     return principal;
@@ -53,7 +58,16 @@ export function basicTokenLoader(verifier: TokenVerifier, principals: PrincipalC
   return (req) => {
     const header = req.headers.authorization;
     if (header === undefined || !BASIC.test(header)) return undefined;
-    const verified = verifier.verifyEncoded(header.slice(6).trim());
+    const encoded = header.slice(6).trim();
+    if (legacy !== undefined) {
+      const remembered = legacy.cached(encoded);
+      if (remembered !== undefined) return toPrincipal(remembered);
+      const verified = verifier.verifyEncoded(encoded);
+      const orPassword = (v: Verified): Verified | Promise<Verified> => (v === undefined ? legacy.verify(encoded) : v);
+      if (verified instanceof Promise) return verified.then(orPassword).then(toPrincipal);
+      return verified === undefined ? legacy.verify(encoded).then(toPrincipal) : toPrincipal(verified);
+    }
+    const verified = verifier.verifyEncoded(encoded);
     return verified instanceof Promise ? verified.then(toPrincipal) : toPrincipal(verified);
   };
 }

@@ -3,9 +3,31 @@ import pino, { type DestinationStream } from 'pino';
 import type { DecisionLogConfig } from '../config.js';
 import type { RequestEnd, RequestScope } from './request-scope.js';
 
+/** One decision as written: fields left undefined are left out. */
+export interface DecisionEvent {
+  readonly requestId: string;
+  readonly user: string | undefined;
+  readonly via: string | undefined;
+  readonly admin: boolean | undefined;
+  readonly route: string | undefined;
+  readonly resources: readonly LoggedResource[] | undefined;
+  readonly decision: string;
+  readonly reason: string | undefined;
+  readonly policyGeneration: number;
+  readonly sampled: number | undefined;
+}
+
+/** Where events go: a JSON line (stdout, or a file a SIEM agent tails), or an OTLP log record. */
+export type DecisionSink = (event: DecisionEvent, scope: RequestScope) => void;
+
+/** JSON lines through pino, to stdout or a file opened for appending. */
+export function jsonLineSink(destination: DestinationStream): DecisionSink {
+  const out = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: () => ({ type: 'decision' }) } }, destination);
+  return (event) => out.info(event);
+}
+
 export interface DecisionLogDeps {
-  /** Where events go: stdout, or a file opened for appending (a SIEM agent tails it). */
-  readonly destination: DestinationStream;
+  readonly write: DecisionSink;
   /** How many times this flowgate's policy changed since it started: which policy decided. */
   readonly policyGeneration: () => number;
   /** For allow sampling; tests pass their own. */
@@ -13,7 +35,7 @@ export interface DecisionLogDeps {
 }
 
 /** A resource as the decision was about it: its kind and id, or a pseudonym for the id. */
-interface LoggedResource {
+export interface LoggedResource {
   readonly kind: string;
   readonly id: string;
 }
@@ -25,7 +47,7 @@ interface LoggedResource {
  * value gives the same pseudonym under one key), never the value. Nothing comes from headers or bodies.
  */
 export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDeps): RequestEnd {
-  const out = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: () => ({ type: 'decision' }) } }, deps.destination);
+  const write = deps.write;
   const key = config.maskKey ?? randomBytes(32);
   const pseudonym = (value: string) => `~${createHmac('sha256', key).update(value).digest('base64url').slice(0, 22)}`;
   const maskUser = config.mask.includes('user');
@@ -40,7 +62,7 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
     if (decision === undefined) return;
     if (decision === 'allow' && config.allowSample < 1 && random() >= config.allowSample) return;
     const principal = scope.principal;
-    out.info(
+    write(
       {
         requestId: scope.requestId,
         user: principal === undefined ? undefined : maskUser ? pseudonym(principal.username) : principal.username,
@@ -53,13 +75,14 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
         policyGeneration: deps.policyGeneration(),
         sampled: decision === 'allow' && config.allowSample < 1 ? config.allowSample : undefined,
       },
+      scope,
     );
   };
 }
 
-/** The destination the configuration names, or undefined when the decision log is off. */
+/** The JSON-line destination the configuration names, or undefined when the decision log is off or goes to OTLP. */
 export function decisionLogDestination(config: DecisionLogConfig): ReturnType<typeof pino.destination> | undefined {
-  if (config.destination === 'off') return undefined;
+  if (config.destination === 'off' || config.destination === 'otlp') return undefined;
   if (config.destination === 'stdout') return pino.destination({ dest: 1, sync: false });
   return pino.destination({ dest: config.file!, sync: false, mkdir: true, append: true });
 }

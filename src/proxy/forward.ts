@@ -6,6 +6,7 @@ import { FlowgateError, sendError } from '../errors.js';
 import { requestFraming, type BodyFraming } from '../http/framing.js';
 import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
 import type { Listening, SilenceWatch } from '../upstream/silence-watch.js';
+import type { TraceHeaders } from '../tracing/types.js';
 
 /** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
 const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
@@ -25,6 +26,8 @@ export interface ForwardRequest {
   readonly onResponse?: ResponseHandler;
   /** Told MLflow's status (0 when no response came) and the seconds until its response headers arrived. */
   readonly onUpstream?: (status: number, seconds: number) => void;
+  /** With tracing on: the forward span's context, which replaces whatever Trace Context the client sent. */
+  readonly trace?: TraceHeaders;
 }
 
 /**
@@ -280,6 +283,11 @@ export function createForwarder(mlflow: MlflowConnection) {
       headers.host = mlflow.host;
       if (f.username !== undefined) headers['x-forwarded-user'] = f.username;
       headers['x-request-id'] = f.requestId;
+      if (f.trace !== undefined) {
+        headers.traceparent = f.trace.traceparent;
+        if (f.trace.tracestate !== undefined) headers.tracestate = f.trace.tracestate;
+        else delete headers.tracestate;
+      }
       addForwardedHeaders(headers, req);
       let body: Buffer | IncomingMessage | null = null;
       if (f.body) {

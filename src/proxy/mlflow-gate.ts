@@ -1,4 +1,5 @@
 import type { JobOwners } from '../jobs/job-owners.js';
+import type { WorkspaceStanding } from '../workspaces/standing.js';
 import type { Evaluator, Verdict } from '../authz/evaluate.js';
 import type { GrantWriter } from '../authz/grant-writer.js';
 import type { MappingForgetter } from '../authz/mapping-forgetter.js';
@@ -40,6 +41,8 @@ export interface MlflowGateDeps {
   readonly enforcing?: boolean;
   /** Counts an after-hook that failed once MLflow had answered. */
   readonly onHookFailure?: (hook: string) => void;
+  /** Callers' standing in MLflow's workspaces. */
+  readonly workspaces?: WorkspaceStanding;
 }
 
 /** The pass of a request forwarded as it came. */
@@ -71,6 +74,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     jobStarters: deps.jobStarters,
     logger: deps.logger,
     onHookFailure: deps.onHookFailure,
+    workspaces: deps.workspaces,
   };
 
   const enforcing = deps.enforcing ?? true;
@@ -124,16 +128,19 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     const raw = caller.readsBody ? await readBody(r.req, deps.maxBodyBytes) : undefined;
     if (plan.bodyFormat === 'otlp') await loadOtlpReader();
     const request = started?.request ?? requestOf(r, params, plan, raw);
-    const refs = started ? await started.refs : caller.resolves ? await deps.resolve(entry, request) : [];
+    const trace = scope.trace;
+    const refs = started ? await started.refs : caller.resolves ? await (trace ? trace.stage('resolve', () => deps.resolve(entry, request)) : deps.resolve(entry, request)) : [];
     noteResources(refs, scope);
-    const verdict = enforce(await deps.evaluator.evaluate({ principal, entry, request, refs }), scope);
+    const input = { principal, entry, request, refs };
+    const verdict = enforce(await (trace ? trace.stage('evaluate', () => deps.evaluator.evaluate(input)) : deps.evaluator.evaluate(input)), scope);
     const pass: GatePass = { body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer. A shadowed
     // refusal keeps the bookkeeping hooks (creator grants, forgotten mappings) but reaches MLflow's
     // answer unfiltered, as it would without flowgate. The request has passed once its hook has.
     if (caller.hook !== undefined && (verdict.allow || HOOKS[caller.hook].for === 'everyone')) {
       const hook = caller.hook;
-      const arranged = await HOOKS[hook].run({ hook, entry, principal, request, refs, verdict, req: r.req }, hookContext);
+      const hookInput = { hook, entry, principal, request, refs, verdict, req: r.req };
+      const arranged = await (trace ? trace.stage('prepare-after-hook', () => HOOKS[hook].run(hookInput, hookContext)) : HOOKS[hook].run(hookInput, hookContext));
       passed(verdict, scope);
       return { ...pass, ...arranged };
     }
@@ -177,12 +184,13 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       if (!caller.immediate) return decideFully(r, entry, params, principal, plan, caller, scope);
       // Nothing to read or arrange afterwards (an administrator's ordinary call, a resource named in
       // the path or query, a run whose experiment is cached): decided here and now, without a promise.
-      if (!caller.resolves) return passOf(deps.evaluator.main(principal, entry, []), scope);
+      const trace = scope.trace;
+      if (!caller.resolves) return passOf(trace ? trace.stage('evaluate', () => deps.evaluator.main(principal, entry, [])) : deps.evaluator.main(principal, entry, []), scope);
       const request = requestOf(r, params, plan, undefined);
-      const refs = deps.resolve(entry, request);
+      const refs = trace ? trace.stage('resolve', () => deps.resolve(entry, request)) : deps.resolve(entry, request);
       if (refs instanceof Promise) return decideFully(r, entry, params, principal, plan, caller, scope, { request, refs });
       noteResources(refs, scope);
-      return passOf(deps.evaluator.main(principal, entry, refs), scope);
+      return passOf(trace ? trace.stage('evaluate', () => deps.evaluator.main(principal, entry, refs)) : deps.evaluator.main(principal, entry, refs), scope);
     },
   };
 }

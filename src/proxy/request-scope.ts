@@ -4,6 +4,7 @@ import type { ErrorCode } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import type { ResourceKind } from '../resources/kinds.js';
 import type { Reason } from '../resources/reasons.js';
+import type { RequestTrace } from '../tracing/types.js';
 
 /** would_deny: shadow mode forwarded a request the decision refused. */
 export type Decision = 'allow' | 'deny' | 'would_deny';
@@ -29,6 +30,8 @@ export interface DecisionScope {
   resourceType?: DecisionSubject;
   /** The resources the decision was about, as resolved (for the decision log). */
   resources?: readonly ResourceRef[];
+  /** The request's trace, present only when tracing is configured: stages open their spans on it. */
+  readonly trace?: RequestTrace;
 }
 
 /** One request's scope: created when it arrives, written by every stage, read once when its response closed. */

@@ -3,6 +3,7 @@ import { PERMISSIONS, PERMISSIONS_WITHOUT_USE, type Permission } from './permiss
 const GATEWAY = '/api/3.0/mlflow/gateway';
 const SKILLS = '/api/3.0/mlflow/skills';
 const MCP_SERVERS = '/api/3.0/mlflow/mcp-servers';
+const WORKSPACES = '/api/3.0/mlflow/workspaces';
 
 /**
  * Every kind of resource flowgate keeps grants on, declared once, as data. A kind added here and not
@@ -10,7 +11,7 @@ const MCP_SERVERS = '/api/3.0/mlflow/mcp-servers';
  * consumer (store, admin API, CLI, policy file, UI, orphan detection, metrics) that does not take it.
  * Everything derived from the table is in `kinds.ts`.
  */
-export type ResourceKind = 'experiment' | 'registered_model' | 'prompt' | 'gateway_secret' | 'gateway_model_definition' | 'gateway_endpoint' | 'skill' | 'scorer' | 'mcp_server';
+export type ResourceKind = 'experiment' | 'registered_model' | 'prompt' | 'gateway_secret' | 'gateway_model_definition' | 'gateway_endpoint' | 'skill' | 'scorer' | 'mcp_server' | 'workspace';
 
 export interface KindSpec<K extends ResourceKind = ResourceKind> {
   readonly kind: K;
@@ -22,7 +23,7 @@ export interface KindSpec<K extends ResourceKind = ResourceKind> {
    */
   readonly id: 'numeric' | 'name' | 'in_experiment';
   /** The MLflow object it is: a prompt is a registered model tagged `mlflow.prompt.is_prompt`. */
-  readonly stored: { readonly as: 'experiment' | 'registered_model' | 'gateway' | 'skill' | 'scorer' | 'mcp_server'; readonly prompt: boolean };
+  readonly stored: { readonly as: 'experiment' | 'registered_model' | 'gateway' | 'skill' | 'scorer' | 'mcp_server' | 'workspace'; readonly prompt: boolean };
   /**
    * How flowgate learns from MLflow that it exists (only RESOURCE_DOES_NOT_EXIST means gone) and,
    * for a numeric id, what it is called: the look-up's query parameter and where its answer has the name.
@@ -76,6 +77,11 @@ export interface KindSpec<K extends ResourceKind = ResourceKind> {
    * the scoped form as two segments (`…/skills/@acme/reviewer`), the admin API's grant paths too.
    */
   readonly scoped?: 'organization';
+  /**
+   * Its grants hold across MLflow's workspaces (a workspace's own membership): every other kind's are
+   * keyed in the workspace they were made in (src/workspaces/names.ts).
+   */
+  readonly global?: true;
 }
 
 export const KINDS = {
@@ -196,5 +202,20 @@ export const KINDS = {
     policyField: 'mcp_server',
     ui: { route: 'mcp-servers', title: 'MCP servers', one: 'MCP server' },
     metricLabel: 'mcp_server',
+  },
+  workspace: {
+    kind: 'workspace',
+    id: 'name',
+    stored: { as: 'workspace', prompt: false },
+    lookup: { path: WORKSPACES, inPath: true },
+    // Membership, as MLflow's basic-auth and mlflow-oidc-auth grant it: USE reads what is in the
+    // workspace at the default permission and creates in it; MANAGE is its administrator.
+    permissions: ['USE', 'MANAGE'],
+    admin: { segment: 'workspaces', param: 'workspace' },
+    cli: ['workspace', 'workspaces'],
+    policyField: 'workspace',
+    ui: { route: 'workspaces', title: 'Workspaces', one: 'workspace' },
+    metricLabel: 'workspace',
+    global: true,
   },
 } as const satisfies { readonly [K in ResourceKind]: KindSpec<K> };

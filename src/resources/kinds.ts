@@ -3,6 +3,7 @@ import type { Permission } from './permissions.js';
 import { parseScorerId, scorerIdProblem } from './scorer-identity.js';
 import { skillIdProblem, skillPathOf } from './skill-identity.js';
 import { mcpServerNameProblem, mcpServerPathOf } from './mcp-server-identity.js';
+import { workspaceNameProblem } from '../workspaces/names.js';
 
 export { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
 
@@ -33,6 +34,7 @@ export const GATEWAY_ENDPOINT = KINDS.gateway_endpoint.kind;
 export const SKILL = KINDS.skill.kind;
 export const SCORER = KINDS.scorer.kind;
 export const MCP_SERVER = KINDS.mcp_server.kind;
+export const WORKSPACE = KINDS.workspace.kind;
 
 /** The kinds whose id is MLflow's number: their name, which name patterns match, is looked up in MLflow. */
 export type NumericKind = Extract<Spec, { id: 'numeric' }>['kind'];
@@ -121,6 +123,9 @@ export function isModelKind(kind: string): kind is ModelKind {
   return (MODEL_KINDS as readonly string[]).includes(kind);
 }
 
+/** Whether the kind's grants are keyed in the workspace they were made in (all but a workspace's own membership). */
+export const keyedInWorkspace = (kind: ResourceKind): boolean => !('global' in KINDS[kind]);
+
 /** Whether the kind's ids are scoped by an organization (a Skill's `@<organization>/<name>`). */
 export const isScoped = (kind: ResourceKind): boolean => 'scoped' in KINDS[kind];
 
@@ -128,6 +133,7 @@ export const isScoped = (kind: ResourceKind): boolean => 'scoped' in KINDS[kind]
 export function idProblem(kind: ResourceKind, id: string): string | undefined {
   if (KINDS[kind].id === 'in_experiment') return scorerIdProblem(id);
   if (kind === MCP_SERVER) return mcpServerNameProblem(id);
+  if (kind === WORKSPACE) return workspaceNameProblem(id);
   return isScoped(kind) ? skillIdProblem(id) : undefined;
 }
 
@@ -138,7 +144,7 @@ export function idProblem(kind: ResourceKind, id: string): string | undefined {
  */
 export function lookupCall(kind: ResourceKind, id: string): { readonly path: string; readonly query: Readonly<Record<string, string>> } | undefined {
   const lookup = KINDS[kind].lookup;
-  if ('inPath' in lookup) return { path: `${lookup.path}${kind === MCP_SERVER ? mcpServerPathOf(id) : skillPathOf(id)}`, query: {} };
+  if ('inPath' in lookup) return { path: `${lookup.path}${kind === WORKSPACE ? `/${encodeURIComponent(id)}` : kind === MCP_SERVER ? mcpServerPathOf(id) : skillPathOf(id)}`, query: {} };
   if ('experiment' in lookup) {
     // `<experiment_id>/<name>`: the two query parameters MLflow's get takes.
     const scorer = parseScorerId(id);

@@ -27,6 +27,8 @@ const REASONS = {
   'group-pattern-grant': { outcome: 'either', where: 'grant', means: "the strongest name-pattern grant of the caller's groups" },
   'group-pattern-deny': { outcome: 'deny', where: 'grant', means: "a NO_PERMISSIONS name-pattern grant of one of the caller's groups" },
   'default-permission': { outcome: 'either', where: 'grant', means: 'no grant bears on the resource: the default permission decides' },
+  'workspace-manage': { outcome: 'allow', where: 'grant', means: "the caller administers the request's MLflow workspace (MANAGE on it): MANAGE on everything in it" },
+  'workspace-non-member': { outcome: 'deny', where: 'grant', means: "the caller holds no role in the request's MLflow workspace: no default permission there, and no creating in it" },
   // evaluate(): the further checks a catalog row declares
   'not-reserved': { outcome: 'allow', where: 'check', means: 'a field only administrators may set is not set (a check, never the deciding one)' },
   'reserved-field': { outcome: 'deny', where: 'check', means: 'the request sets a field or tag only administrators may set' },
@@ -63,14 +65,17 @@ export const REASON_SPECS: Readonly<Record<Reason, ReasonSpec>> = REASONS;
 
 type ReasonsWhere<W extends ReasonSpec['where']> = { [R in Reason]: (typeof REASONS)[R]['where'] extends W ? R : never }[Reason];
 
+/** The reasons the caller's standing in an MLflow workspace gives, around the grants on the resource. */
+export type WorkspaceReason = Extract<Reason, 'workspace-manage' | 'workspace-non-member'>;
+
 /** Which grant (or the default) made a caller's effective permission on a resource. */
-export type GrantReason = ReasonsWhere<'grant'>;
+export type GrantReason = Exclude<ReasonsWhere<'grant'>, WorkspaceReason>;
 
 /** The grant reasons a name pattern gives. */
 export type PatternReason = Extract<GrantReason, 'pattern-grant' | 'group-pattern-grant' | 'group-pattern-deny'>;
 
 /** What `decide()` answers: the route's need, or the grants on the route's resources. */
-export type DecisionReason = ReasonsWhere<'route'> | GrantReason;
+export type DecisionReason = ReasonsWhere<'route'> | GrantReason | WorkspaceReason;
 
 /** What an admin API route's access rule answers. */
 export type AdminAccessReason = Extract<Reason, 'admin' | 'admin-only-route' | 'authenticated-route'> | ReasonsWhere<'admin-api'>;

@@ -575,4 +575,53 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX job_owners_by_user ON job_owners (user_id);
     `,
   },
+  {
+    version: 15,
+    description: 'passwords imported from MLflow basic-auth (werkzeug hashes), until the user mints a token',
+    // One row per imported user; it goes when the user mints a token, so a legacy password never
+    // outlives the user's move to tokens.
+    sqlite: `
+      CREATE TABLE legacy_passwords (
+        user_id       INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        password_hash TEXT    NOT NULL,
+        source        TEXT    NOT NULL,
+        imported_at   INTEGER NOT NULL
+      );
+    `,
+    postgres: `
+      CREATE TABLE legacy_passwords (
+        user_id       BIGINT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        password_hash TEXT   NOT NULL,
+        source        TEXT   NOT NULL,
+        imported_at   BIGINT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 16,
+    description: 'where each user and group comes from (origin, external id) and disabled users, for SCIM and the Manage screens',
+    // No CHECK on origin: a new way of creating principals then needs no table rebuild; the code
+    // writes only the values principals/types.ts names. Rows from before are attributed as well as
+    // the columns allow: a bound service account came from a bearer token, a bound person from OIDC.
+    sqlite: `
+      ALTER TABLE users ADD COLUMN origin TEXT NOT NULL DEFAULT 'local';
+      ALTER TABLE users ADD COLUMN external_id TEXT;
+      ALTER TABLE users ADD COLUMN disabled_at INTEGER;
+      UPDATE users SET origin = CASE WHEN is_service_account = 1 THEN 'bearer' ELSE 'oidc' END WHERE oidc_subject IS NOT NULL;
+      CREATE UNIQUE INDEX users_by_external_id ON users (external_id) WHERE external_id IS NOT NULL;
+      ALTER TABLE groups ADD COLUMN origin TEXT NOT NULL DEFAULT 'local';
+      ALTER TABLE groups ADD COLUMN external_id TEXT;
+      CREATE UNIQUE INDEX groups_by_external_id ON groups (external_id) WHERE external_id IS NOT NULL;
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN origin TEXT NOT NULL DEFAULT 'local';
+      ALTER TABLE users ADD COLUMN external_id TEXT;
+      ALTER TABLE users ADD COLUMN disabled_at BIGINT;
+      UPDATE users SET origin = CASE WHEN is_service_account = 1 THEN 'bearer' ELSE 'oidc' END WHERE oidc_subject IS NOT NULL;
+      CREATE UNIQUE INDEX users_by_external_id ON users (external_id) WHERE external_id IS NOT NULL;
+      ALTER TABLE groups ADD COLUMN origin TEXT NOT NULL DEFAULT 'local';
+      ALTER TABLE groups ADD COLUMN external_id TEXT;
+      CREATE UNIQUE INDEX groups_by_external_id ON groups (external_id) WHERE external_id IS NOT NULL;
+    `,
+  },
 ];

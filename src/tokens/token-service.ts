@@ -13,6 +13,8 @@ export interface IssuedToken {
 
 /** A named access key as listed: never its token. */
 export interface AccessKey {
+  /** The row's id: mlflow-oidc-auth's token routes address a token by it. */
+  readonly id: number;
   readonly name: string;
   readonly createdAt: number;
   readonly expiresAt: number;
@@ -45,6 +47,8 @@ export function createTokenService(deps: {
   now?: () => number;
   /** The user's tokens changed: the store has ended the sessions a revoked one opened (migration 10); drop them from memory. */
   sessionsEndedOf?: (userId: number) => void;
+  /** Inside the minting transaction: a password imported from MLflow basic-auth retires once its user holds a token. */
+  tokenMinted?: (userId: number) => Promise<unknown>;
 }) {
   const now = deps.now ?? Date.now;
   const forgetUser = (userId: number): void => {
@@ -73,6 +77,7 @@ export function createTokenService(deps: {
       await deps.sql.transaction(async () => {
         const revoked = await revokeReplaced(user, t);
         const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt);
+        await deps.tokenMinted?.(user.id);
         await deps.audit.record({
           actor,
           action: 'token.issue',
@@ -131,6 +136,7 @@ export function createTokenService(deps: {
           if (holder) revoked = await deps.repo.revokeNamed(user.id, name, t);
         }
         const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt, name);
+        await deps.tokenMinted?.(user.id);
         await deps.audit.record({
           actor,
           action: 'token.issue',
@@ -144,7 +150,7 @@ export function createTokenService(deps: {
     },
     /** The user's named keys that still work, by name. */
     async listNamed(userId: number): Promise<AccessKey[]> {
-      return (await deps.repo.liveNamedOfUser(userId, now())).map((r) => ({ name: r.name!, createdAt: r.createdAt, expiresAt: r.expiresAt }));
+      return (await deps.repo.liveNamedOfUser(userId, now())).map((r) => ({ id: Number(r.id), name: r.name!, createdAt: r.createdAt, expiresAt: r.expiresAt }));
     },
     /** Revokes one named key; the user's other keys and unnamed token keep working. */
     async revokeNamed(actor: string, user: TokenHolder, name: string): Promise<void> {

@@ -18,6 +18,8 @@ export interface TokenVerifierOptions {
   readonly cacheSize: number;
   readonly now?: () => number;
   readonly onCache?: (hit: boolean) => void;
+  /** Told whenever cached credentials are dropped (a user's, or undefined: everyone's), for caches of other credentials to follow. */
+  readonly onForget?: (userId: number | undefined) => void;
 }
 
 /** The Basic credentials did not decode to `username:token`. */
@@ -78,11 +80,13 @@ export function createTokenVerifier(opts: TokenVerifierOptions) {
     forgetUser(userId: number): void {
       generation++;
       for (const [key, entry] of cache.entries()) if (entry.userId === userId) cache.delete(key);
+      opts.onForget?.(userId);
     },
     /** Drops every cached token: the store was changed by another process. */
     forgetAll(): void {
       generation++;
       cache.clear();
+      opts.onForget?.(undefined);
     },
     get size() {
       return cache.size;

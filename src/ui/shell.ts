@@ -1,8 +1,9 @@
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { FlowgateError, sendError } from '../errors.js';
+import { FlowgateError } from '../errors.js';
 import { esc } from '../oidc/pages.js';
 import { upstreamFailure } from '../upstream/mlflow-connection.js';
+import { sendErrorAnswer } from './error-page.js';
 import { UI_PATHS } from './paths.js';
 
 export interface ShellOptions {
@@ -61,7 +62,7 @@ export function createShell(o: ShellOptions) {
     try {
       page = await fetchPage(new URL(`${o.upstreamBase}/${search ? `?${search}` : ''}`), o.timeoutMs);
     } catch (e) {
-      return sendError(res, e instanceof FlowgateError ? e : upstreamFailure(e as Error));
+      return sendErrorAnswer(req, res, e instanceof FlowgateError ? e : upstreamFailure(e as Error), { basePath: o.basePath, path: '/' });
     }
     const isHtml = String(page.headers['content-type'] ?? '').startsWith('text/html');
     const body = page.status === 200 && isHtml ? Buffer.from(injectMenu(page.body.toString('utf8'), o.basePath)) : page.body;

@@ -1,7 +1,10 @@
 import type { Dispatcher } from 'undici';
 import { FlowgateError } from '../errors.js';
+import { WORKSPACE_HEADER } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { upstreamFailure, type MlflowConnection } from './mlflow-connection.js';
 import type { Listening, SilenceWatch } from './silence-watch.js';
+import type { Tracing } from '../tracing/types.js';
 
 /** Whose request a call serves: MLflow sees the same request id and user as on a forwarded call. */
 export interface CallContext {
@@ -112,7 +115,7 @@ class JsonCall implements Dispatcher.DispatchHandler, Listening {
  * undici's `request`: searches are on the request path of every non-admin, and web streams or a
  * body stream per call cost several times more CPU than gathering the chunks.
  */
-export function createUpstreamJson(mlflow: MlflowConnection): UpstreamJson {
+export function createUpstreamJson(mlflow: MlflowConnection, tracing?: Tracing): UpstreamJson {
   return {
     call(method, path, input, context) {
       let fullPath = mlflow.pathPrefix + path;
@@ -128,14 +131,29 @@ export function createUpstreamJson(mlflow: MlflowConnection): UpstreamJson {
       } else body = JSON.stringify(input);
 
       const headers: Record<string, string> = body === undefined ? { host: mlflow.host } : { host: mlflow.host, 'content-type': 'application/json' };
+      // Every call flowgate makes acts in the caller's workspace, as the caller's own request does.
+      const workspace = currentWorkspace();
+      if (workspace !== undefined) headers[WORKSPACE_HEADER] = workspace;
       if (context) {
         headers['x-request-id'] = context.requestId;
         if (context.username !== undefined) headers['x-forwarded-user'] = context.username;
       }
+      // With tracing on, a call made while a request's stage runs is a span of that request, and MLflow continues its trace.
+      const traced = tracing?.call(method, path);
+      if (traced?.headers !== undefined) {
+        headers.traceparent = traced.headers.traceparent;
+        if (traced.headers.tracestate !== undefined) headers.tracestate = traced.headers.tracestate;
+      }
       const started = process.hrtime.bigint();
-      return new Promise((resolve, reject) => {
+      const answered = new Promise<UpstreamAnswer>((resolve, reject) => {
         mlflow.pool.dispatch({ method, path: fullPath, headers, body: body ?? null }, new JsonCall(mlflow.silence, started, context, resolve, reject));
       });
+      if (traced === undefined) return answered;
+      answered.then(
+        (answer) => traced.end(answer.status),
+        () => traced.end(0),
+      );
+      return answered;
     },
   };
 }

@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi } from '../../src/admin/openapi.js';
-import { ADMIN_API_PREFIXES, ADMIN_ROUTES } from '../../src/admin/routes.js';
+import { ADMIN_ROUTES, routePrefixes } from '../../src/admin/routes.js';
 import { VERSION } from '../../src/version.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 
@@ -53,7 +53,7 @@ describe('OpenAPI description of the admin API', () => {
 
   it('describes every admin route', () => {
     for (const route of ADMIN_ROUTES)
-      for (const prefix of ADMIN_API_PREFIXES) {
+      for (const prefix of routePrefixes(route)) {
         const path = (prefix + route.path).replace(/:([A-Za-z_]+)/g, '{$1}');
         expect(committed.paths[path]?.[route.method.toLowerCase()], `${route.method} ${path}`).toBeDefined();
       }

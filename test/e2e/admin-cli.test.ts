@@ -130,7 +130,7 @@ describe('flowgate users|groups|grants|tokens|audit', () => {
     }
     expect((JSON.parse(await ok(['audit', 'list', '--max', '1', '--json'])) as { entries: { id: number }[] }).entries[0]!.id).toBe(before);
     expect(await ok(['grants', 'help'])).toMatch(/--kind experiment\|model\|prompt\|gateway-secret\|gateway-model-definition\|gateway-endpoint/);
-    expect((await cli(['grants', 'set', '--user', 'alice', 'gateway', 'x', 'USE'])).stderr).toMatch(/unknown resource kind 'gateway': use experiment, model, prompt, gateway-secret, gateway-model-definition, gateway-endpoint, skill, scorer or mcp-server/);
+    expect((await cli(['grants', 'set', '--user', 'alice', 'gateway', 'x', 'USE'])).stderr).toMatch(/unknown resource kind 'gateway': use experiment, model, prompt, gateway-secret, gateway-model-definition, gateway-endpoint, skill, scorer, mcp-server or workspace/);
   }, 60_000);
 
   it('creates and updates a person with --sign-in oidc|local, lists how each signs in, and refuses a bad value or a service account that signs in', async () => {

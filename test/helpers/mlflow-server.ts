@@ -134,6 +134,8 @@ export interface StartOptions {
    * pinned release lacks: scripts/mlflow-venv.sh makes or reuses its own venv.
    */
   readonly version?: string;
+  /** Further `mlflow server` arguments, e.g. `['--app-name', 'basic-auth']`. */
+  readonly args?: readonly string[];
 }
 
 /**
@@ -156,6 +158,7 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     '--serve-artifacts',
     '--workers', '1',
     ...(prefix ? ['--static-prefix', prefix] : []),
+    ...(options.args ?? []),
   ];
   const child = spawn(join(venv, 'bin/mlflow'), args, {
     cwd: dir,

@@ -221,8 +221,8 @@ describe('a name claim never takes over', () => {
     await expectRefused(await a.sign(claims(a.issuer, { sub: 'impostor-alice', preferred_username: 'alice' })), 'local user');
     await expectRefused(await b.sign(claims(b.issuer, { sub: 'impostor-alice', preferred_username: 'alice' })), 'local user via B');
     await expectRefused(await a.sign(claims(a.issuer, { sub: 'impostor-robot', client_id: 'robot' })), 'service account');
-    const alice = await admin.call('GET', '/api/2.0/mlflow/users/get?username=alice').catch(() => undefined);
-    if (alice) expect(alice.user).toMatchObject({ sign_in: 'local' });
+    const alice = await admin.call('GET', '/api/2.0/mlflow/permissions/users/alice');
+    expect(alice.user).toMatchObject({ sign_in: 'local' });
   });
   it("not another issuer's principal, and not another account of the same issuer: each (issuer, sub) is its own", async () => {
     // carol is bound to (A, carol-sub) by the control test above.

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStoreCopy } from '../../src/commands/store-copy.js';
+import { STORE_TABLES, TABLES_NOT_COPIED } from '../../src/store/copy.js';
 import { openSqliteStore } from '../../src/store/database.js';
 import { openStore } from '../../src/store/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
@@ -31,6 +32,11 @@ async function sqliteStoreWithData(path: string) {
   await sql.run("INSERT INTO audit_log (at, actor, action, target, old_value, new_value) VALUES (1, 'admin', 'grant.create', 'user:u2', NULL, '{\"a\":1}')");
   await sql.run("INSERT INTO sessions (id_hash, user_id, csrf_secret, created_at, last_seen_at, expires_at, id_token) VALUES ('s1', 2, 'c', 1, 1, 9999999999999, NULL)");
   await sql.run('INSERT INTO page_token_key (id, key, created_at) VALUES (1, ?, 1)', [Buffer.alloc(32, 7)]);
+  // Pattern grants, one kept in another MLflow workspace (its stored form), workspace membership, a job's starter, an imported password.
+  await sql.run("INSERT INTO pattern_grants (resource_kind, pattern, group_id, permission, created_at, updated_at) VALUES ('experiment', 'team-a/*', 1, 'EDIT', 5, 5), ('registered_model', 'ws-a\u001fteam-*', 1, 'READ', 5, 5)");
+  await sql.run("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('workspace', 'ws-a', 1, 'USE', 5, 5)");
+  await sql.run("INSERT INTO job_owners (job_id, user_id, created_at) VALUES ('job-1', 2, 5)");
+  await sql.run("INSERT INTO legacy_passwords (user_id, password_hash, source, imported_at) VALUES (3, 'pbkdf2:sha256:1$s$h', 'mlflow-basic-auth', 5)");
   return sql;
 }
 
@@ -46,7 +52,9 @@ describe('flowgate store copy', () => {
     expect(code).toBe(0);
     const report = JSON.parse(out.join('')) as { verified: boolean; tables: Array<{ table: string; source: number; target: number }> };
     expect(report.verified).toBe(true);
-    expect(report.tables.find((t) => t.table === 'grants')).toEqual({ table: 'grants', source: 451, target: 451 });
+    expect(report.tables.find((t) => t.table === 'grants')).toEqual({ table: 'grants', source: 452, target: 452 });
+    for (const [table, n] of [['pattern_grants', 2], ['job_owners', 1], ['legacy_passwords', 1]] as const)
+      expect(report.tables.find((t) => t.table === table)).toEqual({ table, source: n, target: n });
 
     const store = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
     try {
@@ -55,8 +63,21 @@ describe('flowgate store copy', () => {
       expect(key!.key.equals(Buffer.alloc(32, 7))).toBe(true);
       const next = await store.sql.get<{ id: number }>("INSERT INTO users (username, display_name, created_at) VALUES ('new', 'New', 1) RETURNING id");
       expect(next!.id).toBe(31);
+      expect(await store.sql.all('SELECT pattern FROM pattern_grants ORDER BY id')).toEqual([{ pattern: 'team-a/*' }, { pattern: 'ws-a\u001fteam-*' }]);
+      const nextPattern = await store.sql.get<{ id: number }>("INSERT INTO pattern_grants (resource_kind, pattern, group_id, permission, created_at, updated_at) VALUES ('prompt', 'p-*', 1, 'READ', 1, 1) RETURNING id");
+      expect(nextPattern!.id).toBe(3);
     } finally {
       await store.close();
+    }
+  });
+
+  it('copies every table of the schema but the ones each store remakes itself', async () => {
+    const sql = openSqliteStore(join(dir, 'schema.db'));
+    try {
+      const tables = (await sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).map((t) => t.name);
+      expect([...tables].sort()).toEqual([...STORE_TABLES, ...Object.keys(TABLES_NOT_COPIED)].sort());
+    } finally {
+      await sql.close();
     }
   });
 

@@ -112,6 +112,8 @@ const AUDITED = new Map<string, Audited>([
     (route): [string, Audited] => [route, { need: 'authenticated', verdict: "one job, its starter's only (the job-starter check); cancelling writes only that job's state" }],
   ),
   ['POST /ajax-api/3.0/jobs/search', { need: 'authenticated', after: 'filter_started_jobs', verdict: "read-only search; answers only the caller's own jobs" }],
+  ['GET /api/3.0/mlflow/workspaces', { need: 'authenticated', after: 'filter_workspaces', verdict: "read-only list; answers only the workspaces the caller holds a role in" }],
+  ['GET /ajax-api/3.0/mlflow/workspaces', { need: 'authenticated', after: 'filter_workspaces', verdict: "read-only list; answers only the workspaces the caller holds a role in" }],
   ['GET /graphql', { need: 'authenticated', after: 'graphql', verdict: 'decided per field; the only Mutation fields are two read-only searches' }],
   ['POST /graphql', { need: 'authenticated', after: 'graphql', verdict: 'decided per field; the only Mutation fields are two read-only searches' }],
 ]);

@@ -72,8 +72,9 @@ describe('decision reasons', () => {
       for (const need of needs)
         for (const createRequiresAdmin of [false, true])
           for (const defaultPermission of PERMISSIONS)
+            for (const workspace of [undefined, ...[false, true].flatMap((member) => [false, true].map((manage) => ({ member: member || manage, manage })))])
             for (const f of [[], ...facts.map((one) => [one])]) {
-              const input: DecisionInput = { isAdmin, need, facts: f, defaultPermission, createRequiresAdmin };
+              const input: DecisionInput = { isAdmin, need, facts: f, defaultPermission, createRequiresAdmin, ...(workspace === undefined ? {} : { workspace }) };
               const decision = decide(input);
               seen.add(decision.reason);
               const outcome = REASON_SPECS[decision.reason].outcome;

@@ -117,8 +117,8 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
   it('the policy file takes its grants and pattern grants, and its JSON Schema says so', () => {
     const doc = policyDocument.parse({
       version: 1,
-      grants: [{ [k.policyField]: 'a name', user: 'ann', permission: 'READ' }],
-      patterns: [{ resource_type: k.kind, pattern: 'team-*', group: 'team', permission: 'EDIT' }],
+      grants: [{ [k.policyField]: 'a name', user: 'ann', permission: k.permissions[0] }],
+      patterns: [{ resource_type: k.kind, pattern: 'team-*', group: 'team', permission: k.permissions.at(-1) }],
     });
     expect(grantResource(doc.grants[0]!)).toEqual({ kind: k.kind, field: k.policyField, name: 'a name' });
     expect(grantKey(doc.grants[0]!)).toBe(`${k.policyField}:a name user:ann`);
@@ -133,8 +133,8 @@ describe.each(KIND_SPECS.map((k) => [k.kind, k] as const))('resource kind %s', (
     expect(kindOf(k.ui.route)).toBe(shown);
     expect(resourceText(k.kind, 'x')).toContain(k.ui.one);
     // MLflow's AI Gateway page creates the gateway's kinds (it takes their secret values); the screens only grant on them.
-    // A scorer is registered by MLflow's clients, with its definition: the screens only grant on it.
-    expect(creatable(shown!)).toBe(!isGatewayKind(k.kind) && k.stored.as !== 'scorer');
+    // A scorer is registered by MLflow's clients, with its definition, and a workspace by MLflow's administrators: the screens only grant on them.
+    expect(creatable(shown!)).toBe(!isGatewayKind(k.kind) && k.stored.as !== 'scorer' && k.stored.as !== 'workspace');
   });
 
   it("orphan detection asks MLflow through the kind's own look-up, and only RESOURCE_DOES_NOT_EXIST means gone", async () => {

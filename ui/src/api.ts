@@ -60,11 +60,26 @@ export function mlflow<T = Record<string, unknown>>(method: string, path: string
   return call<T>(method, path.replace(/^\/api\//, '/ajax-api/'), body);
 }
 
+/** The workspace MLflow's own UI has chosen (its picker keeps it here): the screens act in it, as MLflow's pages do. */
+export function activeWorkspace(): string | null {
+  try {
+    return window.localStorage.getItem('mlflow.activeWorkspace');
+  } catch {
+    return null;
+  }
+}
+
 async function call<T>(method: string, path: string, body: unknown): Promise<T> {
+  const workspace = activeWorkspace();
   const r = await fetch(`${BASE}${path}`, {
     method,
     credentials: 'same-origin',
-    headers: { Accept: 'application/json', 'X-Flowgate-CSRF': CSRF, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    headers: {
+      Accept: 'application/json',
+      'X-Flowgate-CSRF': CSRF,
+      ...(workspace ? { 'X-MLFLOW-WORKSPACE': workspace } : {}),
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   if (r.status === 401) {

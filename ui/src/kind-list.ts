@@ -43,6 +43,9 @@ export const isSkill = (k: Kind): boolean => SPECS[k.kind].stored.as === 'skill'
 /** Whether it is an MCP server (MLflow's MCP server registry): named `<namespace>/<slug>`, two segments of its paths. */
 export const isMcpServer = (k: Kind): boolean => SPECS[k.kind].stored.as === 'mcp_server';
 
+/** Whether it is an MLflow workspace (its grants are membership): MLflow lists them whole, and only its administrators create one. */
+export const isWorkspace = (k: Kind): boolean => SPECS[k.kind].stored.as === 'workspace';
+
 /** Whether it is a scorer (a judge): `<experiment_id>/<name>`, registered by MLflow's clients with its definition. */
 export const isScorer = (k: Kind): boolean => SPECS[k.kind].stored.as === 'scorer';
 
@@ -53,7 +56,7 @@ export const isGateway = (k: Kind): k is GatewayShown => isGatewayKind(k.kind);
 export type GatewayShown = Kind & { readonly kind: GatewayKind };
 
 /** Whether the screens create one (team setup): not a gateway kind, which MLflow's own AI Gateway page creates. */
-export const creatable = (k: Kind): boolean => !isGateway(k) && !isScorer(k);
+export const creatable = (k: Kind): boolean => !isGateway(k) && !isScorer(k) && !isWorkspace(k);
 
 /** The permissions a grant on it may give (USE only on the gateway's kinds), for the screens' selects. */
 export const permissionsFor = (kind: ResourceKind): readonly Permission[] => permissionsOf(kind);

@@ -1,10 +1,10 @@
 import { api, mlflow, qs, seg, type GrantIdField, type KindGrant } from './api';
-import { grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
+import { grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, isWorkspace, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
 import { parseSkillId, skillId } from '../../src/resources/skill-identity.js';
-import { idOfGrantJson } from '../../src/resources/kinds.js';
+import { idOfGrantJson, KINDS as SPECS } from '../../src/resources/kinds.js';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
-export { creatable, FIRST_ROUTE, grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
+export { creatable, FIRST_ROUTE, grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, isWorkspace, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
 
 export interface Item {
   /** Experiment id, or the model's or prompt's name. */
@@ -87,27 +87,61 @@ async function scorerPage(q: string, pageToken: string | undefined, max: number)
   return { items: ids.slice(start, end).map((id) => ({ id, name: id })), ...(end < ids.length ? { next_page_token: String(end) } : {}) };
 }
 
-/** One page of a search through flowgate (which already leaves out what the viewer may not read). */
-export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<Page> {
-  if (isScorer(k)) return scorerPage(q, pageToken, max);
-  if (isGateway(k)) return gatewayPage(k, q, pageToken, max);
-  if (isSkill(k)) return skillPage(q, pageToken, max);
-  if (isMcpServer(k)) return mcpServerPage(q, pageToken, max);
-  if (numbered(k)) {
-    const r = await api<{ experiments?: { experiment_id: string; name: string }[]; next_page_token?: string }>('POST', 'experiments/search', {
-      max_results: max,
-      order_by: ['name ASC'],
-      ...(q ? { filter: `name ILIKE ${like(q)}` } : {}),
-      ...(pageToken ? { page_token: pageToken } : {}),
-    });
-    return { items: (r.experiments ?? []).map((e) => ({ id: e.experiment_id, name: e.name })), next_page_token: r.next_page_token };
-  }
+/** MLflow's workspaces (flowgate lists the viewer's own): one answer holds them all, so the search and pages are cut here. */
+async function workspacePage(q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const r = await mlflow<{ workspaces?: { name: string }[] }>('GET', '/api/3.0/mlflow/workspaces');
+  const needle = q.toLowerCase();
+  const names = (r.workspaces ?? []).map((w) => w.name).filter((n) => n.includes(needle)).sort((a, b) => a.localeCompare(b));
+  const start = Math.max(0, Number(pageToken ?? 0) || 0);
+  const end = start + max;
+  return { items: names.slice(start, end).map((name) => ({ id: name, name })), ...(end < names.length ? { next_page_token: String(end) } : {}) };
+}
+
+async function experimentPage(q: string, pageToken: string | undefined, max: number): Promise<Page> {
+  const r = await api<{ experiments?: { experiment_id: string; name: string }[]; next_page_token?: string }>('POST', 'experiments/search', {
+    max_results: max,
+    order_by: ['name ASC'],
+    ...(q ? { filter: `name ILIKE ${like(q)}` } : {}),
+    ...(pageToken ? { page_token: pageToken } : {}),
+  });
+  return { items: (r.experiments ?? []).map((e) => ({ id: e.experiment_id, name: e.name })), next_page_token: r.next_page_token };
+}
+
+async function registeredModelPage(k: Kind, q: string, pageToken: string | undefined, max: number): Promise<Page> {
   const filters = [...(q ? [`name ILIKE ${like(q)}`] : []), ...(isPrompt(k) ? [PROMPT_FILTER] : [])];
   const r = await api<{ registered_models?: { name: string }[]; next_page_token?: string }>(
     'GET',
     `registered-models/search${qs({ max_results: max, order_by: 'name ASC', filter: filters.join(' AND '), page_token: pageToken })}`,
   );
   return { items: (r.registered_models ?? []).map((m) => ({ id: m.name, name: m.name })), next_page_token: r.next_page_token };
+}
+
+/**
+ * One page of a search through flowgate (which already leaves out what the viewer may not read), by
+ * what MLflow stores the kind as: a kind stored some new way does not compile until it is listed here.
+ */
+export async function searchItems(k: Kind, q: string, pageToken: string | undefined, max = 25): Promise<Page> {
+  const stored = SPECS[k.kind].stored.as;
+  switch (stored) {
+    case 'experiment':
+      return experimentPage(q, pageToken, max);
+    case 'registered_model':
+      return registeredModelPage(k, q, pageToken, max);
+    case 'gateway':
+      return gatewayPage(k as GatewayShown, q, pageToken, max);
+    case 'skill':
+      return skillPage(q, pageToken, max);
+    case 'scorer':
+      return scorerPage(q, pageToken, max);
+    case 'mcp_server':
+      return mcpServerPage(q, pageToken, max);
+    case 'workspace':
+      return workspacePage(q, pageToken, max);
+    default: {
+      const unlisted: never = stored;
+      throw new Error(`no listing for resources stored as ${String(unlisted)}`);
+    }
+  }
 }
 
 export async function itemName(k: Kind, id: string): Promise<string> {
@@ -123,6 +157,7 @@ export async function itemName(k: Kind, id: string): Promise<string> {
 export async function createItem(k: Kind, name: string): Promise<string> {
   if (isGateway(k)) throw new Error(`A ${k.one} is created on MLflow's AI Gateway page (it takes secret values)`);
   if (isScorer(k)) throw new Error(`A ${k.one} is registered by MLflow's clients (it takes its definition)`);
+  if (isWorkspace(k)) throw new Error(`A ${k.one} is created by MLflow's administrators, in MLflow's own UI`);
   if (numbered(k)) return (await api<{ experiment_id: string }>('POST', 'experiments/create', { name })).experiment_id;
   if (isSkill(k)) {
     // `<name>`, or `@<organization>/<name>` for one in an organization (MLflow refuses any other spelling).

@@ -14,6 +14,8 @@ export interface Connection {
   readonly url: string;
   readonly username: string;
   readonly password: string;
+  /** The MLflow workspace grants are read and made in (`X-MLFLOW-WORKSPACE`); the default one without. */
+  readonly workspace?: string;
 }
 
 export interface AdminClient {
@@ -31,6 +33,7 @@ export function createAdminClient(conn: Connection, fetchImpl: typeof fetch = fe
     async call<T>(method: string, path: string, body?: unknown): Promise<T> {
       const headers: Record<string, string> = { Authorization: auth, Accept: 'application/json' };
       if (body !== undefined) headers['Content-Type'] = 'application/json';
+      if (conn.workspace !== undefined) headers['X-MLFLOW-WORKSPACE'] = conn.workspace;
       let res: Response;
       try {
         res = await fetchImpl(`${conn.url}/api/2.0/mlflow/${path}`, {

@@ -7,10 +7,11 @@ export const CONNECTION_OPTIONS = {
   url: { type: 'string' },
   username: { type: 'string' },
   password: { type: 'string' },
+  workspace: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
-/** The flowgate to talk to: flags first, then MLFLOW_TRACKING_URI / _USERNAME / _PASSWORD. */
+/** The flowgate to talk to: flags first, then MLFLOW_TRACKING_URI / _USERNAME / _PASSWORD (and MLFLOW_WORKSPACE, as MLflow's client reads it). */
 export function connectionFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Connection {
   const url = (values.url as string | undefined) ?? env.MLFLOW_TRACKING_URI;
   const username = (values.username as string | undefined) ?? env.MLFLOW_TRACKING_USERNAME;
@@ -19,5 +20,6 @@ export function connectionFrom(values: Record<string, unknown>, env: NodeJS.Proc
   if (!/^https?:\/\//.test(url)) throw new UsageError(`the flowgate URL must start with http:// or https:// (got '${url}')`);
   if (!username || !password)
     throw new UsageError('no credentials: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD or pass --username/--password');
-  return { url: url.replace(/\/+$/, ''), username, password };
+  const workspace = (values.workspace as string | undefined) ?? env.MLFLOW_WORKSPACE;
+  return { url: url.replace(/\/+$/, ''), username, password, ...(workspace ? { workspace } : {}) };
 }

@@ -14,6 +14,7 @@ export const ADMIN_NOUNS: Readonly<Record<string, Noun>> = { users: USERS, group
 
 export const CONNECTION_HELP =
   'Connection: --url URL --username NAME --password TOKEN, or MLFLOW_TRACKING_URI, MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD.\n' +
+  'Workspace (MLflow with workspaces): --workspace NAME, or MLFLOW_WORKSPACE: grants are read and made in it (default: `default`).\n' +
   'Output: a table, or the API\'s JSON with --json. Exit: 0 done, 1 the API refused (its message on stderr), 2 usage.\n';
 
 function usageOf(noun: string, actions: Noun): string {

@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { keepingWorkspace } from '../../workspaces/request-workspace.js';
 import type { ResponseHandler, UpstreamResponse } from '../forward.js';
 
 /** Answers larger than this are relayed as they come, without the hook (MLflow's create answers are tiny). */
@@ -28,7 +29,8 @@ function decoded(body: Buffer, encoding: string | string[] | undefined): Buffer 
  * that a change may have been made, not what the answer says: a write can land before MLflow
  * reports an error, so the status is only given for the hook to decide.
  */
-export function onceAnswered(act: (status: number) => void | Promise<void>, onHookError: (err: unknown) => void): ResponseHandler {
+export function onceAnswered(given: (status: number) => void | Promise<void>, onHookError: (err: unknown) => void): ResponseHandler {
+  const act = keepingWorkspace(given);
   return (upstream, res) => {
     try {
       const done = act(upstream.statusCode);
@@ -47,10 +49,11 @@ export function onceAnswered(act: (status: number) => void | Promise<void>, onHo
  * effect is logged by the caller. An answer past the limit is streamed on untouched instead.
  */
 export function relayAfter(
-  inspect: (json: unknown) => void | Promise<void>,
+  given: (json: unknown) => void | Promise<void>,
   onHookError: (err: unknown) => void,
   maxInspectedBytes = MAX_INSPECTED_BYTES,
 ): ResponseHandler {
+  const inspect = keepingWorkspace(given);
   return (upstream, res) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,5 +1,6 @@
 import { FlowgateError, sendError } from '../../errors.js';
 import type { ResponseHandler } from '../forward.js';
+import { keepingWorkspace } from '../../workspaces/request-workspace.js';
 import { headersWithoutLength } from './relay.js';
 
 /**
@@ -8,10 +9,11 @@ import { headersWithoutLength } from './relay.js';
  * a rewrite that throws is never passed on unfiltered. Other (non-200) answers are relayed as they are.
  */
 export function rewriteJsonAnswer(
-  rewrite: (json: unknown) => Promise<void>,
+  given: (json: unknown) => Promise<void>,
   maxBytes: number,
   onError: (err: unknown) => void,
 ): ResponseHandler {
+  const rewrite = keepingWorkspace(given);
   return (upstream, res) => {
     const chunks: Buffer[] = [];
     let size = 0;

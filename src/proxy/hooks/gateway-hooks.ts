@@ -7,6 +7,7 @@ import type { ResourceNeed } from '../../resources/permissions.js';
 import type { MappingChange } from '../../store/mapping-changes.js';
 import { filterGatewayList, gatewayJudge, gatewayListOf, withholdInAnswer, type GatewayJudge } from '../after/gateway-answers.js';
 import { relayAfter } from '../after/relay.js';
+import { keepingWorkspace } from '../../workspaces/request-workspace.js';
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import type { ResponseHandler } from '../forward.js';
 import { hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook, type HookCall, type HookContext } from './types.js';
@@ -128,10 +129,12 @@ export const followGateway: Hook = (call, ctx) => {
     await ctx.grantWriter.followGateway(principal.username, kind, name, renamed);
   };
   const answered = afterAnswer(call, ctx, act, !deletes);
+  // Bound now: the answer's 'close' comes outside the request's workspace.
+  const forget = keepingWorkspace(() => ctx.mappings.forget(change));
   return {
     onResponse: (upstream, res) => {
       // The hook's work (act) is done before the answer is sent; a client gone away closes it sooner.
-      res.once('close', () => ctx.mappings.forget(change));
+      res.once('close', forget);
       answered(upstream, res);
     },
   };

@@ -11,6 +11,7 @@ import type { Principal } from '../../principals/types.js';
 import type { UpstreamJson } from '../../upstream/json-client.js';
 import type { PageTokenSealer } from '../after/page-token-sealer.js';
 import type { GatePass } from '../gate.js';
+import type { WorkspaceStanding } from '../../workspaces/standing.js';
 
 /** What a hook needs to know about the request it works for, once it is allowed. */
 export interface HookCall {
@@ -37,6 +38,8 @@ export interface HookContext {
   readonly logger: Logger;
   /** Counts a failed hook (a metric tests and alerts hold at zero). */
   readonly onHookFailure?: (hook: string) => void;
+  /** Callers' standing in MLflow's workspaces. */
+  readonly workspaces?: WorkspaceStanding;
 }
 
 /** A hook turns an allowed request into how it is forwarded: a new body, an answer handler, or an answer of flowgate's own. */

@@ -1,7 +1,7 @@
 import type { GatewayKind } from '../../../src/resources/kinds.js';
 import { REASON_SPECS } from '../../../src/resources/reasons.js';
 import { qs, type ExplainedResource, type Explanation } from '../api';
-import { generatedIdOf, isGateway, isMcpServer, isScorer, isSkill, listingOf, lookupOf, numbered, type GatewayShown, type Kind } from '../kinds';
+import { generatedIdOf, isGateway, isMcpServer, isScorer, isSkill, isWorkspace, listingOf, lookupOf, numbered, type GatewayShown, type Kind } from '../kinds';
 import { lookupCall } from '../../../src/resources/kinds.js';
 
 /**
@@ -81,7 +81,7 @@ function scorerCall(kind: Kind, id: string, action: Action): Call {
 export async function callFor(kind: Kind, id: string, action: Action): Promise<Call> {
   if (isScorer(kind)) return scorerCall(kind, id, action);
   if (isGateway(kind)) return gatewayCall(kind, id, action);
-  if (isSkill(kind) || isMcpServer(kind)) return skillCall(kind, id, action);
+  if (isSkill(kind) || isMcpServer(kind) || isWorkspace(kind)) return skillCall(kind, id, action);
   // Reading one is the registry's own look-up of it.
   const lookup = lookupOf(kind)!;
   if (action === 'read') return { method: 'GET', target: `${lookup.path}${qs({ [lookup.param]: id })}` };

@@ -4,7 +4,7 @@ import { actionsColumn, AskButton, AskForm, ErrorText, SearchTable, TextField, u
 import { day, expirationOf, expiryProblem, inDays } from '../dates';
 import { change, removal } from '../changes';
 import { IssuedTokenView, type IssuedToken } from './access-key';
-import { userLink } from './users';
+import { originColumn, userLink } from './users';
 
 type ServiceAccountRow = UserSearchAnswer['users'][number];
 
@@ -35,6 +35,7 @@ export function ServiceAccounts() {
   const columns: Column<ServiceAccountRow>[] = [
     userLink('Name'),
     { title: 'Description', cell: (u) => u.display_name },
+    originColumn(),
     { title: 'Token', cell: (u) => <span class={`fg-token-state fg-token-${u.token.state}`}>{tokenStateText(u.token)}</span> },
     actionsColumn((u) => (
       <>

@@ -13,6 +13,30 @@ export function signInText(u: AdminUserJson): string {
   return u.oidc_linked ? 'Identity provider (linked)' : 'Identity provider (awaiting first sign-in)';
 }
 
+const ORIGIN_TEXT: Record<AdminUserJson['origin'], string> = {
+  local: 'Local',
+  oidc: 'OIDC sign-in',
+  bearer: 'Bearer token',
+  kubernetes: 'Kubernetes',
+  scim: 'SCIM',
+};
+
+/** Where the principal comes from (what created it), and whether it is disabled. */
+export function originText(u: AdminUserJson): string {
+  return ORIGIN_TEXT[u.origin] ?? u.origin;
+}
+
+/** The origin as a badge, with a second one when the user is disabled. */
+export const originColumn = <T extends AdminUserJson>(): Column<T> => ({
+  title: 'Origin',
+  cell: (u) => (
+    <>
+      <span class={`fg-origin fg-origin-${u.origin}`}>{originText(u)}</span>
+      {u.disabled && <span class="fg-origin fg-disabled"> disabled</span>}
+    </>
+  ),
+});
+
 /** A user's name, opening their page. */
 export const userLink = <T extends { username: string }>(title: string): Column<T> => linkColumn(title, (u) => u.username, (u) => href('users', u.username));
 
@@ -21,6 +45,7 @@ const USER_COLUMNS: readonly Column<AdminUserJson>[] = [
   { title: 'Display name', cell: (u) => u.display_name },
   { title: 'Role', cell: (u) => (u.bootstrap ? 'Administrator (configured)' : u.is_admin ? 'Administrator' : 'User') },
   { title: 'Signs in', cell: signInText },
+  originColumn(),
   { title: 'Created', cell: (u) => day(u.created_at) },
 ];
 
@@ -129,7 +154,8 @@ export function UserPage({ name }: { name: string }) {
         <div class="fg-panel">
           <p>
             {u.display_name} · {u.is_service_account ? 'service account' : u.is_admin ? 'administrator' : 'user'}
-            {u.is_service_account ? '' : ` · signs in: ${signInText(u).toLowerCase()}`} · groups:{' '}
+            {u.is_service_account ? '' : ` · signs in: ${signInText(u).toLowerCase()}`} · origin: {originText(u)}
+            {u.disabled ? ' · disabled' : ''} · groups:{' '}
             {u.groups.length ? u.groups.map((g, i) => [i ? ', ' : '', <a href={href('groups', g)}>{g}</a>]) : 'none'}
           </p>
           <div class="fg-toolbar">
@@ -148,6 +174,23 @@ export function UserPage({ name }: { name: string }) {
               ask={confirm.ask}
               request={removal({ title: 'Revoke access keys', text: `Revoke every access key of “${name}”?`, action: 'Revoke' }, `permissions/users/${seg(name)}/access-token`)}
             />
+            {!u.bootstrap && (
+              <AskButton
+                text={u.disabled ? 'Enable' : 'Disable'}
+                ask={confirm.ask}
+                request={{
+                  title: u.disabled ? 'Enable user' : 'Disable user',
+                  text: u.disabled
+                    ? `Enable “${name}”? Their ended tokens and sessions stay ended.`
+                    : `Disable “${name}”? Their tokens and sessions end at once, and nothing of theirs works until enabled.`,
+                  action: u.disabled ? 'Enable' : 'Disable',
+                  run: async () => {
+                    await api('POST', `permissions/users/${seg(name)}/${u.disabled ? 'enable' : 'disable'}`);
+                    user.reload();
+                  },
+                }}
+              />
+            )}
           </div>
           {issued && <IssuedTokenView issued={issued} />}
         </div>

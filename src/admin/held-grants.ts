@@ -1,0 +1,66 @@
+import { keyedInWorkspace } from '../resources/kinds.js';
+import { holdsSeparator } from '../workspaces/names.js';
+import type { Grantee } from '../authz/grants-repo.js';
+import type { Permission, ResourceKind } from '../authz/types.js';
+import type { Sql } from '../store/sql.js';
+
+/**
+ * A grantee's grants and pattern grants, each with the number MLflow's role routes address it by
+ * (`role_permission_id`). The two tables number their rows apart, so the number interleaves them: a
+ * grant's row id doubled, a pattern grant's doubled plus one. It lasts as long as the row: changing
+ * the level keeps it, revoking and granting again gives a new one, as MLflow's does.
+ *
+ * Read-only: every change goes through the grant and pattern writers.
+ */
+export interface HeldGrant {
+  readonly id: number;
+  readonly kind: ResourceKind;
+  /** The grant's resource id as stored, or the pattern. */
+  readonly target: string;
+  readonly pattern: boolean;
+  readonly permission: Permission;
+  readonly grantee: Grantee;
+}
+
+interface Row {
+  readonly id: number;
+  readonly resource_kind: ResourceKind;
+  readonly target: string;
+  readonly user_id: number | null;
+  readonly group_id: number | null;
+  readonly permission: Permission;
+}
+
+const GRANTS = 'SELECT id, resource_kind, resource_id AS target, user_id, group_id, permission FROM grants';
+const PATTERNS = 'SELECT id, resource_kind, pattern AS target, user_id, group_id, permission FROM pattern_grants';
+
+const held =
+  (pattern: boolean) =>
+  (r: Row): HeldGrant => ({
+    id: Number(r.id) * 2 + (pattern ? 1 : 0),
+    kind: r.resource_kind,
+    target: r.target,
+    pattern,
+    permission: r.permission,
+    grantee: r.user_id !== null ? { type: 'user', id: Number(r.user_id) } : { type: 'group', id: Number(r.group_id) },
+  });
+
+const column = (g: Grantee) => (g.type === 'user' ? 'user_id' : 'group_id');
+
+/** Every grant and pattern grant of the grantee, in the order they were made (grants first). */
+export async function heldGrantsOf(sql: Sql, grantee: Grantee): Promise<HeldGrant[]> {
+  const c = column(grantee);
+  const grants = await sql.all<Row>(`${GRANTS} WHERE ${c} = ? ORDER BY id`, [grantee.id]);
+  const patterns = await sql.all<Row>(`${PATTERNS} WHERE ${c} = ? ORDER BY id`, [grantee.id]);
+  // MLflow's role routes act in the default workspace only (`roleWorkspace`): another workspace's grants are not theirs to show.
+  const inDefault = (h: HeldGrant) => !keyedInWorkspace(h.kind) || !holdsSeparator(h.target);
+  return [...grants.map(held(false)), ...patterns.map(held(true))].filter(inDefault);
+}
+
+/** The grant or pattern grant a `role_permission_id` names, if any. */
+export async function heldGrantById(sql: Sql, id: number): Promise<HeldGrant | undefined> {
+  if (!Number.isSafeInteger(id) || id < 2) return undefined;
+  const pattern = id % 2 === 1;
+  const row = await sql.get<Row>(`${pattern ? PATTERNS : GRANTS} WHERE id = ?`, [Math.floor(id / 2)]);
+  return row && held(pattern)(row);
+}

@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import { createAuditLog } from '../audit/audit-log.js';
+import { createGrantWriter } from '../authz/grant-writer.js';
+import { createGrantsRepo } from '../authz/grants-repo.js';
+import { createPatternGrantsRepo } from '../authz/pattern-grants-repo.js';
+import { createPatternWriter } from '../authz/pattern-writer.js';
+import type { Config } from '../config.js';
+import { applyPlan, type ImportStore } from '../import/apply-plan.js';
+import { planFor, PLUGINS, type Plugin } from '../import/plugins.js';
+import { createDirectory } from '../principals/directory.js';
+import { createPrincipalWriter } from '../principals/principal-writer.js';
+import { isPermission } from '../resources/permissions.js';
+import type { Sql } from '../store/sql.js';
+import { openStore } from '../store/store.js';
+import { createLegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
+
+const USAGE =
+  `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ]\n` +
+  '  DATABASE_URI: the plugin\'s own database, as it is configured: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB\n' +
+  '  --default-permission: the plugin\'s default_permission (basic-auth\'s ini file; READ unless changed)\n';
+
+export interface ImportIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+/** The store's writers with no running flowgate to tell: flowgates on the store follow its change log. */
+export function importStore(sql: Sql, bootstrapAdmin: string | undefined): ImportStore {
+  const audit = createAuditLog(sql);
+  const directory = createDirectory(sql);
+  const grants = createGrantsRepo(sql);
+  const patterns = createPatternGrantsRepo(sql);
+  return {
+    sql,
+    directory,
+    grants,
+    patterns,
+    passwords: createLegacyPasswordRepo(sql),
+    principalWriter: createPrincipalWriter({ sql, directory, audit, bootstrapAdmin }),
+    grantWriter: createGrantWriter({ sql, grants, audit, grantsChanged: async () => undefined }),
+    patternWriter: createPatternWriter({ sql, patterns, audit, patternsChanged: async () => undefined }),
+    audit,
+  };
+}
+
+/**
+ * `flowgate import mlflow-basic-auth|mlflow-oidc-auth --from URI`: reads the plugin's database,
+ * prints the plan (what it adds, what it cannot translate exactly and leaves out) and applies it to
+ * the store FLOWGATE_* configures in one transaction. Exit 0 done (or planned), 1 failed (nothing
+ * written), 2 usage.
+ */
+export async function runImport(argv: string[], config: Config, io: ImportIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { from: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, 'default-permission': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    });
+  } catch (e) {
+    io.err(`flowgate: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const plugin = positionals[0] as Plugin | undefined;
+  if (plugin === undefined || !PLUGINS.includes(plugin) || positionals.length > 1 || !values.from) {
+    io.err(`flowgate: name the plugin and its database\n${USAGE}`);
+    return 2;
+  }
+  const mlflowDefault = (values['default-permission'] ?? 'READ').toUpperCase();
+  if (!isPermission(mlflowDefault)) {
+    io.err(`flowgate: --default-permission must be READ, USE, EDIT, MANAGE or NO_PERMISSIONS\n${USAGE}`);
+    return 2;
+  }
+  const dryRun = values['dry-run'] === true;
+  let plan;
+  try {
+    plan = await planFor(plugin, values.from, { mlflowDefault, flowgateDefault: config.defaultPermission });
+  } catch (e) {
+    io.err(`flowgate import: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const store = await openStore({ dbPath: config.dbPath, databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
+  try {
+    const outcome = await applyPlan(plan, importStore(store.sql, config.admin?.username), { actor: `flowgate import ${plugin}`, dryRun });
+    if (values.json) {
+      io.out(`${JSON.stringify({ source: plan.source, dry_run: dryRun, changes: outcome.changes, not_imported: plan.notImported, kept: outcome.kept, notes: plan.notes })}\n`);
+      return 0;
+    }
+    io.out(`# ${plan.source} → ${store.location}${dryRun ? ' (dry run: nothing written)' : ''}\n`);
+    for (const c of outcome.changes) io.out(`${c}\n`);
+    for (const n of plan.notImported) io.out(`not imported: ${n}\n`);
+    for (const k of outcome.kept) io.out(`kept: ${k}\n`);
+    for (const n of plan.notes) io.out(`note: ${n}\n`);
+    const count = outcome.changes.length;
+    io.err(count === 0 ? 'no changes: flowgate already holds everything this import brings\n' : `${count} ${dryRun ? 'changes (dry run: none applied)' : 'changes applied in one transaction'}\n`);
+    return 0;
+  } catch (e) {
+    io.err(`flowgate import: ${(e as Error).message} (nothing was written)\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}

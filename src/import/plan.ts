@@ -1,0 +1,50 @@
+import type { Permission, ResourceKind } from '../authz/types.js';
+
+/** Who a grant is for, by name as both systems spell it. */
+export interface PlanGrantee {
+  readonly type: 'user' | 'group';
+  readonly name: string;
+}
+
+export interface PlanUser {
+  readonly username: string;
+  readonly isAdmin: boolean;
+  readonly isServiceAccount: boolean;
+  readonly displayName?: string;
+  /** A werkzeug hash from MLflow basic-auth: the user's old password keeps working (until they mint a token). */
+  readonly passwordHash?: string;
+}
+
+export interface PlanGrant {
+  readonly grantee: PlanGrantee;
+  readonly kind: ResourceKind;
+  readonly id: string;
+  readonly permission: Permission;
+}
+
+export interface PlanPattern {
+  readonly grantee: PlanGrantee;
+  readonly kind: ResourceKind;
+  readonly pattern: string;
+  readonly permission: Permission;
+}
+
+/**
+ * What an import would make flowgate hold: read from a plugin's database and mapped to flowgate's
+ * model, before anything is written. Every rule that has no exact equivalent is in `notImported`
+ * with its reason, never written in a wider form.
+ */
+export interface ImportPlan {
+  /** The plugin and the schema generation its database was read as. */
+  readonly source: string;
+  readonly users: readonly PlanUser[];
+  readonly groups: ReadonlyArray<{ readonly name: string; readonly members: readonly string[] }>;
+  readonly grants: readonly PlanGrant[];
+  readonly patterns: readonly PlanPattern[];
+  /** Rules left out, each with why. */
+  readonly notImported: readonly string[];
+  /** Things the operator should know (a default that differs, a grant raised to match the plugin's answer). */
+  readonly notes: readonly string[];
+}
+
+export const granteeText = (g: PlanGrantee) => `${g.type} ${g.name}`;

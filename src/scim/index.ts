@@ -1,0 +1,46 @@
+import type { Logger } from '../logging.js';
+import type { ScimBackendDeps } from './backend-deps.js';
+import { scimGroups } from './groups.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createScimRoute } from './routes.js';
+import { declareScimResources } from './scimmy.js';
+import { createScimToken } from './token-file.js';
+import { scimUsers } from './users.js';
+
+export interface ScimConfig {
+  /** The file holding the SCIM bearer token (a mounted Secret), followed as it is rewritten. */
+  readonly tokenFile: string;
+  /** How long a replaced token is still accepted. */
+  readonly graceSeconds: number;
+  readonly ratePerSecond: number;
+  readonly burst: number;
+}
+
+export interface ScimDeps extends Omit<ScimBackendDeps, 'usersBase'> {
+  readonly config: ScimConfig;
+  readonly basePath: string;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+}
+
+/** SCIM 2.0 provisioning (docs/machine-identity.md#scim): its own route, token and rate limit. */
+export function createScim(d: ScimDeps) {
+  const scimmy = declareScimResources(d.basePath);
+  const token = createScimToken({
+    file: d.config.tokenFile,
+    graceMs: d.config.graceSeconds * 1000,
+    onProblem: (message) => d.logger.warn({ file: d.config.tokenFile }, message),
+  });
+  const backendDeps = { ...d, usersBase: `${d.basePath}/scim/v2/Users` };
+  const limiter = createRateLimiter({ perSecond: d.config.ratePerSecond, burst: d.config.burst });
+  const ownRoute = createScimRoute({
+    scimmy,
+    backend: { users: scimUsers(backendDeps), groups: scimGroups(backendDeps) },
+    token,
+    limiter,
+    maxBodyBytes: d.maxBodyBytes,
+    logger: d.logger,
+  });
+  d.logger.info({ path: `${d.basePath}/scim/v2` }, 'SCIM provisioning on');
+  return { ownRoute };
+}

@@ -1,0 +1,119 @@
+import { usernameSchema } from '../admin/validation.js';
+import type { Group, User } from '../principals/types.js';
+import { parseId, SCIM_ACTOR, type ScimBackendDeps } from './backend-deps.js';
+import { ScimError, scimErrors } from './errors.js';
+import type { ResourceHandlers, ScimRecord, ScimRequestResource } from './scimmy.js';
+import { scimUser, singleEquality } from './shapes.js';
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/**
+ * SCIM Users over flowgate's users. SCIM sees people, never service accounts (bearer and Kubernetes
+ * principals, machines an administrator made) nor the bootstrap admin, and never sets the admin
+ * flag: a user it creates is an ordinary person who signs in through OIDC where that is configured.
+ */
+export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
+  const { directory, principalWriter: writer } = d;
+  const visible = (u: User | undefined): User | undefined => (u && !u.isServiceAccount && u.username !== d.protectedAdmin ? u : undefined);
+  const notFound = (id: string | undefined) => new ScimError(404, null, `Resource ${id ?? ''} not found`);
+
+  async function find(id: string | undefined): Promise<User> {
+    const n = parseId(id);
+    const user = visible(n === undefined ? undefined : await directory.userById(n));
+    if (!user) throw notFound(id);
+    return user;
+  }
+
+  /** Each user's SCIM groups, read once for a whole list. */
+  async function scimGroupsByUser(): Promise<Map<number, Group[]>> {
+    const byUser = new Map<number, Group[]>();
+    for (const g of await directory.groupsFrom('scim'))
+      for (const m of await directory.membersOfGroup(g.id)) byUser.set(m.id, [...(byUser.get(m.id) ?? []), g]);
+    return byUser;
+  }
+  const record = async (u: User): Promise<ScimRecord> => scimUser(u, (await directory.groupsOfUser(u.id)).filter((g) => g.origin === 'scim'));
+
+  async function candidates(resource: ScimRequestResource): Promise<User[]> {
+    const eq = singleEquality(resource.filter);
+    const one = (u: User | undefined) => (u ? [u] : []);
+    if (eq?.attribute === 'username') return one(await directory.userByName(eq.value));
+    if (eq?.attribute === 'externalid') return one(await directory.userByExternalId(eq.value));
+    if (eq?.attribute === 'id') return one(parseId(eq.value) === undefined ? undefined : await directory.userById(parseId(eq.value)!));
+    return directory.listUsers(false);
+  }
+
+  function validName(instance: Record<string, unknown>): string {
+    const parsed = usernameSchema.safeParse(instance.userName);
+    if (!parsed.success) throw new ScimError(400, 'invalidValue', `userName ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    if (parsed.data === d.protectedAdmin) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+    return parsed.data;
+  }
+
+  async function externalIdFree(externalId: string | undefined, self?: User): Promise<void> {
+    if (externalId === undefined) return;
+    const holder = await directory.userByExternalId(externalId);
+    if (holder && holder.id !== self?.id) throw new ScimError(409, 'uniqueness', 'Another user has that externalId');
+  }
+
+  async function create(instance: Record<string, unknown>): Promise<ScimRecord> {
+    const username = validName(instance);
+    const externalId = text(instance.externalId);
+    if (await directory.userByName(username)) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+    await externalIdFree(externalId);
+    let user = await writer.createUser(SCIM_ACTOR, {
+      username,
+      displayName: (text(instance.displayName) ?? '').slice(0, 256),
+      isAdmin: false,
+      isServiceAccount: false,
+      signIn: d.signIn,
+      origin: 'scim',
+      externalId: externalId ?? null,
+    });
+    if (instance.active === false) {
+      await d.setActive(SCIM_ACTOR, user, false);
+      user = (await directory.userById(user.id))!;
+    }
+    return record(user);
+  }
+
+  async function replace(id: string | undefined, instance: Record<string, unknown>): Promise<ScimRecord> {
+    const user = await find(id);
+    const username = validName(instance);
+    const externalId = text(instance.externalId) ?? null;
+    await externalIdFree(externalId ?? undefined, user);
+    const displayName = (text(instance.displayName) ?? '').slice(0, 256);
+    let renamed = false;
+    await d.sql.transaction(async () => {
+      if (username !== user.username && (await directory.userByName(username))) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+      renamed = await writer.renameUser(SCIM_ACTOR, user, username);
+      const now = (await directory.userById(user.id))!;
+      if (displayName !== now.displayName) await writer.updateUser(SCIM_ACTOR, now, displayName, now.isAdmin);
+      await writer.setExternalId(SCIM_ACTOR, now, externalId);
+    });
+    // Basic credentials name the user: a renamed user's verified tokens are checked afresh.
+    if (renamed) d.forgetUser(user.id);
+    const active = instance.active === undefined ? user.disabledAt === null : instance.active !== false;
+    if (active !== (user.disabledAt === null)) await d.setActive(SCIM_ACTOR, (await directory.userById(user.id))!, active);
+    else d.principalsChanged();
+    return record((await directory.userById(user.id))!);
+  }
+
+  return {
+    egress: scimErrors(async (resource) => {
+      if (resource.id !== undefined) return record(await find(resource.id));
+      const users = (await candidates(resource)).map(visible).filter((u): u is User => u !== undefined);
+      const groups = await scimGroupsByUser();
+      const records = users.map((u) => scimUser(u, groups.get(u.id) ?? []));
+      return resource.filter ? resource.filter.match(records) : records;
+    }),
+    ingress: scimErrors(async (resource, instance) => (resource.id === undefined ? create(instance) : replace(resource.id, instance))),
+    // Deleted as the admin API deletes: tokens, sessions, memberships and grants go with the user.
+    degress: scimErrors(async (resource) => {
+      const user = await find(resource.id);
+      await writer.deleteUser(SCIM_ACTOR, user);
+      await d.endSessionsOf(user.id);
+      d.forgetUser(user.id);
+      await d.policyChanged();
+    }),
+  };
+}

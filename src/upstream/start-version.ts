@@ -1,0 +1,35 @@
+import type { Logger } from '../logging.js';
+import { getText } from './get-text.js';
+import type { MlflowConnection } from './mlflow-connection.js';
+import { MAX_VERSION_BYTES, versionIn } from './mlflow-version.js';
+
+/** The URL as an operator wrote it, minus any user name or password in it. */
+function shownUrl(upstreamUrl: string): string {
+  try {
+    const url = new URL(upstreamUrl);
+    url.username = '';
+    url.password = '';
+    return url.href.replace(/\/$/, '');
+  } catch {
+    return '(unparsable upstream URL)';
+  }
+}
+
+/**
+ * MLflow's version, read once before listening. An MLflow that does not answer does not stop the
+ * start (it may come up after flowgate, and /readyz says not ready meanwhile), but the first thing
+ * an operator sees is where flowgate looked and why it got nothing, instead of a version "unknown".
+ */
+export async function readMlflowVersionAtStart(
+  mlflow: MlflowConnection,
+  upstreamUrl: string,
+  logger: Logger,
+  timeoutMs = 2_000,
+): Promise<string | undefined> {
+  const answer = await getText(mlflow, '/version', timeoutMs, MAX_VERSION_BYTES + 1);
+  if ('error' in answer) {
+    const upstream = shownUrl(upstreamUrl);
+    logger.warn({ upstream, cause: answer.error }, `MLflow is not reachable at ${upstream}: ${answer.error}`);
+  }
+  return versionIn(answer);
+}

@@ -1,0 +1,82 @@
+import type { GrantWriter } from '../authz/grant-writer.js';
+import type { GrantsRepo } from '../authz/grants-repo.js';
+import type { Logger } from '../logging.js';
+import type { Directory } from '../principals/directory.js';
+import type { Group } from '../principals/types.js';
+import { WORKSPACE } from '../resources/kinds.js';
+import { workspaceNameProblem } from './names.js';
+
+/**
+ * A rule giving the members of identity-provider groups a role in a workspace, so a team needs no
+ * per-user set-up: `team-*=team-*` makes group `team-a` a member (USE) of workspace `team-a`. The
+ * group is matched whole or, ending in `*`, by its prefix; a `*` in the workspace takes what the
+ * group's matched.
+ */
+export interface WorkspaceGroupRule {
+  readonly group: string;
+  readonly workspace: string;
+  readonly level: 'USE' | 'MANAGE';
+}
+
+/** The rules of `FLOWGATE_WORKSPACE_GROUP_RULES` (`GROUP=WORKSPACE[:USE|MANAGE]`, comma-separated), or the problem with them. */
+export function parseWorkspaceGroupRules(text: string): WorkspaceGroupRule[] | string {
+  const rules: WorkspaceGroupRule[] = [];
+  for (const raw of text.split(',').map((r) => r.trim()).filter((r) => r !== '')) {
+    const m = /^([^=*]+\*?)=([a-z0-9*-]+)(?::(USE|MANAGE))?$/.exec(raw);
+    if (!m) return `'${raw}' is not GROUP=WORKSPACE[:USE|MANAGE] (a group may end with '*', which a '*' in the workspace repeats)`;
+    const [, group, workspace, level] = m as unknown as [string, string, string, 'USE' | 'MANAGE' | undefined];
+    if (workspace.includes('*') && !group.endsWith('*')) return `'${raw}': the workspace repeats the group's '*', which it does not have`;
+    if (!workspace.includes('*') && workspaceNameProblem(workspace) !== undefined) return `'${raw}': '${workspace}' is not an MLflow workspace name`;
+    rules.push({ group, workspace, level: level ?? 'USE' });
+  }
+  return rules;
+}
+
+/** The role the first matching rule gives a group, or undefined (a derived name MLflow would refuse gives none). */
+export function workspaceRoleOf(rules: readonly WorkspaceGroupRule[], group: string): { workspace: string; level: 'USE' | 'MANAGE' } | undefined {
+  for (const rule of rules) {
+    const prefix = rule.group.endsWith('*') ? rule.group.slice(0, -1) : undefined;
+    if (prefix === undefined ? group !== rule.group : !group.startsWith(prefix)) continue;
+    const workspace = prefix === undefined ? rule.workspace : rule.workspace.replaceAll('*', group.slice(prefix.length));
+    if (workspaceNameProblem(workspace) === undefined) return { workspace, level: rule.level };
+  }
+  return undefined;
+}
+
+export const RULE_ACTOR = 'workspace-rule';
+
+/**
+ * Keeps the grants the rules give: a group gets its workspace role when it is made (an identity
+ * provider's group appears at its first member's sign-in) and, for groups made before, at start. The
+ * grants are ordinary ones (shown, audited, removable); a rule gives its role again at the next start.
+ */
+export function createWorkspaceGroupRules(deps: {
+  readonly rules: readonly WorkspaceGroupRule[];
+  readonly grants: GrantsRepo;
+  readonly writer: GrantWriter;
+  readonly directory: Pick<Directory, 'listGroups'>;
+  readonly logger: Logger;
+}) {
+  async function apply(group: Group): Promise<void> {
+    const role = workspaceRoleOf(deps.rules, group.name);
+    if (role === undefined) return;
+    const grantee = { type: 'group' as const, id: group.id };
+    const held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
+    if (held === role.level) return;
+    const ref = { kind: WORKSPACE, id: role.workspace };
+    if (held === undefined) await deps.writer.create(RULE_ACTOR, { grantee, name: group.name }, ref, role.level);
+    else await deps.writer.update(RULE_ACTOR, { grantee, name: group.name }, ref, held, role.level);
+  }
+  return {
+    /** A group was just made. */
+    groupCreated: (group: Group): Promise<void> =>
+      deps.rules.length === 0
+        ? Promise.resolve()
+        : apply(group).catch((err: Error) => deps.logger.warn({ err: { message: err.message }, group: group.name }, 'workspace rule not applied to a new group')),
+    /** Every group, at start. */
+    async reconcile(): Promise<void> {
+      if (deps.rules.length === 0) return;
+      for (const group of await deps.directory.listGroups()) await apply(group);
+    },
+  };
+}

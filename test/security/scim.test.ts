@@ -1,0 +1,290 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+
+/**
+ * SCIM from the attacker's side, and de-provisioning as the identity provider relies on it, against
+ * the real MLflow with two flowgates on one store (the same SQLite file, or the same PostgreSQL
+ * database with FLOWGATE_TEST_STORE=postgres). `/scim/v2` takes only its own bearer token (not an
+ * admin's credentials), the replaced one only within its grace; it is rate-limited per client; it
+ * can neither make an administrator nor see or touch the bootstrap admin; filters and ids are data,
+ * never code. A user deactivated through SCIM (or an administrator) loses their sessions and tokens
+ * on both flowgates within 1 s.
+ */
+const V2 = '/api/2.0/mlflow';
+const BOUND_MS = 1000;
+const GRACE_S = 1;
+const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+let mlflow: MlflowServer;
+let a: TestFlowgate;
+let b: TestFlowgate;
+let tokenFile = '';
+let scimToken = 'scim-first-token-0123456789abcdef0123456789';
+let shared = '';
+
+const scim = (fg: TestFlowgate, token = scimToken) => {
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${token}`).set('Content-Type', 'application/scim+json');
+  return {
+    get: (path: string) => auth(request(fg.url).get(`/scim/v2${path}`)),
+    post: (path: string, body: object) => auth(request(fg.url).post(`/scim/v2${path}`)).send(JSON.stringify(body)),
+    patch: (path: string, ops: object[]) => auth(request(fg.url).patch(`/scim/v2${path}`)).send(JSON.stringify({ schemas: [PATCH_OP], Operations: ops })),
+    delete: (path: string) => auth(request(fg.url).delete(`/scim/v2${path}`)),
+  };
+};
+const admin = (fg: TestFlowgate) => ({
+  get: (path: string) => request(fg.url).get(path).set('Authorization', adminAuth()),
+  post: (path: string, body: object) => request(fg.url).post(path).set('Authorization', adminAuth()).send(body),
+  patch: (path: string, body: object) => request(fg.url).patch(path).set('Authorization', adminAuth()).send(body),
+});
+const originOf = (fg: TestFlowgate) => new URL(fg.url).origin;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  mlflow = await startMlflowServer();
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-scim-sec-'));
+  tokenFile = join(dir, 'scim-token');
+  writeFileSync(tokenFile, scimToken);
+  const env = { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_STORE_WATCH_MS: '250', FLOWGATE_SESSION_COOKIE_SECURE: 'false', FLOWGATE_SCIM_TOKEN_FILE: tokenFile, FLOWGATE_SCIM_TOKEN_GRACE_SECONDS: String(GRACE_S) };
+  a = await startTestFlowgate({ ...env, FLOWGATE_SCIM_RATE_PER_SECOND: '1000', FLOWGATE_SCIM_BURST: '10000' }, dir);
+  // b's bucket is small: the rate-limit case runs there.
+  b = await startTestFlowgate({ ...env, FLOWGATE_SCIM_RATE_PER_SECOND: '0.5', FLOWGATE_SCIM_BURST: '5' }, dir);
+  shared = (await admin(a).post(`${V2}/experiments/create`, { name: 'scim-shared' }).expect(200)).body.experiment_id;
+  await admin(a).post(`${V2}/permissions/groups`, { group_name: 'scim-readers' }).expect(201);
+  await admin(a).post(`${V2}/permissions/groups/scim-readers/experiments/${shared}`, { permission: 'READ' }).expect(201);
+}, 300_000);
+
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+  if (a) removeDir(a.dir);
+  await mlflow?.stop();
+});
+
+/** Polls until `check` holds on every flowgate given, failing after `ms`. */
+async function within(ms: number, targets: readonly TestFlowgate[], check: (fg: TestFlowgate) => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  const pending = new Set(targets);
+  while (pending.size > 0) {
+    for (const fg of [...pending]) if (await check(fg)) pending.delete(fg);
+    if (pending.size === 0) return;
+    if (Date.now() - started > ms) throw new Error(`not on ${pending.size} flowgate(s) within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+const readWithToken = async (fg: TestFlowgate, username: string, token: string) =>
+  (await request(fg.url).get(`${V2}/experiments/get`).query({ experiment_id: shared }).set('Authorization', basic(username, token))).status;
+const readWithCookie = async (fg: TestFlowgate, cookie: string) => (await request(fg.url).get(`${V2}/experiments/get`).query({ experiment_id: shared }).set('Cookie', cookie)).status;
+
+/** A SCIM-provisioned person in `scim-readers`, with an access token, signed in on b: its SCIM id, token and session cookie. */
+async function provisioned(userName: string): Promise<{ id: string; token: string; cookie: string }> {
+  const made = await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName, externalId: `idp-${userName}` });
+  expect(made.status, made.text).toBe(201);
+  await admin(a).post(`${V2}/permissions/groups/scim-readers/users`, { username: userName }).expect(201);
+  const token = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: userName }).expect(200)).body.token as string;
+  await within(BOUND_MS, [a, b], async (fg) => (await readWithToken(fg, userName, token)) === 200);
+  const login = await request(b.url).post('/flowgate/login').set('Origin', originOf(b)).type('form').send({ username: userName, token, return_to: '/' });
+  expect(login.status, login.text).toBe(302);
+  const cookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []).find((c) => c.startsWith('flowgate_session='))!.split(';')[0]!;
+  for (const fg of [a, b]) expect(await readWithCookie(fg, cookie)).toBe(200);
+  return { id: made.body.id as string, token, cookie };
+}
+
+/** The token and the session are refused on both flowgates within 1 s of `t0`. */
+async function expectDead(t0: number, username: string, held: { token: string; cookie: string }): Promise<void> {
+  await within(BOUND_MS - (Date.now() - t0), [a, b], async (fg) => (await readWithToken(fg, username, held.token)) === 401 && (await readWithCookie(fg, held.cookie)) === 401);
+}
+
+describe('de-provisioning reaches every flowgate on the store within 1 s', () => {
+  it('PATCH active=false through SCIM on one flowgate: the token and the session die on both; enabling again gives neither back', async () => {
+    const held = await provisioned('scim-gone');
+    const t0 = Date.now();
+    const off = await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', path: 'active', value: false }]);
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.active).toBe(false);
+    await expectDead(t0, 'scim-gone', held);
+    // Refused afterwards too: no sign-in with the old token, and enabling brings back nothing ended.
+    const again = await request(a.url).post('/flowgate/login').set('Origin', originOf(a)).type('form').send({ username: 'scim-gone', token: held.token, return_to: '/' });
+    expect(again.status).not.toBe(302);
+    await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', path: 'active', value: true }]).expect(200);
+    await sleep(600);
+    for (const fg of [a, b]) {
+      expect(await readWithToken(fg, 'scim-gone', held.token)).toBe(401);
+      expect(await readWithCookie(fg, held.cookie)).toBe(401);
+    }
+  });
+
+  it('DELETE through SCIM: the same, and the user is gone', async () => {
+    const held = await provisioned('scim-deleted');
+    const t0 = Date.now();
+    await scim(a).delete(`/Users/${held.id}`).expect(204);
+    await expectDead(t0, 'scim-deleted', held);
+    expect((await admin(b).get(`${V2}/permissions/users/scim-deleted`)).status).toBe(404);
+  });
+
+  it('an administrator’s disable (admin API on the other flowgate) does the same, and a disabled user is refused a new token’s use', async () => {
+    const held = await provisioned('scim-admin-off');
+    const t0 = Date.now();
+    const off = await admin(b).post(`${V2}/permissions/users/scim-admin-off/disable`, {});
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.user).toMatchObject({ disabled: true, origin: 'scim' });
+    await expectDead(t0, 'scim-admin-off', held);
+    // A token minted while disabled proves nothing either.
+    const minted = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: 'scim-admin-off' }).expect(200)).body.token as string;
+    await sleep(600);
+    for (const fg of [a, b]) expect(await readWithToken(fg, 'scim-admin-off', minted)).toBe(401);
+    await admin(a).post(`${V2}/permissions/users/scim-admin-off/enable`, {}).expect(200);
+    await within(BOUND_MS, [a, b], async (fg) => (await readWithToken(fg, 'scim-admin-off', minted)) === 200);
+  });
+});
+
+describe('the SCIM token', () => {
+  it('no token, a wrong one, another scheme, or an administrator’s own credentials: 401 in SCIM’s shape, with a Bearer challenge, and nothing is created', async () => {
+    const body = JSON.stringify({ schemas: [USER_SCHEMA], userName: 'scim-intruder' });
+    const tries: Array<[string, string | undefined]> = [
+      ['none', undefined],
+      ['wrong', `Bearer ${'x'.repeat(scimToken.length)}`],
+      ['prefix', `Bearer ${scimToken.slice(0, -1)}`],
+      ['longer', `Bearer ${scimToken}x`],
+      ['basic admin', adminAuth()],
+      ['admin token as bearer', `Bearer ${'admin-token-0123456789abcdef0123456789abcdef'}`],
+      ['token as basic', basic('scim', scimToken)],
+    ];
+    for (const [what, header] of tries) {
+      const r = request(a.url).post('/scim/v2/Users').set('Content-Type', 'application/scim+json');
+      const answered = await (header ? r.set('Authorization', header) : r).send(body);
+      expect(answered.status, what).toBe(401);
+      expect(answered.body.schemas, what).toEqual([ERROR_SCHEMA]);
+      expect(answered.headers['www-authenticate'], what).toMatch(/^Bearer /);
+      expect(answered.text, what).not.toContain(scimToken);
+    }
+    expect((await admin(a).get(`${V2}/permissions/users/scim-intruder`)).status).toBe(404);
+    for (const fg of [a, b]) for (const line of fg.logs) expect(line).not.toContain(scimToken);
+  });
+
+  it('rotated: the new token works at once, the replaced one only within its grace, then 401', async () => {
+    const old = scimToken;
+    const next = 'scim-second-token-abcdef0123456789abcdef0123';
+    writeFileSync(tokenFile, next);
+    scimToken = next;
+    // The file is looked at again at most once a second.
+    await within(2000, [a], async (fg) => (await scim(fg, next).get('/ServiceProviderConfig')).status === 200);
+    expect((await scim(a, old).get('/ServiceProviderConfig')).status).toBe(200);
+    await sleep(GRACE_S * 1000 + 300);
+    const late = await scim(a, old).get('/ServiceProviderConfig');
+    expect(late.status).toBe(401);
+    expect((await scim(a, next).get('/ServiceProviderConfig')).status).toBe(200);
+  });
+});
+
+describe('rate limit', () => {
+  it('past its burst a client gets 429 with Retry-After, token or not, and nothing is done', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | undefined;
+    for (let i = 0; i < 12; i++) {
+      const r = i % 2 ? await scim(b, 'wrong-wrong-wrong-wrong-wrong-wrong-wrong').get('/Users') : await scim(b).post('/Users', { schemas: [USER_SCHEMA], userName: `scim-flood-${i}` });
+      statuses.push(r.status);
+      if (r.status === 429) {
+        retryAfter = r.headers['retry-after'];
+        expect(r.body.schemas).toEqual([ERROR_SCHEMA]);
+      }
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(6);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    const made = (await scim(a).get(`/Users?filter=${encodeURIComponent('userName sw "scim-flood-"')}`).expect(200)).body.totalResults as number;
+    expect(made).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('what SCIM may not do', () => {
+  it('cannot make an administrator, whatever it sends', async () => {
+    const r = await scim(a).post('/Users', {
+      schemas: [USER_SCHEMA, 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'],
+      userName: 'scim-wannabe',
+      roles: [{ value: 'admin', primary: true }],
+      entitlements: [{ value: 'admin' }],
+      is_admin: true,
+      isAdmin: true,
+      userType: 'Administrator',
+      groups: [{ value: 'admins' }],
+    });
+    expect(r.status, r.text).toBe(201);
+    const user = (await admin(a).get(`${V2}/permissions/users/scim-wannabe`).expect(200)).body.user;
+    expect(user).toMatchObject({ is_admin: false, is_service_account: false, origin: 'scim' });
+    await scim(a).patch(`/Users/${r.body.id}`, [{ op: 'add', value: { roles: [{ value: 'admin' }], is_admin: true } }]);
+    expect((await admin(a).get(`${V2}/permissions/users/scim-wannabe`).expect(200)).body.user.is_admin).toBe(false);
+  });
+
+  it('never sees or touches the bootstrap admin: not listed, 404 by id, its name refused, and it still works', async () => {
+    const adminId = String((await admin(a).get(`${V2}/permissions/users/admin`).expect(200)).body.user.id);
+    const listed = (await scim(a).get(`/Users?filter=${encodeURIComponent('userName eq "admin"')}`).expect(200)).body;
+    expect(listed.totalResults).toBe(0);
+    expect((await scim(a).get(`/Users/${adminId}`)).status).toBe(404);
+    expect((await scim(a).patch(`/Users/${adminId}`, [{ op: 'replace', path: 'active', value: false }])).status).toBe(404);
+    expect((await scim(a).delete(`/Users/${adminId}`)).status).toBe(404);
+    expect((await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName: 'admin' })).status).toBe(409);
+    const other = (await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName: 'scim-rename-to-admin' }).expect(201)).body;
+    const renamed = await scim(a).patch(`/Users/${other.id}`, [{ op: 'replace', path: 'userName', value: 'admin' }]);
+    expect([400, 409]).toContain(renamed.status);
+    const group = await scim(a).post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'scim-with-admin', members: [{ value: adminId }] });
+    expect(group.status).toBe(400);
+    const me = await request(a.url).get(`${V2}/permissions/users/current`).set('Authorization', adminAuth());
+    expect(me.status).toBe(200);
+    expect(me.body.user).toMatchObject({ username: 'admin', is_admin: true, disabled: false });
+  });
+
+  it('cannot take over a group it did not make (which may hold grants): not listed, its name a 409, its members untouched', async () => {
+    const listed = (await scim(a).get(`/Groups?filter=${encodeURIComponent('displayName eq "scim-readers"')}`).expect(200)).body;
+    expect(listed.totalResults).toBe(0);
+    expect((await scim(a).post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'scim-readers' })).status).toBe(409);
+  });
+
+  it('filters and ids are data: injection-shaped input matches nothing, changes nothing and never fails inside', async () => {
+    const before = (await scim(a).get('/Users?count=200').expect(200)).body.totalResults as number;
+    const filters = [
+      `userName eq "x' OR '1'='1"`,
+      `userName eq "x\\" or userName pr or \\"1"`,
+      `id eq "1 or 1=1"`,
+      `id eq "1; DROP TABLE users"`,
+      `"1" eq "1"`,
+      `__proto__ eq "x"`,
+      `constructor.prototype eq "x"`,
+      `userName eq "${'a'.repeat(5000)}"`,
+      `externalId eq "%00"`,
+    ];
+    for (const filter of filters) {
+      const r = await scim(a).get(`/Users?filter=${encodeURIComponent(filter)}`);
+      expect([200, 400], filter).toContain(r.status);
+      if (r.status === 200) expect(r.body.totalResults, filter).toBe(0);
+      else expect(r.body.schemas, filter).toEqual([ERROR_SCHEMA]);
+    }
+    for (const id of ['1%20or%201=1', '0', '-1', '1e3', '%2e%2e', 'abc', '99999999999999999999']) {
+      const r = await scim(a).get(`/Users/${id}`);
+      expect([400, 404], id).toContain(r.status);
+    }
+    const bad = await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName: "x'; DROP TABLE users; --" });
+    expect(bad.status).toBe(400);
+    expect((await scim(a).get('/Users?count=200').expect(200)).body.totalResults).toBe(before);
+  });
+
+  it('a body that is not JSON, or too large, is refused in SCIM’s shape', async () => {
+    const notJson = await request(a.url).post('/scim/v2/Users').set('Authorization', `Bearer ${scimToken}`).set('Content-Type', 'application/scim+json').send('{"userName":');
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.schemas).toEqual([ERROR_SCHEMA]);
+    const huge = await request(a.url)
+      .post('/scim/v2/Users')
+      .set('Authorization', `Bearer ${scimToken}`)
+      .set('Content-Type', 'application/scim+json')
+      .send(JSON.stringify({ schemas: [USER_SCHEMA], userName: 'scim-huge', displayName: 'x'.repeat(2 * 1024 * 1024) }));
+    expect(huge.status).toBe(413);
+    expect((await admin(a).get(`${V2}/permissions/users/scim-huge`)).status).toBe(404);
+  });
+});

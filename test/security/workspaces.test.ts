@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonCaller } from '../helpers/admin-calls.js';
+import { adminAuth, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+
+/**
+ * Issue 34, the attacker's view of workspaces: mallory is a member of ws-m only; ws-v is the victim's.
+ * Every id and name attack is tried across workspaces — by the header, by ids that are global in
+ * MLflow, by names that exist in both, by cached mappings, by the admin API and by the separator
+ * flowgate stores workspace keys with — and none reaches what is in ws-v.
+ */
+const V2 = '/api/2.0/mlflow';
+const V3 = '/api/3.0/mlflow';
+const PROMPT_TAG = [{ key: 'mlflow.prompt.is_prompt', value: 'true' }];
+
+describe('workspaces, attacked', () => {
+  let mlflow: MlflowServer;
+  let fg: TestFlowgate;
+  const { basicOf, withTokens } = jsonCaller(() => fg.url);
+  const send = (who: string, ws: string | string[] | undefined, method: string, path: string, body?: unknown) => {
+    const headers = new Headers({ Authorization: who === 'admin' ? adminAuth() : basicOf(who), 'Content-Type': 'application/json' });
+    for (const one of ws === undefined ? [] : Array.isArray(ws) ? ws : [ws]) headers.append('X-MLFLOW-WORKSPACE', one);
+    return fetch(fg.url + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  };
+  const ok = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => {
+    const r = await send(who, ws, method, path, body);
+    const json = (await r.json()) as Record<string, unknown>;
+    if (!r.ok) throw new Error(`${who} ${method} ${path} in ${ws} → ${r.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const status = async (who: string, ws: string | string[] | undefined, method: string, path: string, body?: unknown) => (await send(who, ws, method, path, body)).status;
+  let victimExperiment = '';
+  let victimRun = '';
+
+  beforeAll(async () => {
+    mlflow = await startMlflowServer({ args: ['--enable-workspaces'] });
+    // Members read what is in their workspace: the attacks must get nothing more from that.
+    fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_DEFAULT_PERMISSION: 'READ' });
+    await withTokens(['victor', 'mallory']);
+    for (const name of ['ws-v', 'ws-m']) await ok('admin', undefined, 'POST', `${V3}/workspaces`, { name });
+    await ok('admin', undefined, 'POST', `${V3}/permissions/workspaces/ws-v/users`, { username: 'victor', permission: 'USE' });
+    await ok('admin', undefined, 'POST', `${V3}/permissions/workspaces/ws-m/users`, { username: 'mallory', permission: 'USE' });
+    await ok('victor', 'ws-v', 'POST', `${V2}/registered-models/create`, { name: 'shared' });
+    await ok('victor', 'ws-v', 'POST', `${V2}/registered-models/create`, { name: 'twin', tags: PROMPT_TAG });
+    victimExperiment = String((await ok('victor', 'ws-v', 'POST', `${V2}/experiments/create`, { name: 'secret' })).experiment_id);
+    victimRun = String(((await ok('victor', 'ws-v', 'POST', `${V2}/runs/create`, { experiment_id: victimExperiment })).run as { info: { run_id: string } }).info.run_id);
+  }, 240_000);
+
+  afterAll(async () => {
+    await fg?.close();
+    await mlflow?.stop();
+  });
+
+  it('the same name in her workspace gives her nothing on the victim\'s: creator MANAGE stays where it was made', async () => {
+    await ok('mallory', 'ws-m', 'POST', `${V2}/registered-models/create`, { name: 'shared' });
+    expect(await status('mallory', 'ws-m', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'mine' })).toBe(200);
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'pwned' })).toBe(403);
+    expect(await status('mallory', 'ws-v', 'DELETE', `${V2}/registered-models/delete`, { name: 'shared' })).toBe(403);
+    expect(await status('mallory', 'ws-v', 'GET', `${V2}/registered-models/get?name=shared`)).toBe(403);
+    // The victim's grant survived her create of the same name.
+    expect(await status('victor', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'still mine' })).toBe(200);
+  });
+
+  it('ids MLflow keeps global (experiments, runs) answer nothing through her own workspace', async () => {
+    for (const [method, path] of [
+      ['GET', `${V2}/experiments/get?experiment_id=${victimExperiment}`],
+      ['GET', `${V2}/runs/get?run_id=${victimRun}`],
+      ['GET', `${V2}/metrics/get-history?run_id=${victimRun}&metric_key=m`],
+      ['GET', `${V2}/artifacts/list?run_id=${victimRun}`],
+    ] as const) {
+      expect(await status('mallory', 'ws-m', method, path), path).not.toBe(200);
+      expect(await status('mallory', 'ws-v', method, path), path).toBe(403);
+    }
+    expect(await status('mallory', 'ws-m', 'POST', `${V2}/runs/log-metric`, { run_id: victimRun, key: 'x', value: 1, timestamp: 0 })).not.toBe(200);
+    const searched = await ok('mallory', 'ws-m', 'POST', `${V2}/experiments/search`, { max_results: 100 });
+    expect(JSON.stringify(searched)).not.toContain('secret');
+  });
+
+  it('a cached mapping of one workspace never decides in another (a prompt there, a model here)', async () => {
+    // In ws-v `twin` is a prompt; in ws-m mallory makes `twin` a model and is granted nothing on prompts.
+    expect(await status('victor', 'ws-v', 'GET', `${V2}/registered-models/get?name=twin`)).toBe(200);
+    await ok('mallory', 'ws-m', 'POST', `${V2}/registered-models/create`, { name: 'twin' });
+    expect(await status('mallory', 'ws-m', 'PATCH', `${V2}/registered-models/update`, { name: 'twin', description: 'a model here' })).toBe(200);
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'twin', description: 'pwned' })).toBe(403);
+  });
+
+  it('the workspace header cannot be smuggled: doubled, other case, unknown', async () => {
+    expect(await status('mallory', ['ws-m', 'ws-v'], 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'x' })).toBe(400);
+    expect(await status('mallory', ['ws-v', 'ws-m'], 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'x' })).toBe(400);
+    expect(await status('mallory', 'WS-V', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'x' })).toBe(400);
+    expect(await status('mallory', 'ws-none', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'x' })).toBe(404);
+    expect((await ok('victor', 'ws-v', 'GET', `${V2}/registered-models/get?name=shared`)).registered_model).toMatchObject({ description: 'still mine' });
+  });
+
+  it("the store's workspace separator in a name is just a name: it reaches no other workspace's grants", async () => {
+    const crafted = 'ws-v\u001fshared';
+    const made = await send('mallory', 'ws-m', 'POST', `${V2}/registered-models/create`, { name: crafted });
+    // Whether MLflow takes the name or not, the victim's `shared` stays out of her reach.
+    expect([200, 400]).toContain(made.status);
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'pwned' })).toBe(403);
+    const grant = await send('admin', 'ws-m', 'POST', `${V2}/permissions/users/mallory/registered-models/${encodeURIComponent(crafted)}`, { permission: 'MANAGE' });
+    expect(grant.status).toBe(400);
+    const pattern = await send('admin', 'ws-m', 'POST', `${V2}/permissions/users/mallory/patterns`, { resource_type: 'registered_model', pattern: 'ws-v\u001f*', permission: 'MANAGE' });
+    expect(pattern.status).toBe(400);
+  });
+
+  it('a pattern grant made in her workspace matches only its names', async () => {
+    await ok('admin', 'ws-m', 'POST', `${V2}/permissions/users/mallory/patterns`, { resource_type: 'registered_model', pattern: '*', permission: 'MANAGE' });
+    expect(await status('mallory', 'ws-m', 'DELETE', `${V2}/registered-models/delete`, { name: 'twin' })).toBe(200);
+    expect(await status('mallory', 'ws-v', 'DELETE', `${V2}/registered-models/delete`, { name: 'shared' })).toBe(403);
+  });
+
+  it("her grants' admin routes act in the header's workspace: managing her own `shared` does not manage the victim's", async () => {
+    expect(await status('mallory', 'ws-m', 'POST', `${V2}/permissions/users/victor/registered-models/shared`, { permission: 'READ' })).toBe(201);
+    expect(await status('mallory', 'ws-v', 'POST', `${V2}/permissions/users/mallory/registered-models/shared`, { permission: 'MANAGE' })).toBe(403);
+    expect(await status('mallory', 'ws-v', 'GET', `${V2}/permissions/registered-models/shared/users`)).toBe(403);
+  });
+
+  it('membership cannot be taken: not by a member, not across workspaces, not by creating workspaces', async () => {
+    expect(await status('mallory', undefined, 'POST', `${V3}/permissions/workspaces/ws-m/users`, { username: 'victor', permission: 'USE' })).toBe(403);
+    expect(await status('mallory', undefined, 'PATCH', `${V3}/permissions/workspaces/ws-m/users/mallory`, { permission: 'MANAGE' })).toBe(403);
+    expect(await status('mallory', undefined, 'POST', `${V2}/permissions/users/mallory/workspaces/ws-v`, { permission: 'USE' })).toBe(403);
+    expect(await status('mallory', undefined, 'GET', `${V3}/permissions/workspaces/ws-v/users`)).toBe(403);
+    expect(await status('mallory', undefined, 'POST', `${V3}/workspaces`, { name: 'ws-x' })).toBe(403);
+    expect(await status('mallory', undefined, 'DELETE', `${V3}/workspaces/ws-v`)).toBe(403);
+    expect(await status('mallory', undefined, 'PATCH', `${V3}/workspaces/ws-v`, { description: 'x' })).toBe(403);
+    // Bad input changes nothing and says why in MLflow's shape.
+    const bad = await send('admin', undefined, 'POST', `${V3}/permissions/workspaces/ws-m/users`, { username: 'victor', permission: 'READ' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE' });
+    const members = await ok('admin', undefined, 'GET', `${V3}/permissions/workspaces/ws-m/users`);
+    expect((members.users as Array<{ username: string }>).map((u) => u.username)).toEqual(['mallory']);
+  });
+
+  it("a workspace's administrator manages its members and grants, and nothing in another workspace", async () => {
+    await ok('admin', undefined, 'PATCH', `${V3}/permissions/workspaces/ws-m/users/mallory`, { permission: 'MANAGE' });
+    expect(await status('mallory', undefined, 'POST', `${V3}/permissions/workspaces/ws-m/users`, { username: 'victor', permission: 'USE' })).toBe(201);
+    const members = await ok('mallory', undefined, 'GET', `${V3}/permissions/workspaces/ws-m/users`);
+    expect((members.users as Array<{ username: string; permission: string }>).map((u) => `${u.username}:${u.permission}`).sort()).toEqual(['mallory:MANAGE', 'victor:USE']);
+    expect(await status('mallory', undefined, 'POST', `${V3}/permissions/workspaces/ws-v/users`, { username: 'mallory', permission: 'USE' })).toBe(403);
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'pwned' })).toBe(403);
+    expect(await status('mallory', undefined, 'DELETE', `${V3}/permissions/workspaces/ws-m/users/victor`)).toBe(200);
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { compilePattern, patternProblem } from '../../src/authz/pattern-match.js';
+import { parseWorkspaceGroupRules, workspaceRoleOf } from '../../src/workspaces/group-rules.js';
+import { DEFAULT_WORKSPACE, qualify, SEPARATOR, splitQualified, workspaceNameProblem } from '../../src/workspaces/names.js';
+import { currentWorkspace, inWorkspace, keepingWorkspace } from '../../src/workspaces/request-workspace.js';
+
+describe("workspace keys: the stored form of an id in its workspace", () => {
+  const texts = ['foo', 'a/b', '', 'ws-b\u001ffoo', 'default\u001fx', '\u001f', 'ü🙂'];
+  const workspaces = [undefined, DEFAULT_WORKSPACE, 'ws-a', 'ws-b'];
+
+  it('the default workspace keeps ids as they are (a store from before workspaces is its own)', () => {
+    expect(qualify(undefined, 'foo')).toBe('foo');
+    expect(qualify(DEFAULT_WORKSPACE, '12')).toBe('12');
+  });
+
+  it('is one-to-one over every workspace and any text, and splits back', () => {
+    const seen = new Map<string, string>();
+    for (const ws of workspaces)
+      for (const id of texts) {
+        const stored = qualify(ws, id);
+        const key = `${ws ?? DEFAULT_WORKSPACE}|${id}`;
+        const before = seen.get(stored);
+        if (before !== undefined) expect(before).toBe(key);
+        seen.set(stored, key);
+        expect(splitQualified(stored)).toEqual({ workspace: ws ?? DEFAULT_WORKSPACE, id });
+      }
+  });
+
+  it("MLflow's rule for workspace names", () => {
+    for (const ok of ['default', 'ws-a', 'a', 'team-1']) expect(workspaceNameProblem(ok)).toBeUndefined();
+    for (const bad of ['', 'WS', '-a', 'a-', 'a b', `a${SEPARATOR}b`, 'x'.repeat(64)]) expect(workspaceNameProblem(bad)).toBeDefined();
+  });
+});
+
+describe('pattern grants stay in their workspace', () => {
+  it("a default-workspace pattern never matches another workspace's names; a workspace's pattern only its own", () => {
+    const star = compilePattern('*');
+    expect(star.matches('foo')).toBe(true);
+    expect(star.matches(qualify('ws-a', 'foo'))).toBe(false);
+    const inA = compilePattern(qualify('ws-a', 'team-*'));
+    expect(inA.matches(qualify('ws-a', 'team-x'))).toBe(true);
+    expect(inA.matches(qualify('ws-b', 'team-x'))).toBe(false);
+    expect(inA.matches('team-x')).toBe(false);
+  });
+  it('a pattern holding the separator anywhere but after a workspace name is refused', () => {
+    expect(patternProblem(`ws-b${SEPARATOR}*`)).toBeUndefined();
+    expect(patternProblem(`WS${SEPARATOR}*`)).toBeDefined();
+    expect(patternProblem(`ws-a${SEPARATOR}ws-b${SEPARATOR}*`)).toBeDefined();
+    expect(patternProblem(`x*${SEPARATOR}`)).toBeDefined();
+  });
+});
+
+describe("the request's workspace", () => {
+  it('is entered for a named workspace, not for the default one, and kept by a bound callback', async () => {
+    expect(currentWorkspace()).toBeUndefined();
+    const later = await inWorkspace('ws-a', async () => {
+      await Promise.resolve();
+      expect(currentWorkspace()).toBe('ws-a');
+      expect(inWorkspace(DEFAULT_WORKSPACE, () => currentWorkspace())).toBeUndefined();
+      return keepingWorkspace(() => currentWorkspace());
+    });
+    expect(currentWorkspace()).toBeUndefined();
+    expect(later()).toBe('ws-a');
+  });
+});
+
+describe('group → workspace rules', () => {
+  it('parses rules and gives the first matching one', () => {
+    const rules = parseWorkspaceGroupRules('team-*=team-*, ml-admins=ml:MANAGE ,data=*');
+    expect(rules).toBe("'data=*': the workspace repeats the group's '*', which it does not have");
+    const ok = parseWorkspaceGroupRules('team-*=team-*, ml-admins=ml:MANAGE, ws-*=*');
+    if (typeof ok === 'string') throw new Error(ok);
+    expect(workspaceRoleOf(ok, 'team-a')).toEqual({ workspace: 'team-a', level: 'USE' });
+    expect(workspaceRoleOf(ok, 'ml-admins')).toEqual({ workspace: 'ml', level: 'MANAGE' });
+    expect(workspaceRoleOf(ok, 'ws-x')).toEqual({ workspace: 'x', level: 'USE' });
+    expect(workspaceRoleOf(ok, 'ws-Bad Name')).toBeUndefined();
+    expect(workspaceRoleOf(ok, 'other')).toBeUndefined();
+    expect(parseWorkspaceGroupRules('nonsense')).toMatch(/is not GROUP=WORKSPACE/);
+    expect(parseWorkspaceGroupRules('a=B')).toMatch(/not GROUP=WORKSPACE|not an MLflow workspace name/);
+  });
+});
