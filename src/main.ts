@@ -286,6 +286,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     defaultPermission: config.defaultPermission,
     groupsOf: (userId) => directory.groupsOfUser(userId),
     experimentName: (id) => lookups.experimentNameById(id),
+    standing: (who) => workspaceStanding.current(who),
   });
   const gate = createMlflowGate({
     matcher,
@@ -343,7 +344,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     patternGrants,
     patternWriter,
     effectiveOn: async (who, ref) =>
-      effectiveOn(policy, who, hasNumericId(ref) && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission),
+      effectiveOn(policy, who, hasNumericId(ref) && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission, workspaceStanding.current(who)),
     audit,
     tokens,
     policyChanged: () => {

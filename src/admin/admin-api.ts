@@ -1,3 +1,4 @@
+import { inWorkspace } from '../workspaces/request-workspace.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { badRequest, FlowgateError, forbidden, sendJson } from '../errors.js';
@@ -71,10 +72,14 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
           if (!m || !route || route.path === '/mlflow/permissions/batch')
             throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
           const params = { ...(m.params as Record<string, string>) };
-          const verdict = await access(route, principal, params, deps);
-          if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
-          const body = route.body ? parseWith(route.body, call.body) : undefined;
-          results.push(await route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps));
+          // A call naming its workspace is decided and made in it, as its own request would be.
+          const made = async () => {
+            const verdict = await access(route, principal, params, deps);
+            if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
+            const body = route.body ? parseWith(route.body, call.body) : undefined;
+            return route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps);
+          };
+          results.push(await (call.workspace === undefined ? made() : inWorkspace(call.workspace, made)));
         }
         return results;
       });

@@ -9,13 +9,13 @@ import type { RouteEntry } from '../authz/types.js';
 import type { Origin, SignIn } from '../principals/types.js';
 import type { KINDS, ResourceKind } from '../resources/kind-table.js';
 import type { Permission } from '../resources/permissions.js';
-import type { GrantReason, Reason } from '../resources/reasons.js';
+import type { GrantReason, Reason, WorkspaceReason } from '../resources/reasons.js';
 
 export type { CheckName } from '../authz/route-checks.js';
 export type { Origin, SignIn } from '../principals/types.js';
 export type { ResourceKind } from '../resources/kind-table.js';
 export type { Permission } from '../resources/permissions.js';
-export type { GrantReason, Reason } from '../resources/reasons.js';
+export type { GrantReason, Reason, WorkspaceReason } from '../resources/reasons.js';
 
 /** A searched list's page: the token of the next one, absent on the last. */
 export interface Paged {
@@ -165,7 +165,8 @@ export interface ResourceGrantsAnswer extends Paged {
 }
 
 /** Where a user's effective permission comes from: an administrator's standing, or the grant reason's kind of grant. */
-export type EffectiveSource = 'admin' | 'direct' | 'group' | 'pattern' | 'default';
+/** Where an effective permission comes from; `workspace`: the caller administers the MLflow workspace it is in. */
+export type EffectiveSource = 'admin' | 'direct' | 'group' | 'pattern' | 'workspace' | 'default';
 
 /** A user's effective permission on the resource and why (`groups`: the deciding groups). */
 export interface EffectiveRow {
@@ -219,7 +220,7 @@ export interface ExplainedResource {
   readonly patterns?: readonly ExplainedPattern[];
   readonly effective: Permission;
   /** The grant (or the default) that made `effective`. */
-  readonly rule: GrantReason;
+  readonly rule: GrantReason | WorkspaceReason;
   /** When a pattern decided: which. */
   readonly decidingPattern?: ExplainedPattern;
 }

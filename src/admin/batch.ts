@@ -11,6 +11,8 @@ export const batchBody = z.strictObject({
         /** Relative to `/api/2.0/mlflow/`, e.g. `permissions/groups/team-a/users`. */
         path: z.string().min(1).max(2048),
         body: z.unknown().optional(),
+        /** The MLflow workspace the call acts in (its `X-MLFLOW-WORKSPACE`); the batch request's own without. */
+        workspace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be an MLflow workspace name').max(63).optional(),
       }),
     )
     .min(1)

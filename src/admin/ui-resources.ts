@@ -5,8 +5,8 @@ import { badRequest, FlowgateError } from '../errors.js';
 import type { User } from '../principals/types.js';
 import { adminIdOf, adminIdPath, KIND_SPECS } from '../resources/kinds.js';
 import { permits } from '../resources/permissions.js';
-import type { GrantReason } from '../resources/reasons.js';
-import type { EffectiveAnswer, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
+import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
+import type { EffectiveAnswer, EffectiveSource, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
 import type { AdminDeps, AdminRequest, AdminResult, AdminRoute } from './types.js';
 import { listPage, paged, pageQuery, readQuery } from './ui-query.js';
 import { parseWith, resourceIdSchema } from './validation.js';
@@ -28,7 +28,9 @@ const REASON_SOURCE = {
   'group-pattern-grant': 'pattern',
   'group-pattern-deny': 'pattern',
   'default-permission': 'default',
-} as const satisfies Record<GrantReason, string>;
+  'workspace-manage': 'workspace',
+  'workspace-non-member': 'default',
+} as const satisfies Record<GrantReason | WorkspaceReason, EffectiveSource>;
 
 const withGroups = async (deps: AdminDeps, user: User): Promise<ConcernedUser> => ({ ...user, groups: await deps.directory.groupsOfUser(user.id) });
 

@@ -1,4 +1,5 @@
-import type { GrantReason } from '../resources/reasons.js';
+import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
+import type { Standing } from '../workspaces/standing.js';
 import { effectivePermission } from './decide.js';
 import type { Grantee, PolicyReader } from './policy.js';
 import type { Permission, ResourceRef } from './types.js';
@@ -6,7 +7,7 @@ import type { Permission, ResourceRef } from './types.js';
 /** A caller's effective permission on one resource, why, and the grants on the resource itself behind it. */
 export interface Effective {
   readonly permission: Permission;
-  readonly reason: GrantReason;
+  readonly reason: GrantReason | WorkspaceReason;
   /** The caller's own grant on the resource itself (pattern grants aside). */
   readonly direct: Permission | undefined;
   /** Each of the caller's groups' grant on the resource itself, in `who.groupIds` order. */
@@ -23,9 +24,14 @@ export interface Effective {
  * when `policy.needsName` says so. Administrators are the caller's to handle: the gate lets them
  * through before any grant counts.
  */
-export function effectiveOn(policy: PolicyReader, who: Grantee, ref: ResourceRef, defaultPermission: Permission): Effective {
-  const { permission, reason } = effectivePermission(policy.factsFor(who, ref), defaultPermission);
+export function effectiveOn(policy: PolicyReader, who: Grantee, ref: ResourceRef, defaultPermission: Permission, standing?: Standing): Effective {
   const own = policy.ownGrants(who, ref);
+  // In MLflow's workspaces, the caller's standing in the request's one comes first, as in decide().
+  if (standing?.manage) return { permission: 'MANAGE', reason: 'workspace-manage', direct: own.direct, groups: own.groups, decidingGroupIds: [] };
+  const outsider = standing !== undefined && !standing.member;
+  const decided = effectivePermission(policy.factsFor(who, ref), outsider ? 'NO_PERMISSIONS' : defaultPermission);
+  const { permission } = decided;
+  const reason = outsider && decided.reason === 'default-permission' ? 'workspace-non-member' : decided.reason;
   const byGroup = reason === 'group-grant' || reason === 'group-deny';
   return {
     permission,

@@ -2,7 +2,8 @@ import { FlowgateError } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import { hasNumericId, knownName } from '../resources/kinds.js';
 import { isResourceNeed, permits } from '../resources/permissions.js';
-import type { GrantReason } from '../resources/reasons.js';
+import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
+import type { Standing } from '../workspaces/standing.js';
 import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { PatternGrant } from './pattern-index.js';
@@ -35,7 +36,7 @@ export interface Explanation {
     readonly patterns: ReadonlyArray<ExplainedPattern>;
     readonly effective: Permission;
     /** The grant (or the default) that made `effective`. */
-    readonly rule: GrantReason;
+    readonly rule: GrantReason | WorkspaceReason;
     /** When a pattern decided (`rule` is a pattern reason): which. */
     readonly decidingPattern?: ExplainedPattern;
   }>;
@@ -75,7 +76,7 @@ function notExplained(route: Explanation['route']): Explanation {
 const doesNotExist = (e: unknown) => e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST';
 
 /** The pattern that decided, for each pattern reason; undefined for the others. */
-function decidingPattern(rule: GrantReason, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
+function decidingPattern(rule: GrantReason | WorkspaceReason, permission: Permission, bearing: readonly PatternGrant[]): PatternGrant | undefined {
   if (rule === 'pattern-grant') return bearing.find((p) => p.grantee.type === 'user');
   if (rule === 'group-pattern-deny') return bearing.find((p) => p.grantee.type === 'group' && p.permission === 'NO_PERMISSIONS');
   if (rule === 'group-pattern-grant') return bearing.find((p) => p.grantee.type === 'group' && p.permission === permission);
@@ -98,7 +99,11 @@ export function createExplainer(d: {
   readonly groupsOf: (userId: number) => Promise<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
   /** An experiment's name from MLflow, for callers holding experiment pattern grants. */
   readonly experimentName?: (experimentId: string) => Promise<string>;
+  /** A caller's standing in the request's MLflow workspace (undefined without workspaces), as the gate weighs it. */
+  readonly standing?: (who: Principal) => Standing | undefined;
 }) {
+  const effective = (principal: Principal, ref: ResourceRef) => effectiveOn(d.policy, principal, ref, d.defaultPermission, d.standing?.(principal));
+
   /** An experiment carries its name when the caller's pattern grants may match it. */
   async function withName(principal: Principal, ref: ResourceRef): Promise<ResourceRef> {
     if (!hasNumericId(ref) || ref.name !== undefined || d.experimentName === undefined) return ref;
@@ -108,7 +113,7 @@ export function createExplainer(d: {
 
   /** Whether the caller may read every resource, as the gate decides it (pattern grants matched against MLflow's names). */
   function readsAll(principal: Principal, refs: readonly ResourceRef[]): boolean {
-    return refs.every((ref) => permits(effectiveOn(d.policy, principal, ref, d.defaultPermission).permission, 'read'));
+    return refs.every((ref) => permits(effective(principal, ref).permission, 'read'));
   }
 
   return async function explain(principal: Principal, r: ExplainRequest, options: ExplainOptions = {}): Promise<Explanation> {
@@ -154,21 +159,21 @@ export function createExplainer(d: {
     });
     const resources: Array<Explanation['resources'][number]> = [];
     for (const ref of named) {
-      const effective = effectiveOn(d.policy, principal, ref, d.defaultPermission);
-      const groupGrant = new Map(effective.groups.map((g) => [g.groupId, g.permission]));
+      const eff = effective(principal, ref);
+      const groupGrant = new Map(eff.groups.map((g) => [g.groupId, g.permission]));
       const groups = memberOf.flatMap((g) => (groupGrant.has(g.id) ? [{ group: g.name, permission: groupGrant.get(g.id)! }] : []));
       const name = knownName(ref);
       const bearing = name === undefined || name === null ? [] : d.policy.bearingPatterns(ref.kind, name, principal);
-      const decided = decidingPattern(effective.reason, effective.permission, bearing);
+      const decided = decidingPattern(eff.reason, eff.permission, bearing);
       resources.push({
         kind: ref.kind,
         id: ref.id,
         ...(hasNumericId(ref) && typeof ref.name === 'string' ? { name: ref.name } : {}),
-        direct: effective.direct ?? null,
+        direct: eff.direct ?? null,
         groups,
         patterns: bearing.map(explained),
-        effective: effective.permission,
-        rule: effective.reason,
+        effective: eff.permission,
+        rule: eff.reason,
         ...(decided ? { decidingPattern: explained(decided) } : {}),
       });
     }

@@ -3,7 +3,7 @@ import { deleteGrant, grantPath } from './admin-cli/grants.js';
 import { kindShape } from './admin-cli/resources.js';
 import { idIsName, KINDS } from '../resources/kinds.js';
 import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
-import { grantKey, patternKey, type ExperimentNames } from './policy-state.js';
+import { grantKey, patternKey, type ExperimentsIn } from './policy-state.js';
 
 /** One change, shown as a diff line (`+` add, `~` change, `-` remove) and applied through the admin API. */
 export interface Change {
@@ -12,13 +12,17 @@ export interface Change {
 }
 
 /** `create` (no grant yet), `update` (one with another permission) or `remove`. */
-function grantChange(line: string, g: PolicyGrant, experiments: ExperimentNames, how: 'create' | 'update' | 'remove'): Change {
+/** The client acting in the workspace a grant names (the connection's own without one). */
+const clientFor = (client: AdminClient, w: { readonly in_workspace?: string | undefined }) => (w.in_workspace === undefined ? client : client.inWorkspace(w.in_workspace));
+
+function grantChange(line: string, g: PolicyGrant, experimentsIn: ExperimentsIn, how: 'create' | 'update' | 'remove'): Change {
   return {
     line,
-    async apply(client) {
+    async apply(given) {
+      const client = clientFor(given, g);
       const { kind, name } = grantResource(g);
-      // A kind whose id is not its name is an experiment's: its id comes from MLflow.
-      const id = idIsName(kind) ? name : await experiments.idOf(name);
+      // A kind whose id is not its name is an experiment's: its id comes from MLflow, in the grant's workspace.
+      const id = idIsName(kind) ? name : await experimentsIn(g.in_workspace).idOf(name);
       if (id === undefined) throw new Error(`MLflow has no ${KINDS[kind].ui.one} named '${name}'`);
       const grantee = g.user !== undefined ? ({ segment: 'users', name: g.user } as const) : ({ segment: 'groups', name: g.group! } as const);
       if (how === 'remove') return deleteGrant(client, grantee, kindShape(kind), id);
@@ -32,10 +36,12 @@ function patternChange(line: string, p: PolicyPatternGrant, how: 'create' | 'upd
   const path = p.user !== undefined ? `permissions/users/${seg(p.user)}/patterns` : `permissions/groups/${seg(p.group!)}/patterns`;
   return {
     line,
-    apply: (c) =>
-      how !== 'remove'
+    apply: (given) => {
+      const c = clientFor(given, p);
+      return how !== 'remove'
         ? c.call('POST', path, { resource_type: p.resource_type, pattern: p.pattern, permission: p.permission })
-        : c.call('DELETE', `${path}?${new URLSearchParams({ resource_type: p.resource_type, pattern: p.pattern })}`),
+        : c.call('DELETE', `${path}?${new URLSearchParams({ resource_type: p.resource_type, pattern: p.pattern })}`);
+    },
   };
 }
 
@@ -84,7 +90,7 @@ export interface BootstrapAdmin {
 export function policyDiff(
   current: PolicyDocument,
   wanted: PolicyDocument,
-  experiments: ExperimentNames,
+  experiments: ExperimentsIn,
   prune: boolean,
   self: string,
   bootstrap: BootstrapAdmin = { name: undefined },

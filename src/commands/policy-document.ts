@@ -3,6 +3,11 @@ import { KIND_SPECS, KINDS, permissionRefusal, POLICY_FIELDS, RESOURCE_KINDS, ty
 import { PERMISSIONS } from '../resources/permissions.js';
 
 const name = z.string().min(1).max(256);
+/**
+ * The MLflow workspace a grant is kept in (MLflow run with workspaces); absent: the default one. Not
+ * `workspace`, which names a workspace's own membership grant.
+ */
+const inWorkspace = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be an MLflow workspace name').max(63);
 const permission = z.enum(PERMISSIONS);
 
 /** A grant's resource: one field per kind (`experiment`, `registered_model`, …), named by name. */
@@ -22,6 +27,7 @@ const group = z.strictObject({ name, members: z.array(name).optional() });
 const grant = z
   .strictObject({
     ...resourceFields,
+    in_workspace: inWorkspace.optional(),
     user: name.optional(),
     group: name.optional(),
     permission,
@@ -41,6 +47,7 @@ const patternGrant = z
   .strictObject({
     resource_type: z.enum(RESOURCE_KINDS as [ResourceKind, ...ResourceKind[]]),
     pattern: z.string().min(1).max(256),
+    in_workspace: inWorkspace.optional(),
     user: name.optional(),
     group: name.optional(),
     permission,

@@ -2,7 +2,8 @@ import type { AdminClient } from './admin-cli/client.js';
 import { seg } from './admin-cli/client.js';
 import { findExperiment } from './admin-cli/mlflow-lookups.js';
 import { KINDS as GRANT_KINDS } from './admin-cli/resources.js';
-import { idIsName, idOfGrantJson, KINDS } from '../resources/kinds.js';
+import { idIsName, idOfGrantJson, keyedInWorkspace, KINDS } from '../resources/kinds.js';
+import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
 import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
 
 interface ApiUser {
@@ -51,12 +52,37 @@ export class ExperimentNames {
 }
 
 const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => key(a).localeCompare(key(b));
+/** A grant's or pattern grant's workspace, as its key starts (nothing for the default one). */
+const inWorkspace = (w: { readonly in_workspace?: string | undefined }) => (w.in_workspace !== undefined ? `workspace:${w.in_workspace} ` : '');
 export const grantKey = (g: PolicyGrant) => {
   const { field, name } = grantResource(g);
-  return `${field}:${name} ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
+  return `${inWorkspace(g)}${field}:${name} ${g.user !== undefined ? `user:${g.user}` : `group:${g.group}`}`;
 };
 
-export const patternKey = (p: PolicyPatternGrant) => `${p.resource_type}:${p.pattern} ${p.user !== undefined ? `user:${p.user}` : `group:${p.group}`}`;
+export const patternKey = (p: PolicyPatternGrant) => `${inWorkspace(p)}${p.resource_type}:${p.pattern} ${p.user !== undefined ? `user:${p.user}` : `group:${p.group}`}`;
+
+/** Experiment names per MLflow workspace (an experiment's name is unique only in its own). */
+export type ExperimentsIn = (workspace: string | undefined) => ExperimentNames;
+
+export function experimentsPerWorkspace(client: AdminClient): ExperimentsIn {
+  const byWorkspace = new Map<string, ExperimentNames>();
+  return (workspace) => {
+    const key = workspace ?? '';
+    let names = byWorkspace.get(key);
+    if (!names) byWorkspace.set(key, (names = new ExperimentNames(workspace === undefined ? client : client.inWorkspace(workspace))));
+    return names;
+  };
+}
+
+/**
+ * The workspaces a state covers: the connection's one when it names one; else, with MLflow's
+ * workspaces on, every one the caller sees (the default one first, its grants untagged).
+ */
+async function workspacesOf(client: AdminClient): Promise<Array<string | undefined>> {
+  if (client.workspace !== undefined) return [client.workspace === DEFAULT_WORKSPACE ? undefined : client.workspace];
+  const all = await client.workspaces();
+  return [undefined, ...all.filter((w) => w !== DEFAULT_WORKSPACE)];
+}
 
 interface ApiPattern {
   resource_type: PolicyPatternGrant['resource_type'];
@@ -67,7 +93,7 @@ interface ApiPattern {
 }
 
 /** What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly). */
-export async function readPolicyState(client: AdminClient, experiments: ExperimentNames): Promise<PolicyState> {
+export async function readPolicyState(client: AdminClient, experimentsIn: ExperimentsIn): Promise<PolicyState> {
   const { users } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
   const { groups } = await client.call<{ groups: { name: string }[] }>('GET', 'permissions/groups');
   const skipped: string[] = [];
@@ -76,23 +102,40 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
     ...users.map((u) => ({ segment: 'users', name: u.username, field: 'user' as const })),
     ...groups.map((g) => ({ segment: 'groups', name: g.name, field: 'group' as const })),
   ];
-  for (const who of grantees) {
-    for (const k of GRANT_KINDS) {
-      const { permissions } = await client.call<{ permissions: Record<string, string>[] }>('GET', `permissions/${who.segment}/${seg(who.name)}/${k.segment}`);
-      for (const p of permissions) {
-        let resource = idOfGrantJson(k.kind, p);
-        // A kind whose id is not its name is an experiment's: the file names it by its name.
-        if (!idIsName(k.kind)) {
-          const name = await experiments.nameOf(resource);
-          if (name === undefined) {
-            skipped.push(`${KINDS[k.kind].ui.one} ${resource} (${who.field} ${who.name})`);
-            continue;
+  const workspaces = await workspacesOf(client);
+  const patterns: PolicyPatternGrant[] = [];
+  for (const [pass, workspace] of workspaces.entries()) {
+    const here = workspace === undefined || client.workspace === workspace ? client : client.inWorkspace(workspace);
+    const tag = workspace === undefined ? {} : { in_workspace: workspace };
+    const experiments = experimentsIn(workspace);
+    for (const who of grantees) {
+      for (const k of GRANT_KINDS) {
+        // A workspace's own membership is in no workspace: read once.
+        if (pass > 0 && !keyedInWorkspace(k.kind)) continue;
+        const { permissions } = await here.call<{ permissions: Record<string, string>[] }>('GET', `permissions/${who.segment}/${seg(who.name)}/${k.segment}`);
+        for (const p of permissions) {
+          let resource = idOfGrantJson(k.kind, p);
+          // A kind whose id is not its name is an experiment's: the file names it by its name.
+          if (!idIsName(k.kind)) {
+            const name = await experiments.nameOf(resource);
+            if (name === undefined) {
+              skipped.push(`${KINDS[k.kind].ui.one} ${resource} (${who.field} ${who.name}${workspace === undefined ? '' : `, workspace ${workspace}`})`);
+              continue;
+            }
+            resource = name;
           }
-          resource = name;
+          grants.push({ [KINDS[k.kind].policyField]: resource, ...(keyedInWorkspace(k.kind) ? tag : {}), [who.field]: who.name, permission: p.permission } as PolicyGrant);
         }
-        grants.push({ [KINDS[k.kind].policyField]: resource, [who.field]: who.name, permission: p.permission } as PolicyGrant);
       }
     }
+    for (const p of (await here.call<{ patterns: ApiPattern[] }>('GET', 'permissions/patterns')).patterns)
+      patterns.push({
+        resource_type: p.resource_type,
+        pattern: p.pattern,
+        ...(keyedInWorkspace(p.resource_type) ? tag : {}),
+        ...(p.username !== undefined ? { user: p.username } : { group: p.group_name! }),
+        permission: p.permission,
+      });
   }
   const members: Record<string, string[]> = {};
   for (const g of groups) {
@@ -111,16 +154,7 @@ export async function readPolicyState(client: AdminClient, experiments: Experime
       .sort(byKey((u) => u.username)),
     groups: groups.map((g) => ({ name: g.name, members: members[g.name]! })).sort(byKey((g) => g.name)),
     grants: grants.sort(byKey(grantKey)),
-    patterns: (await client.call<{ patterns: ApiPattern[] }>('GET', 'permissions/patterns')).patterns
-      .map(
-        (p): PolicyPatternGrant => ({
-          resource_type: p.resource_type,
-          pattern: p.pattern,
-          ...(p.username !== undefined ? { user: p.username } : { group: p.group_name! }),
-          permission: p.permission,
-        }),
-      )
-      .sort(byKey(patternKey)),
+    patterns: patterns.sort(byKey(patternKey)),
   };
   return { document, skipped, bootstrapAdmin: users.find((u) => u.bootstrap === true)?.username };
 }

@@ -7,13 +7,13 @@ import type { Io } from './admin-cli/output.js';
 import { runAction } from './admin-cli/run.js';
 import { policyDiff } from './policy-diff.js';
 import { policyDocument, type PolicyDocument } from './policy-document.js';
-import { ExperimentNames, readPolicyState } from './policy-state.js';
+import { experimentsPerWorkspace, readPolicyState } from './policy-state.js';
 
 const EXPORT: Action = {
   usage: 'flowgate policy export [--output FILE]',
   options: { output: { type: 'string', short: 'o' } },
   async run({ client, io, values }) {
-    const { document, skipped } = await readPolicyState(client, new ExperimentNames(client));
+    const { document, skipped } = await readPolicyState(client, experimentsPerWorkspace(client));
     for (const s of skipped) io.err(`flowgate: left out a grant on ${s}: MLflow no longer has it (flowgate grants prune removes such grants)\n`);
     const yaml = `# flowgate policy: apply with \`flowgate policy apply FILE\`. Holds no tokens.\n${stringify(document)}`;
     if (typeof values.output === 'string') {
@@ -36,17 +36,21 @@ function parseDocument(text: string, file: string): PolicyDocument {
   return parsed.data;
 }
 
-/** A client that passes reads through and collects the admin changes, for one batch call. */
-function batchingClient(client: AdminClient): AdminClient & { calls: Array<{ method: string; path: string; body?: unknown }> } {
-  const calls: Array<{ method: string; path: string; body?: unknown }> = [];
+type BatchedCall = { method: string; path: string; body?: unknown; workspace?: string };
+
+/** A client that passes reads through and collects the admin changes (each with its workspace), for one batch call. */
+function batchingClient(client: AdminClient, calls: BatchedCall[] = []): AdminClient & { calls: BatchedCall[] } {
   return {
     url: client.url,
+    ...(client.workspace !== undefined ? { workspace: client.workspace } : {}),
     calls,
     call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
       if (method === 'GET') return client.call<T>(method, path, body);
-      calls.push(body === undefined ? { method, path } : { method, path, body });
+      calls.push({ method, path, ...(body === undefined ? {} : { body }), ...(client.workspace !== undefined ? { workspace: client.workspace } : {}) });
       return Promise.resolve({} as T);
     },
+    inWorkspace: (workspace) => batchingClient(client.inWorkspace(workspace), calls),
+    workspaces: () => client.workspaces(),
   };
 }
 
@@ -56,10 +60,10 @@ const APPLY: Action = {
   options: { 'dry-run': { type: 'boolean' }, prune: { type: 'boolean' } },
   async run({ client, io, json, values, args }) {
     const wanted = parseDocument(await io.readFile(args[0]!), args[0]!);
-    const experiments = new ExperimentNames(client);
+    const experiments = experimentsPerWorkspace(client);
     for (const g of wanted.grants)
-      if (g.experiment !== undefined && (await experiments.idOf(g.experiment)) === undefined)
-        throw new UsageError(`MLflow has no experiment named '${g.experiment}' (named by a grant in ${args[0]})`);
+      if (g.experiment !== undefined && (await experiments(g.in_workspace).idOf(g.experiment)) === undefined)
+        throw new UsageError(`MLflow has no experiment named '${g.experiment}'${g.in_workspace === undefined ? '' : ` in workspace ${g.in_workspace}`} (named by a grant in ${args[0]})`);
     const { document: current, bootstrapAdmin } = await readPolicyState(client, experiments);
     const username = io.env.MLFLOW_TRACKING_USERNAME;
     const kept: string[] = [];

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
-import { ADMIN, adminAuth, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { ADMIN, adminAuth, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runAdminCli } from '../../src/commands/admin-cli/run.js';
-import { startLocalIssuer, type LocalIssuer } from '../helpers/jwt-issuers.js';
+import { runPolicy } from '../../src/commands/policy.js';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { kubeconfigWithToken, newKey, serviceAccountClaims, signWith, startLocalIssuer, type IssuerKey, type LocalIssuer } from '../helpers/jwt-issuers.js';
 
 /**
  * Issue 34: flowgate in front of MLflow 3.17.2 run with `--enable-workspaces`. Names are unique only
@@ -18,7 +23,10 @@ describe('MLflow workspaces behind flowgate', () => {
   let mlflow: MlflowServer;
   let fg: TestFlowgate;
   let idp: LocalIssuer;
+  let clusterKey: IssuerKey;
+  let dir = '';
   const AUD = 'flowgate';
+  const CLUSTER = 'https://kubernetes.default.svc.cluster.local';
   const { tokens, basicOf, withTokens } = jsonCaller(() => fg.url);
 
   const as = (who: string, workspace: string | undefined, method: string, path: string, body?: unknown) =>
@@ -44,12 +52,19 @@ describe('MLflow workspaces behind flowgate', () => {
     mlflow = await startMlflowServer({ args: ['--enable-workspaces'] });
     // Members read what is in their workspace at the default permission: READ here.
     idp = await startLocalIssuer();
+    clusterKey = await newKey('cluster-key');
+    dir = mkdtempSync(join(tmpdir(), 'flowgate-ws-'));
+    writeFileSync(join(dir, 'cluster-jwks.json'), JSON.stringify({ keys: [clusterKey.publicJwk] }));
     fg = await startTestFlowgate({
       FLOWGATE_UPSTREAM_URL: mlflow.url,
       FLOWGATE_DEFAULT_PERMISSION: 'READ',
-      FLOWGATE_BEARER_ISSUERS: JSON.stringify([{ issuer: idp.issuer, audience: AUD }]),
-      // An identity provider's `team-*` groups are members of the workspace of the same name.
-      FLOWGATE_WORKSPACE_GROUP_RULES: 'team-*=team-*',
+      FLOWGATE_BEARER_ISSUERS: JSON.stringify([
+        { issuer: idp.issuer, audience: AUD },
+        { kind: 'kubernetes', issuer: CLUSTER, audience: AUD, jwks_file: join(dir, 'cluster-jwks.json') },
+      ]),
+      // An identity provider's `team-*` groups are members of the workspace of the same name, and a
+      // Kubernetes namespace's service accounts (group `k8s:<namespace>`) of the namespace's workspace.
+      FLOWGATE_WORKSPACE_GROUP_RULES: 'team-*=team-*, k8s:*=*',
     });
     await withTokens(['ann', 'bob', 'cat', 'dan']);
     for (const name of ['ws-a', 'ws-b']) await ok('admin', undefined, 'POST', `${V3}/workspaces`, { name });
@@ -61,6 +76,7 @@ describe('MLflow workspaces behind flowgate', () => {
     await fg?.close();
     await idp?.close();
     await mlflow?.stop();
+    if (dir) removeDir(dir);
   });
 
   it('a bad or unknown workspace gets MLflow\'s own error, before anything is decided', async () => {
@@ -204,4 +220,63 @@ print(mlflow.get_experiment_by_name("py-exp").experiment_id)
     // The rule's grant is an ordinary one, on the group, audited by the rule.
     expect(await ok('admin', undefined, 'GET', `${V3}/permissions/workspaces/team-ml/groups`)).toEqual({ groups: [{ workspace: 'team-ml', group_name: 'team-ml', permission: 'USE' }] });
   });
+
+  it('a policy file carries every workspace: export, lose a grant in ws-b, apply gives it back, a second apply changes nothing', async () => {
+    await ok('admin', 'ws-b', 'POST', `${V2}/permissions/users/ann/patterns`, { resource_type: 'registered_model', pattern: 'b-*', permission: 'READ' });
+    const policy = async (argv: string[], stdin = '') => {
+      let out = '';
+      let err = '';
+      const code = await runPolicy(argv, {
+        out: (t: string) => void (out += t),
+        err: (t: string) => void (err += t),
+        readFile: async () => stdin,
+        env: { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: ADMIN.username, MLFLOW_TRACKING_PASSWORD: ADMIN.token },
+      } as never);
+      return { code, out, err };
+    };
+    const exported = await policy(['export']);
+    expect(exported.code, exported.err).toBe(0);
+    // ws-a's and ws-b's `foo` are two grants, each naming its workspace; membership is in none.
+    expect(exported.out).toMatch(/registered_model: foo\n\s+in_workspace: ws-a\n\s+user: ann\n\s+permission: MANAGE/);
+    expect(exported.out).toMatch(/registered_model: foo\n\s+in_workspace: ws-b\n\s+user: bob\n\s+permission: MANAGE/);
+    expect(exported.out).toMatch(/workspace: ws-a\n\s+user: ann\n\s+permission: USE/);
+    expect(exported.out).toMatch(/pattern: b-\*\n\s+in_workspace: ws-b\n\s+user: ann/);
+
+    expect(await status('admin', 'ws-b', 'DELETE', grantOn('bob', 'registered-models', 'foo'))).toBe(200);
+    expect(await status('admin', 'ws-a', 'GET', grantOn('ann', 'registered-models', 'foo'))).toBe(200);
+    const applied = await policy(['apply', '-'], exported.out);
+    expect(applied.code, applied.err).toBe(0);
+    expect(applied.out.trim()).toBe('+ grant workspace:ws-b registered_model:foo user:bob MANAGE');
+    expect(await ok('admin', 'ws-b', 'GET', grantOn('bob', 'registered-models', 'foo'))).toMatchObject({ permission: { permission: 'MANAGE', workspace: 'ws-b' } });
+    const again = await policy(['apply', '-'], exported.out);
+    expect(again.out).toBe('');
+    expect(again.err).toContain('no changes');
+  });
+
+  it("MLFLOW_TRACKING_AUTH=kubernetes-namespaced: a pod's token acts in its namespace's workspace, with no Secret and no per-user set-up", async () => {
+    const venv = await new Promise<string>((resolve, reject) =>
+      execFile('bash', [join(process.cwd(), 'scripts/mlflow-kubernetes.sh')], { timeout: 900_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout.trim().split('\n').pop()!),
+      ),
+    );
+    await ok('admin', undefined, 'POST', `${V3}/workspaces`, { name: 'team-k8s' });
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, kubeconfigWithToken(await signWith(clusterKey, serviceAccountClaims(CLUSTER, 'team-k8s', 'runner', AUD)), 'team-k8s'));
+    const script = `
+import mlflow
+eid = mlflow.create_experiment("pipeline-exp")
+print("@@", eid)
+`;
+    const made = await runPython(venv, script, { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_AUTH: 'kubernetes-namespaced', KUBECONFIG: kubeconfig });
+    expect(made.code, made.stderr.slice(-2000)).toBe(0);
+    const id = made.stdout.split('@@ ')[1]!.trim();
+    // It was made in team-k8s (the namespace the client sent), and the pod's account manages it there.
+    expect(await status('admin', 'team-k8s', 'GET', `${V2}/experiments/get?experiment_id=${id}`)).toBe(200);
+    expect(await status('admin', 'default', 'GET', `${V2}/experiments/get?experiment_id=${id}`)).not.toBe(200);
+    expect(await ok('admin', undefined, 'GET', `${V3}/permissions/workspaces/team-k8s/groups`)).toEqual({ groups: [{ workspace: 'team-k8s', group_name: 'k8s:team-k8s', permission: 'USE' }] });
+    // In another workspace it is no member: no create.
+    const elsewhere = await runPython(venv, script, { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_AUTH: 'kubernetes', KUBECONFIG: kubeconfig, MLFLOW_WORKSPACE: 'ws-a' });
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.stderr).toMatch(/PERMISSION_DENIED|403/);
+  }, 900_000);
 });

@@ -141,4 +141,22 @@ describe('workspaces, attacked', () => {
     expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'pwned' })).toBe(403);
     expect(await status('mallory', undefined, 'DELETE', `${V3}/permissions/workspaces/ws-m/users/victor`)).toBe(200);
   });
+
+  it('explain, asked in the victim\'s workspace, tells a non-member nothing; in her own it explains, as the gate decides', async () => {
+    const explain = async (ws: string, path: string) => {
+      const r = await send('mallory', ws, 'GET', `${V2}/permissions/explain?${new URLSearchParams({ method: 'GET', path })}`);
+      return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+    };
+    const hidden = await explain('ws-v', `${V2}/registered-models/get?name=shared`);
+    const missing = await explain('ws-v', `${V2}/registered-models/get?name=no-such-model`);
+    expect(hidden.json.verdict).toMatchObject({ allow: false, reason: 'not-readable' });
+    expect(hidden).toEqual(missing);
+    const own = await explain('ws-m', `${V2}/registered-models/get?name=shared`);
+    expect(own.json.verdict).toMatchObject({ allow: true });
+    // As an administrator would see it: her standing in ws-v decides, not the default permission.
+    const asAdmin = await send('admin', 'ws-v', 'GET', `${V2}/permissions/explain?${new URLSearchParams({ username: 'mallory', method: 'GET', path: `${V2}/registered-models/get?name=shared` })}`);
+    const body = (await asAdmin.json()) as { verdict: { allow: boolean; reason: string }; resources: Array<{ rule: string; effective: string }> };
+    expect(body.verdict).toMatchObject({ allow: false, reason: 'workspace-non-member' });
+    expect(body.resources[0]).toMatchObject({ rule: 'workspace-non-member', effective: 'NO_PERMISSIONS' });
+  });
 });

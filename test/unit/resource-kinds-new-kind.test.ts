@@ -59,7 +59,7 @@ describe('a kind declared only in the registry', () => {
       patterns: [{ resource_type: 'notebook', pattern: 'team-*', group: 'team', permission: 'EDIT' }],
     });
     const noExperiments = { idOf: async () => undefined, nameOf: async () => undefined } as unknown as ExperimentNames;
-    const changes = policyDiff(empty, wanted, noExperiments, false, 'admin');
+    const changes = policyDiff(empty, wanted, () => noExperiments, false, 'admin');
     expect(changes.map((c) => c.line)).toContain('+ grant notebook:chat user:ann READ');
     const calls: string[] = [];
     const client = { call: async (method: string, path: string) => void calls.push(`${method} ${path}`) } as unknown as AdminClient;

@@ -121,6 +121,7 @@ export function why(e: EffectiveRow): string {
   if (e.source === 'direct') return 'direct grant';
   if (e.source === 'group') return `through group ${e.groups.join(', ')}`;
   if (e.source === 'pattern') return 'pattern grant (matches its name)';
+  if (e.source === 'workspace') return 'administers this MLflow workspace';
   return 'default permission (no grant)';
 }
 
