@@ -14,18 +14,21 @@ Usage:
   flowgate grants prune [--dry-run]       remove grants of resources MLflow no longer has (after mlflow gc), by the running flowgate
   flowgate grants prune --store [--dry-run]   the same on the store FLOWGATE_* configures, with no flowgate running
   flowgate routes --check [--url URL]     whether this flowgate classifies every route of the running MLflow's release
+  flowgate routes --check-newest          whether the newest MLflow release on PyPI is recorded
   flowgate users|groups|grants|tokens|audit VERB …
                                           the admin API of a running flowgate (\`flowgate users --help\`)
   flowgate explain METHOD PATH [--user NAME] [--body JSON]
                                           the decision on that request and why (every grant and check)
   flowgate team-setup --team T --experiment E --service-account SA --expires DATE …
                                           the spec's team setup, steps 1–4, printing the YAML of steps 5–6
+  flowgate team-setup --team T --experiment E --kubernetes-service-account NS:NAME --audience AUD …
+                                          the same with no token nor Secret: pods use their projected service-account token
   flowgate policy export | apply FILE [--dry-run] [--prune]
                                           users, groups, grants as a YAML file (never tokens)
   flowgate store copy --from sqlite:PATH --to postgres://…
                                           move a store into a new PostgreSQL database, verified by counts
-  flowgate import mlflow-basic-auth --from DATABASE_URI [--dry-run]
-                                          users, passwords, roles and grants of MLflow's basic-auth, into the configured store
+  flowgate import mlflow-basic-auth|mlflow-oidc-auth --from DATABASE_URI [--dry-run]
+                                          users, passwords, roles, groups and grants of MLflow's basic-auth or mlflow-oidc-auth, into the configured store
   flowgate --version                      print the version
   flowgate --help                         this text
 

@@ -251,7 +251,8 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
     try {
       const parsed: unknown = JSON.parse(readFile(env.FLOWGATE_CONFIG_FILE));
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      fromFile = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+      // A list or object (the bearer issuers) is the JSON text its variable takes, not `[object Object]`.
+      fromFile = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)]));
     } catch (e) {
       problems.push(`FLOWGATE_CONFIG_FILE: cannot read a JSON object from it (${(e as Error).message})`);
     }

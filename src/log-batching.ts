@@ -1,4 +1,5 @@
 import type pino from 'pino';
+import { sleepingInterval } from './sleeping-interval.js';
 
 type SonicBoom = ReturnType<typeof pino.destination>;
 
@@ -18,8 +19,12 @@ export function batchedDestination(sink: SonicBoom, flushEveryMs = 1000): { writ
     pending = '';
     sink.write(batch);
   };
-  // A quiet server still shows its lines within a second.
-  setInterval(hand, flushEveryMs).unref();
+  // A quiet server still shows its lines within a second; a silent one has no timer at all.
+  const timer = sleepingInterval(() => {
+    const had = pending !== '';
+    hand();
+    return had;
+  }, flushEveryMs);
   process.once('exit', () => {
     hand();
     try {
@@ -32,6 +37,7 @@ export function batchedDestination(sink: SonicBoom, flushEveryMs = 1000): { writ
     write(line: string): void {
       pending += line;
       if (pending.length >= BATCH_CHARS) hand();
+      timer.wake();
     },
   };
 }

@@ -6,7 +6,6 @@ import { buildOpenApi } from './admin/openapi.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import type { AdminDeps } from './admin/types.js';
 import { createAuditLog } from './audit/audit-log.js';
-import { decide } from './authz/decide.js';
 import { createGrantsRepo } from './authz/grants-repo.js';
 import { createPolicyReader } from './authz/policy.js';
 import { effectiveOn } from './authz/effective.js';
@@ -46,7 +45,7 @@ import { createRouteMatcher } from './authz/route-matcher.js';
 import { ROUTE_CATALOG } from './authz/catalog.js';
 import { createRequestListener } from './proxy/app.js';
 import { createWorkspaceEntry } from './workspaces/request-entry.js';
-import { createWorkspaceMode, followingWorkspaces } from './workspaces/workspace-mode.js';
+import { createWorkspaceMode } from './workspaces/workspace-mode.js';
 import { createWorkspaceStanding } from './workspaces/standing.js';
 import { createWorkspaceGroupRules } from './workspaces/group-rules.js';
 import { basicTokenLoader } from './proxy/authenticate.js';
@@ -245,7 +244,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   });
   closer.defer(() => mlflow.close());
   const upstreamJson = createUpstreamJson(mlflow, tracing);
-  // Whether MLflow runs with workspaces: asked now, and again on every readiness probe.
+  // Whether MLflow runs with workspaces: asked now, then followed from every readiness probe's answer.
   const workspaceMode = createWorkspaceMode(upstreamJson, logger);
   await workspaceMode.refresh();
   // Read once before listening (a refused connection answers at once; a hung MLflow within 2 s).
@@ -318,13 +317,8 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
         (d) => d.allow,
         (e: unknown) => (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST' ? false : Promise.reject(e)),
       );
-    return decide({
-      isAdmin: principal.isAdmin,
-      need: 'manage',
-      facts: [policy.factsFor(principal, ref)],
-      defaultPermission: config.defaultPermission,
-      createRequiresAdmin: config.createRequiresAdmin,
-    }).allow;
+    // The gate's own decision (the caller's workspace standing included): a workspace's administrator manages its grants.
+    return evaluator.decideFor(principal, 'manage', [ref]).allow;
   };
 
   // Disabling a user (admin API, SCIM) ends their tokens and sessions at once, on every flowgate on the store.
@@ -423,7 +417,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
-    readiness: followingWorkspaces(createReadiness(store.ready, mlflow, logger), workspaceMode),
+    readiness: createReadiness(store.ready, mlflow, logger, undefined, undefined, (text) => workspaceMode.observe(text)),
     workspaces: createWorkspaceEntry(workspaceMode, upstreamJson),
     openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
     inFlight: requestMetrics.inFlight,

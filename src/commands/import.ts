@@ -6,7 +6,7 @@ import { createPatternGrantsRepo } from '../authz/pattern-grants-repo.js';
 import { createPatternWriter } from '../authz/pattern-writer.js';
 import type { Config } from '../config.js';
 import { applyPlan, type ImportStore } from '../import/apply-plan.js';
-import { planFor, PLUGINS, type Plugin } from '../import/plugins.js';
+import { planFor, PLUGIN_DEFAULT_PERMISSION, PLUGINS, type Plugin } from '../import/plugins.js';
 import { createDirectory } from '../principals/directory.js';
 import { createPrincipalWriter } from '../principals/principal-writer.js';
 import { isPermission } from '../resources/permissions.js';
@@ -17,7 +17,10 @@ import { createLegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
 const USAGE =
   `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ]\n` +
   '  DATABASE_URI: the plugin\'s own database, as it is configured: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB\n' +
-  '  --default-permission: the plugin\'s default_permission (basic-auth\'s ini file; READ unless changed)\n';
+  '  --default-permission: the plugin\'s default permission: basic-auth\'s default_permission (its ini file; READ unless\n' +
+  '    changed), mlflow-oidc-auth\'s DEFAULT_MLFLOW_PERMISSION (NO_PERMISSIONS unless changed)\n' +
+  '  mlflow-oidc-auth: users, groups and their members, user and group grants, regex rules as pattern grants where a\n' +
+  '    glob is exact (`^team-a-.*$` → `team-a-*`); every other rule is listed as `not imported:` and never widened\n';
 
 export interface ImportIo {
   readonly out: (text: string) => void;
@@ -72,7 +75,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     io.err(`flowgate: name the plugin and its database\n${USAGE}`);
     return 2;
   }
-  const mlflowDefault = (values['default-permission'] ?? 'READ').toUpperCase();
+  const mlflowDefault = (values['default-permission'] ?? PLUGIN_DEFAULT_PERMISSION[plugin]).toUpperCase();
   if (!isPermission(mlflowDefault)) {
     io.err(`flowgate: --default-permission must be READ, USE, EDIT, MANAGE or NO_PERMISSIONS\n${USAGE}`);
     return 2;

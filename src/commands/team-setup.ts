@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Action } from './admin-cli/action.js';
+import type { Action, ActionContext } from './admin-cli/action.js';
 import { ApiError, type AdminClient } from './admin-cli/client.js';
 import { UsageError } from './admin-cli/connection.js';
 import { setGrant } from './admin-cli/grants.js';
@@ -8,6 +8,15 @@ import type { Io } from './admin-cli/output.js';
 import { kindShape, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
 import { EXPERIMENT, modelKind } from '../resources/kinds.js';
 import { runAction } from './admin-cli/run.js';
+import {
+  kubernetesUsername,
+  namespaceGroup,
+  parseServiceAccount,
+  projectedTokenYaml,
+  trackingAuthNamed,
+  type KubernetesServiceAccount,
+  type TrackingAuth,
+} from './team-setup-kubernetes.js';
 
 const EXPERIMENT_SHAPE = kindShape(EXPERIMENT);
 const MODEL_SHAPE = kindShape(modelKind(false));
@@ -87,10 +96,30 @@ export function teamAccessYaml(m: Manifest): string {
 
 const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : v === undefined ? [] : [v as string]);
 
+/** Which access the team's pods get: a flowgate service account's token in a Secret, or a projected Kubernetes token. */
+type Access =
+  | { readonly kind: 'secret'; readonly serviceAccount: string }
+  | { readonly kind: 'projected'; readonly account: KubernetesServiceAccount; readonly audience: string; readonly trackingAuth: TrackingAuth };
+
+function accessOf(values: ActionContext['values']): Access {
+  const sa = values['service-account'] as string | undefined;
+  const k8s = values['kubernetes-service-account'] as string | undefined;
+  if (sa && k8s) throw new UsageError('give --service-account (a token in a Secret) or --kubernetes-service-account (a projected token), not both');
+  if (!sa && !k8s) throw new UsageError('--service-account or --kubernetes-service-account is required');
+  const misplaced = (k8s ? ['expires', 'namespace'] : ['audience', 'kubernetes-group', 'tracking-auth']).filter((o) => values[o] !== undefined);
+  if (misplaced.length > 0) throw new UsageError(`--${misplaced[0]} does not go with ${k8s ? '--kubernetes-service-account' : '--service-account'}`);
+  if (sa) return { kind: 'secret', serviceAccount: sa };
+  const audience = values.audience as string | undefined;
+  if (!audience) throw new UsageError("--audience is required with --kubernetes-service-account: the audience of flowgate's kubernetes issuer (FLOWGATE_BEARER_ISSUERS)");
+  return { kind: 'projected', account: parseServiceAccount(k8s!), audience, trackingAuth: trackingAuthNamed(values['tracking-auth'] as string | undefined) };
+}
+
 export const TEAM_SETUP: Action = {
   usage:
     'flowgate team-setup --team TEAM --service-account NAME --expires ISO-8601 (--experiment NAME|ID | --model NAME | --prompt NAME)… ' +
-    '[--permission EDIT] [--namespace NS] [--label KEY] [--tracking-uri URL]',
+    '[--permission EDIT] [--namespace NS] [--label KEY] [--tracking-uri URL]\n' +
+    '   or: flowgate team-setup --team TEAM --kubernetes-service-account NS:NAME --audience AUD (--experiment … | --model … | --prompt …)… ' +
+    '[--permission EDIT] [--kubernetes-group GROUP] [--tracking-auth kubernetes|kubernetes-namespaced] [--label KEY] [--tracking-uri URL]   (no token, no Secret)',
   options: {
     team: { type: 'string' },
     experiment: { type: 'string', multiple: true },
@@ -102,12 +131,15 @@ export const TEAM_SETUP: Action = {
     namespace: { type: 'string' },
     label: { type: 'string' },
     'tracking-uri': { type: 'string' },
+    'kubernetes-service-account': { type: 'string' },
+    audience: { type: 'string' },
+    'kubernetes-group': { type: 'string' },
+    'tracking-auth': { type: 'string' },
   },
   async run({ client, io, values }) {
     const team = values.team as string | undefined;
-    const sa = values['service-account'] as string | undefined;
     if (!team) throw new UsageError('--team is required');
-    if (!sa) throw new UsageError('--service-account is required');
+    const how = accessOf(values);
     const v = values as Record<string, unknown>;
     const wanted = [...list(v.experiment), ...list(v.model), ...list(v.prompt)];
     if (wanted.length === 0) throw new UsageError('name at least one --experiment, --model or --prompt');
@@ -126,6 +158,24 @@ export const TEAM_SETUP: Action = {
       await setGrant(client, { segment: 'groups', name: team }, r.kind, r.id, permission);
       io.err(`2. group ${team}: ${permission} on ${r.kind.kind} ${r.id}\n`);
     }
+    const name = `mlflow-${team}`;
+    const label = (values.label as string | undefined) ?? name;
+    const trackingUri = (values['tracking-uri'] as string | undefined) ?? `${client.url}/`;
+    if (how.kind === 'projected') {
+      const { account, audience, trackingAuth } = how;
+      // The service account's principal exists only after its first call; its namespace's group can be granted now.
+      const group = (values['kubernetes-group'] as string | undefined) ?? namespaceGroup(account.namespace);
+      for (const r of resources) await setGrant(client, { segment: 'groups', name: group }, r.kind, r.id, permission);
+      io.err(
+        `3. group ${group}: ${permission} on the same ${resources.length === 1 ? 'resource' : 'resources'}; ` +
+          `system:serviceaccount:${account.namespace}:${account.name} calls as ${kubernetesUsername(account.namespace, account.name)}, ` +
+          `a member of ${group} (as is every service account of namespace ${account.namespace})\n`,
+      );
+      io.err(`4. no token and no Secret: pods labelled ${label}=true get a projected token for audience ${audience}\n`);
+      io.out(projectedTokenYaml({ account, name, label, trackingUri, trackingAuth, audience }));
+      return;
+    }
+    const sa = how.serviceAccount;
     await ensureServiceAccount(client, sa, team, io);
     // Service accounts cannot join groups: without a direct grant the account could read nothing.
     for (const r of resources) await setGrant(client, { segment: 'users', name: sa }, r.kind, r.id, permission);
@@ -135,14 +185,13 @@ export const TEAM_SETUP: Action = {
       ...(values.expires !== undefined ? { expiration: values.expires } : {}),
     });
     io.err(`4. token for ${sa}, expires ${issued.expiration} (shown once, below; any earlier token is revoked)\n`);
-    const name = `mlflow-${team}`;
     io.out(
       teamAccessYaml({
         team,
         namespace: (values.namespace as string | undefined) ?? team,
         name,
-        label: (values.label as string | undefined) ?? name,
-        trackingUri: (values['tracking-uri'] as string | undefined) ?? `${client.url}/`,
+        label,
+        trackingUri,
         username: sa,
         token: issued.token,
       }),

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { batchedCounter } from './batched-counter.js';
+import { EVENT_LOOP_DELAY_GAUGES, eventLoopDelay, type EventLoopDelay } from './event-loop-delay.js';
 import { preparedHistogram } from './prepared-histogram.js';
 import type { AuthOutcome, Authenticator, CredentialLoader } from '../http/credentials.js';
 import { KIND_SPECS, KINDS, type ResourceKind } from '../resources/kinds.js';
@@ -61,6 +62,11 @@ export const RESOURCE_TYPE_LABELS: ReadonlyMap<string, ResourceTypeLabel> = new 
   ['none', 'none'],
   ['admin', 'admin'],
 ]);
+/**
+ * prom-client's own event-loop delay sampler cannot be left out of its default metrics, and it never
+ * sleeps: given an interval it never reaches, it never wakes. flowgate's (event-loop-delay.ts) fills its gauges.
+ */
+const NEVER_MS = 2 ** 31 - 1;
 /** Reasons and routes are code-defined; anything else (a bug) is folded so it cannot explode cardinality. */
 const REASON = /^[A-Za-z0-9_.-]{1,48}$/;
 const ROUTE = /^[A-Za-z0-9_.:/{}<>*-]{1,200}$/;
@@ -128,11 +134,14 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     help: "1 when refusals are enforced; 0 in shadow mode (FLOWGATE_ENFORCE=false), where they are forwarded and counted as decision='would_deny'.",
     registers,
   }).set(opts.enforcing === false ? 0 : 1);
+  let loopDelay: EventLoopDelay | undefined;
   if (opts.defaultMetrics !== false) {
-    collectDefaultMetrics({ register: registry });
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: NEVER_MS });
     // Gauges named `_total` fail `promtool check metrics`; the per-type gauges (`nodejs_active_handles`, …) stay.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
       registry.removeSingleMetric(name);
+    for (const name of Object.keys(EVENT_LOOP_DELAY_GAUGES)) registry.removeSingleMetric(name);
+    loopDelay = eventLoopDelay(registers);
   }
 
   // Prepared series: the hot path bumps a number instead of hashing labels.
@@ -195,7 +204,16 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       }
       observe(seconds);
     },
-    inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
+    inFlight: {
+      inc: () => {
+        loopDelay?.requestStarted();
+        inFlight.inc();
+      },
+      dec: () => {
+        loopDelay?.requestEnded();
+        inFlight.dec();
+      },
+    },
     afterHookFailed(hook) {
       hookFailures.series({ hook: REASON.test(hook) ? hook : 'other' })();
     },

@@ -24,6 +24,8 @@ export function createReadiness(
   logger?: Logger,
   timeoutMs = 2000,
   maxAgeMs = 1000,
+  /** Told the start of each answer MLflow gave the probe (`server-info`: whether it runs with workspaces). */
+  onServerInfo?: (text: string) => void,
 ) {
   let storePending: Promise<boolean> | undefined;
   /**
@@ -59,6 +61,7 @@ export function createReadiness(
     inFlight ??= (async () => {
       const [store, answer] = await Promise.all([storeWritable(), probeMlflow(mlflow, timeoutMs)]);
       const upstream = answer.ok;
+      if (answer.ok) onServerInfo?.(answer.text);
       const reason = !store ? 'store-not-writable' : answer.ok ? undefined : answer.reason;
       const result: Readiness = { ready: store && upstream, store, upstream, ...(reason ? { reason } : {}) };
       report(result, answer.ok ? undefined : answer.detail);

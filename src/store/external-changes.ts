@@ -22,6 +22,13 @@ export type ExternalGrantChanges = readonly ResourceRef[] | 'all';
  * reads per interval.
  */
 export function watchExternalChanges(db: Db, intervalMs: number, onChange: (grants: ExternalGrantChanges) => void): { stop(): void } {
+  const timer = setInterval(externalChangesPoll(db, onChange), intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/** One look at the store, as `watchExternalChanges` takes every interval, for a caller that runs several on one timer. */
+export function externalChangesPoll(db: Db, onChange: (grants: ExternalGrantChanges) => void): () => void {
   const generationOf = db.prepare<[], { value: number }>('SELECT value FROM policy_generation WHERE id = 1');
   const lastChange = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM grant_changes');
   const oldestChange = db.prepare<[], { seq: number | null }>('SELECT min(seq) AS seq FROM grant_changes');
@@ -43,7 +50,7 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
     return changesSince.all(seq).map((r) => ({ kind: r.resource_kind, id: r.resource_id }));
   }
 
-  const timer = setInterval(() => {
+  return () => {
     if (!db.open) return;
     const data = pragmaNumber(db, 'data_version');
     const now = generation();
@@ -57,7 +64,5 @@ export function watchExternalChanges(db: Db, intervalMs: number, onChange: (gran
     seenChange = change;
     if (change - oldest > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
     if (external) onChange(grants);
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  };
 }

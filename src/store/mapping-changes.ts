@@ -1,6 +1,6 @@
 import type { Db } from './database.js';
 import type { Sql } from './sql.js';
-import { watchStoreLog } from './store-log.js';
+import { storeLogPoll, watchStoreLog } from './store-log.js';
 
 /**
  * A cached MLflow mapping that changed: which look-up cache, and the key (unused for experiment
@@ -37,4 +37,9 @@ export type MappingChanges = ReturnType<typeof createMappingChanges>;
  */
 export function watchMappingChanges(db: Db, intervalMs: number, onChanges: (changes: readonly MappingChange[] | 'all') => void): { stop(): void } {
   return watchStoreLog<MappingChange>(db, { table: 'mapping_changes', columns: 'cache, key', keep: KEEP_CHANGES }, intervalMs, onChanges);
+}
+
+/** One look at the log, for a caller that runs several on one timer. */
+export function mappingChangesPoll(db: Db, onChanges: (changes: readonly MappingChange[] | 'all') => void): () => void {
+  return storeLogPoll<MappingChange>(db, { table: 'mapping_changes', columns: 'cache, key', keep: KEEP_CHANGES }, onChanges);
 }

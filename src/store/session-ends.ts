@@ -1,5 +1,5 @@
 import type { Db } from './database.js';
-import { watchStoreLog } from './store-log.js';
+import { storeLogPoll, watchStoreLog } from './store-log.js';
 
 /** Rows kept for processes that poll late; past that a process forgets every cached session. */
 const KEEP_ENDS = 10_000;
@@ -13,6 +13,13 @@ const KEEP_ENDS = 10_000;
  */
 export function watchSessionEnds(db: Db, intervalMs: number, onEnds: (idHashes: readonly string[] | 'all') => void): { stop(): void } {
   return watchStoreLog<{ id_hash: string }>(db, { table: 'session_ends', columns: 'id_hash', keep: KEEP_ENDS }, intervalMs, (rows) =>
+    onEnds(rows === 'all' ? 'all' : rows.map((r) => r.id_hash)),
+  );
+}
+
+/** One look at the log, for a caller that runs several on one timer. */
+export function sessionEndsPoll(db: Db, onEnds: (idHashes: readonly string[] | 'all') => void): () => void {
+  return storeLogPoll<{ id_hash: string }>(db, { table: 'session_ends', columns: 'id_hash', keep: KEEP_ENDS }, (rows) =>
     onEnds(rows === 'all' ? 'all' : rows.map((r) => r.id_hash)),
   );
 }

@@ -1,31 +1,34 @@
 import type { StoreChangeListener, Following } from './changes.js';
 import type { Db } from './database.js';
-import { watchExternalChanges } from './external-changes.js';
-import { watchMappingChanges } from './mapping-changes.js';
-import { watchSessionEnds } from './session-ends.js';
+import { externalChangesPoll } from './external-changes.js';
+import { mappingChangesPoll } from './mapping-changes.js';
+import { sessionEndsPoll } from './session-ends.js';
 
 /**
  * Another process on the same file (a second flowgate, an operator's sqlite3) committed: polled, since
  * SQLite cannot notify. Its change log names the grants; anything else it changed is not said, so
- * every cached principal, credential and session is dropped.
+ * every cached principal, credential and session is dropped. The three logs are read on one timer:
+ * an idle process wakes once per interval, not once per log.
  */
 export function followSqlite(db: Db, intervalMs: number, listener: StoreChangeListener): Following {
-  const policy = watchExternalChanges(db, intervalMs, (grants) => {
+  const policy = externalChangesPoll(db, (grants) => {
     listener.principals();
     listener.sessionsEnded('all');
     // No change log names pattern grants: they are few, so any external change re-reads them.
     listener.patterns();
     listener.grants(grants);
   });
-  const mappings = watchMappingChanges(db, intervalMs, (changes) => listener.mappings(changes));
+  const mappings = mappingChangesPoll(db, (changes) => listener.mappings(changes));
   // Ending a session moves no policy generation: its own log says which ones ended.
-  const sessions = watchSessionEnds(db, intervalMs, (idHashes) => listener.sessionsEnded(idHashes));
+  const sessions = sessionEndsPoll(db, (idHashes) => listener.sessionsEnded(idHashes));
+  const timer = setInterval(() => {
+    policy();
+    mappings();
+    sessions();
+  }, intervalMs);
+  timer.unref();
   return {
     live: () => true,
-    stop: async () => {
-      policy.stop();
-      mappings.stop();
-      sessions.stop();
-    },
+    stop: async () => clearInterval(timer),
   };
 }

@@ -12,11 +12,22 @@ export function watchStoreLog<Row>(
   intervalMs: number,
   onRows: (rows: readonly Row[] | 'all') => void,
 ): { stop(): void } {
+  const timer = setInterval(storeLogPoll(db, log, onRows), intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/** One look at the log, as `watchStoreLog` takes every interval, for a caller that runs several on one timer. */
+export function storeLogPoll<Row>(
+  db: Db,
+  log: { readonly table: string; readonly columns: string; readonly keep: number },
+  onRows: (rows: readonly Row[] | 'all') => void,
+): () => void {
   const since = db.prepare<[number], Row>(`SELECT ${log.columns} FROM ${log.table} WHERE seq > ? ORDER BY seq`);
   const bounds = db.prepare<[], { oldest: number | null; latest: number | null }>(`SELECT min(seq) AS oldest, max(seq) AS latest FROM ${log.table}`);
   const prune = db.prepare<[number]>(`DELETE FROM ${log.table} WHERE seq <= ?`);
   let seen = bounds.get()?.latest ?? 0;
-  const timer = setInterval(() => {
+  return () => {
     if (!db.open) return;
     const { oldest, latest } = bounds.get() ?? { oldest: null, latest: null };
     if (latest === null || latest === seen) return;
@@ -24,7 +35,5 @@ export function watchStoreLog<Row>(
     else onRows(since.all(seen));
     seen = latest;
     if (oldest !== null && latest - oldest > 2 * log.keep) prune.run(latest - log.keep);
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  };
 }

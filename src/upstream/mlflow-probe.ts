@@ -15,7 +15,8 @@ const INVALID_HOST = 'Invalid Host header';
 const KEPT_BYTES = 256;
 
 export type ProbeResult =
-  | { readonly ok: true }
+  /** `text`: the start of MLflow's answer (its feature flags are in the first bytes). */
+  | { readonly ok: true; readonly text: string }
   | { readonly ok: false; readonly reason: 'mlflow-unreachable' | 'mlflow-refuses-host' | 'mlflow-error'; readonly status: number; readonly detail: string };
 
 /**
@@ -26,7 +27,7 @@ export async function probeMlflow(mlflow: MlflowConnection, timeoutMs: number): 
   const answer = await getText(mlflow, PROBE_PATH, timeoutMs, KEPT_BYTES);
   if ('error' in answer) return { ok: false, reason: 'mlflow-unreachable', status: 0, detail: `MLflow did not answer ${PROBE_PATH}: ${answer.error}` };
   const { status, text } = answer;
-  if (status >= 200 && status < 300) return { ok: true };
+  if (status >= 200 && status < 300) return { ok: true, text };
   const refused = status === 403 && text.includes(INVALID_HOST);
   return {
     ok: false,

@@ -1,3 +1,5 @@
+import { sleepingInterval } from '../sleeping-interval.js';
+
 /** A call to MLflow that is waiting to hear from it and can be given up on. */
 export interface Listening {
   /** When MLflow was last heard from on this call (or the call was sent), in `now()`'s milliseconds. */
@@ -35,7 +37,8 @@ export interface SilenceWatch {
  * next piece of the answer) is given up on. It stands in for undici's per-call header and body timers,
  * whose timer objects outlive their calls into the old generation; the calls watched form a list
  * through their own handlers, so watching allocates nothing per call (docs/performance.md, "Full
- * collections"). Checked a few times per timeout and at least every second, as undici's timers are.
+ * collections"). Checked a few times per timeout and at least every second, as undici's timers are,
+ * while any call is watched: with none the timer sleeps until the next call.
  */
 export function createSilenceWatch(timeoutMs: number, now: () => number = Date.now): SilenceWatch {
   let first: Listening | undefined;
@@ -61,11 +64,17 @@ export function createSilenceWatch(timeoutMs: number, now: () => number = Date.n
       call = next;
     }
   };
-  const timer = setInterval(sweep, Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4))));
-  timer.unref();
+  const timer = sleepingInterval(
+    () => {
+      sweep();
+      return size > 0;
+    },
+    Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4))),
+  );
   return {
     timeoutMs,
     watch(call) {
+      timer.wake();
       unlink(call);
       call.lastHeard = now();
       call.watchNext = first;
@@ -78,7 +87,7 @@ export function createSilenceWatch(timeoutMs: number, now: () => number = Date.n
       return size;
     },
     close() {
-      clearInterval(timer);
+      timer.stop();
       while (first) unlink(first);
     },
   };

@@ -50,7 +50,12 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
     },
     /** Refuses, as MLflow does, a request naming a workspace that is malformed or that MLflow does not have. */
     async check(req: IncomingMessage): Promise<void> {
-      if (!mode.known) throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The tracking server has not said whether it runs with workspaces yet');
+      if (!mode.known) {
+        // Unsaid, a request in the default workspace is decided as it is either way (and MLflow, which
+        // did not answer flowgate, answers it); one naming another workspace is not decided at all.
+        if (requestedWorkspace(req) === DEFAULT_WORKSPACE) return;
+        throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The tracking server has not said whether it runs with workspaces yet');
+      }
       if (!mode.enabled) return;
       const name = requestedWorkspace(req);
       const problem = workspaceNameProblem(name);

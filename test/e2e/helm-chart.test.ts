@@ -357,6 +357,76 @@ describe('deploy/helm/flowgate: the two shapes', () => {
   });
 });
 
+describe('deploy/helm/flowgate: bearer issuers', () => {
+  /** An identity provider's machine clients and a cluster whose keys come from a ConfigMap (docs/machine-identity.md). */
+  const issuers = [
+    { issuer: 'https://keycloak.example.com/realms/ml', audience: 'mlflow', service_accounts: true, username_claim: ['client_id', 'azp'], groups_claim: 'realm_access.roles' },
+    {
+      kind: 'kubernetes',
+      issuer: 'https://kubernetes.default.svc.cluster.local',
+      audience: ['mlflow', 'https://ml.example.com'],
+      jwks_file: '/etc/flowgate/bearer-keys/cluster-jwks.json',
+      namespace_group: null,
+      jwks_cooldown_seconds: 60,
+      jwks_max_age_seconds: 86400,
+    },
+  ];
+  const bearer = { bearer: { issuers, clockSkewSeconds: 10, maxTokenBytes: 16384, jwksConfigMap: { name: 'cluster-jwks' } } };
+
+  it.each(SHAPES)('%s: the issuers reach flowgate as the FLOWGATE_BEARER_ISSUERS it accepts, the cluster keys mounted from a ConfigMap', (shape) => {
+    const file = values(bearer);
+    const lint = helmLint([valuesFile(shape), file]);
+    expect(lint.ok, lint.stdout + lint.stderr).toBe(true);
+    const objects = helmTemplate([valuesFile(shape), file]);
+    const verdicts = validateAgainstKubernetes(objects);
+    expect(verdicts.filter((v) => v.result === 'invalid')).toEqual([]);
+    const config = configFromPod(objects);
+    expect(config.bearer).toMatchObject({ clockSkewSeconds: 10, maxTokenBytes: 16384 });
+    // Each issuer as given, with flowgate's defaults for what was left out (a null kept a null, numbers stayed integers).
+    expect(config.bearer!.issuers).toEqual([
+      expect.objectContaining({ ...issuers[0], kind: 'oidc', audience: ['mlflow'], algorithms: ['RS256'] }),
+      expect.objectContaining({ ...issuers[1], username_template: 'k8s.{namespace}.{name}' }),
+    ]);
+    const { deployment, container } = proxy(objects);
+    const mount = container.volumeMounts.find((m: { mountPath: string }) => issuers[1]!.jwks_file!.startsWith(`${m.mountPath}/`));
+    expect(mount).toMatchObject({ readOnly: true });
+    const volume = deployment.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+    expect(volume.configMap).toEqual({ name: 'cluster-jwks' });
+    // Nothing about bearer tokens is rendered without issuers.
+    expect(Object.keys(envOf(proxy(chart[shape]).container)).filter((n) => n.startsWith('FLOWGATE_BEARER_'))).toEqual([]);
+  });
+
+  it.each([
+    ['an HMAC algorithm', [{ issuer: 'https://idp.example.com', audience: 'mlflow', algorithms: ['HS256'] }], /bearer\/issuers\/0\/algorithms/],
+    ['a key spelt as the chart spells its own', [{ issuer: 'https://idp.example.com', audience: 'mlflow', usernameClaim: 'azp' }], /usernameClaim/],
+    ['no audience', [{ issuer: 'https://idp.example.com' }], /audience/],
+    ['a name claim on a cluster', [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', username_claim: 'sub' }], /bearer\/issuers\/0\/username_claim/],
+    ['both a JWKS URL and file', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'https://idp.example.com/keys', jwks_file: '/etc/flowgate/bearer-keys/k.json' }], /bearer\/issuers\/0/],
+  ])('%s: helm lint and helm template refuse it, saying where', (_, bad, message) => {
+    const file = values({ bearer: { issuers: bad } });
+    const lint = helmLint([valuesFile('sidecar'), file]);
+    const template = helmTemplateRun([valuesFile('sidecar'), file]);
+    expect(lint.ok).toBe(false);
+    expect(template.ok).toBe(false);
+    expect(lint.stdout + lint.stderr).toMatch(message);
+    expect(template.stderr).toMatch(message);
+  });
+
+  it('a jwks_file in no mounted volume: helm template refuses it, naming the issuer', () => {
+    const file = values({ bearer: { issuers: [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', jwks_file: '/etc/flowgate/bearer-keys/k.json' }] } });
+    const template = helmTemplateRun([valuesFile('sidecar'), file]);
+    expect(template.ok).toBe(false);
+    expect(template.stderr).toMatch(/bearer\.issuers\[0\]\.jwks_file: \/etc\/flowgate\/bearer-keys\/k\.json is in no mounted volume/);
+    // Mounted by the release's own extra volume instead: accepted.
+    const mounted = values({
+      bearer: { issuers: [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', jwks_file: '/etc/cluster/jwks.json' }] },
+      extraVolumes: [{ name: 'cluster', configMap: { name: 'cluster-jwks' } }],
+      extraVolumeMounts: [{ name: 'cluster', mountPath: '/etc/cluster', readOnly: true }],
+    });
+    expect(configFromPod(helmTemplate([valuesFile('sidecar'), mounted])).bearer!.issuers[0]).toMatchObject({ jwks_file: '/etc/cluster/jwks.json' });
+  });
+});
+
 describe('deploy/helm/flowgate: the other switches', () => {
   it.each([
     ['ingress mode on one SQLite replica', 'ingress', { replicas: 1, store: { type: 'sqlite' } }],

@@ -152,6 +152,23 @@ describe('MLflow workspaces behind flowgate', () => {
     await member('dan', 'ws-b', 'MANAGE');
     expect(await status('dan', 'ws-b', 'PATCH', `${V2}/registered-models/update`, { name: 'foo', description: 'by the admin of ws-b' })).toBe(200);
     expect(await status('dan', 'ws-a', 'PATCH', `${V2}/registered-models/update`, { name: 'foo', description: 'not his' })).toBe(403);
+    // It manages the grants inside it, through the admin API, in that workspace only.
+    expect(await status('dan', 'ws-b', 'POST', grantOn('cat', 'registered-models', 'foo'), { permission: 'READ' })).toBe(201);
+    expect(await status('dan', 'ws-a', 'POST', grantOn('cat', 'registered-models', 'foo'), { permission: 'READ' })).toBe(403);
+    expect(await status('admin', 'ws-b', 'DELETE', grantOn('cat', 'registered-models', 'foo'))).toBe(200);
+  });
+
+  it("a rename moves the grants in its workspace only, and the other workspace's same name keeps its own", async () => {
+    await ok('ann', 'ws-a', 'POST', `${V2}/registered-models/create`, { name: 'old-name' });
+    await ok('bob', 'ws-b', 'POST', `${V2}/registered-models/create`, { name: 'old-name' });
+    await ok('ann', 'ws-a', 'POST', `${V2}/registered-models/rename`, { name: 'old-name', new_name: 'new-name' });
+    expect(await ok('admin', 'ws-a', 'GET', grantOn('ann', 'registered-models', 'new-name'))).toMatchObject({ permission: { permission: 'MANAGE' } });
+    expect(await status('admin', 'ws-a', 'GET', grantOn('ann', 'registered-models', 'old-name'))).toBe(404);
+    expect(await ok('admin', 'ws-b', 'GET', grantOn('bob', 'registered-models', 'old-name'))).toMatchObject({ permission: { permission: 'MANAGE' } });
+    // Deleting ws-a's renamed model drops its grants there alone.
+    expect(await status('ann', 'ws-a', 'DELETE', `${V2}/registered-models/delete`, { name: 'new-name' })).toBe(200);
+    expect(await status('admin', 'ws-a', 'GET', grantOn('ann', 'registered-models', 'new-name'))).toBe(404);
+    expect(await status('bob', 'ws-b', 'PATCH', `${V2}/registered-models/update`, { name: 'old-name', description: 'still his' })).toBe(200);
   });
 
   it('the Python client with MLFLOW_WORKSPACE set works in the member\'s workspace, and is refused elsewhere', async () => {

@@ -136,6 +136,10 @@ export interface StartOptions {
   readonly version?: string;
   /** Further `mlflow server` arguments, e.g. `['--app-name', 'basic-auth']`. */
   readonly args?: readonly string[];
+  /** A venv another script made (e.g. scripts/mlflow-otel-venv.sh), instead of the release's own from scripts/mlflow-venv.sh. */
+  readonly venv?: string;
+  /** A program of the venv that runs `mlflow server` for it, e.g. `opentelemetry-instrument`. */
+  readonly launcher?: string;
 }
 
 /**
@@ -144,7 +148,7 @@ export interface StartOptions {
  * server, so the FastAPI-only routes such as OTLP exist); job execution off for a fast start.
  */
 export async function startMlflowServer(options: StartOptions = {}): Promise<MlflowServer> {
-  const venv = await mlflowVenv(options.version);
+  const venv = options.venv ?? (await mlflowVenv(options.version));
   const dir = await mkdtemp(join(tmpdir(), 'flowgate-mlflow-'));
   const artifactsDir = join(dir, 'artifacts');
   const port = options.port ?? (await freePort());
@@ -160,7 +164,8 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     ...(prefix ? ['--static-prefix', prefix] : []),
     ...(options.args ?? []),
   ];
-  const child = spawn(join(venv, 'bin/mlflow'), args, {
+  const command = options.launcher ? [join(venv, 'bin', options.launcher), join(venv, 'bin/mlflow')] : [join(venv, 'bin/mlflow')];
+  const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: dir,
     env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],

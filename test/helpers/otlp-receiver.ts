@@ -1,5 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { traceExportFromProtobuf } from './otlp-protobuf.js';
 
 /** An OTLP attribute value as OTLP/JSON writes it. */
 interface OtlpValue {
@@ -66,7 +67,7 @@ const attributesOf = (list: OtlpAttributes | undefined) => Object.fromEntries((l
 
 /**
  * An OTLP/HTTP receiver on loopback, as a collector's `otlp` receiver listens: `/v1/traces` and
- * `/v1/logs`, JSON encoding (what flowgate's exporters send). Every body is kept raw too, for tests
+ * `/v1/logs`, JSON encoding (what flowgate's exporters send), and protobuf for traces. Every body is kept raw too, for tests
  * that search it for what must never be there.
  */
 export async function startOtlpReceiver() {
@@ -81,7 +82,11 @@ export async function startOtlpReceiver() {
       const text = Buffer.concat(chunks).toString('utf8');
       raw.push(text);
       contentTypes.push(String(req.headers['content-type']));
-      const body = JSON.parse(text) as Record<string, unknown[]>;
+      // OTLP/JSON (flowgate's exporters), or protobuf (the Python SDK's, as MLflow under opentelemetry-instrument sends).
+      const body =
+        String(req.headers['content-type']).startsWith('application/x-protobuf') && req.url === '/v1/traces'
+          ? traceExportFromProtobuf(Buffer.concat(chunks))
+          : (JSON.parse(text) as Record<string, unknown[]>);
       if (req.url === '/v1/traces')
         for (const rs of (body.resourceSpans ?? []) as { resource?: { attributes?: [] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[]) {
           const service = attributesOf(rs.resource?.attributes)['service.name'];

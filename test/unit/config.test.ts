@@ -59,6 +59,12 @@ describe('loadConfig', () => {
     expect(c.basePath).toBe('/ml');
   });
 
+  it("takes a list from the file as its variable's JSON (the bearer issuers)", () => {
+    const issuers = [{ issuer: 'https://idp.example', audience: 'mlflow' }];
+    const c = loadConfig({ FLOWGATE_CONFIG_FILE: '/c.json' }, () => JSON.stringify({ FLOWGATE_BEARER_ISSUERS: issuers }));
+    expect(c.bearer?.issuers.map((i) => i.issuer)).toEqual(['https://idp.example']);
+  });
+
   it('refuses metrics on the public port', () => {
     expect(() => loadConfig({ FLOWGATE_PORT: '8080', FLOWGATE_METRICS_PORT: '8080' })).toThrow(/FLOWGATE_METRICS_PORT/);
   });

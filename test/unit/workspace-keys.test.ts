@@ -79,3 +79,32 @@ describe('group → workspace rules', () => {
     expect(parseWorkspaceGroupRules('a=B')).toMatch(/not GROUP=WORKSPACE|not an MLflow workspace name/);
   });
 });
+
+describe("MLflow's workspace mode", () => {
+  const silent = { info: () => undefined } as never;
+  it("is followed from the readiness probe's answer, and MLflow is asked once a second at most", async () => {
+    const { createWorkspaceMode } = await import('../../src/workspaces/workspace-mode.js');
+    let calls = 0;
+    let answer = { status: 200, json: { store_type: 'SqlStore', workspaces_enabled: true } as unknown };
+    const upstream = { call: async () => (calls++, answer) };
+    let t = 0;
+    const mode = createWorkspaceMode(upstream as never, silent, () => t);
+    expect(mode.known).toBe(false);
+    await Promise.all([mode.refresh(), mode.refresh(), mode.refresh()]);
+    expect(calls).toBe(1);
+    expect(mode).toMatchObject({ known: true, enabled: true });
+    await mode.refresh();
+    expect(calls).toBe(1);
+    t = 1500;
+    answer = { status: 404, json: undefined };
+    await mode.refresh();
+    expect(calls).toBe(2);
+    expect(mode.enabled).toBe(false);
+    mode.observe('{"store_type":"SqlStore","workspaces_enabled":true,"trace_archival_enabled":false');
+    expect(mode.enabled).toBe(true);
+    mode.observe('{"store_type":"SqlStore","multipart');
+    expect(mode.enabled).toBe(true);
+    mode.observe('{"workspaces_enabled": false}');
+    expect(mode.enabled).toBe(false);
+  });
+});

@@ -87,6 +87,17 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 {{- fail "oidc.issuerUrl: must be https (plain http only for a provider on loopback)" -}}
 {{- end -}}
 {{- end -}}
+{{- range $i, $issuer := $v.bearer.issuers -}}
+{{- with $issuer.jwks_file -}}
+{{- $mounted := and $v.bearer.jwksConfigMap.name (hasPrefix "/etc/flowgate/bearer-keys/" .) -}}
+{{- range $v.extraVolumeMounts -}}
+{{- if hasPrefix (printf "%s/" (trimSuffix "/" .mountPath)) $issuer.jwks_file -}}{{- $mounted = true -}}{{- end -}}
+{{- end -}}
+{{- if not $mounted -}}
+{{- fail (printf "bearer.issuers[%d].jwks_file: %s is in no mounted volume; set bearer.jwksConfigMap.name and name a key under /etc/flowgate/bearer-keys/" $i .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A Secret key as an environment variable: never a value in the rendered manifest. */}}
@@ -203,6 +214,15 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
       value: {{ join "," . | quote }}
     {{- end }}
     {{- end }}
+    {{- if $v.bearer.issuers }}
+    # Bearer JWTs of these issuers (docs/machine-identity.md); the JSON keeps each issuer's keys as given.
+    - name: FLOWGATE_BEARER_ISSUERS
+      value: {{ toJson $v.bearer.issuers | quote }}
+    - name: FLOWGATE_BEARER_CLOCK_SKEW_SECONDS
+      value: {{ $v.bearer.clockSkewSeconds | int64 | quote }}
+    - name: FLOWGATE_BEARER_MAX_TOKEN_BYTES
+      value: {{ $v.bearer.maxTokenBytes | int64 | quote }}
+    {{- end }}
     {{- if $v.pageTokenKeySecret.name }}
     - name: FLOWGATE_PAGE_TOKEN_KEY_FILE
       value: {{ printf "/etc/flowgate/page-token-key/%s" $v.pageTokenKeySecret.key | quote }}
@@ -248,6 +268,11 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
     {{- if $v.pageTokenKeySecret.name }}
     - name: page-token-key
       mountPath: /etc/flowgate/page-token-key
+      readOnly: true
+    {{- end }}
+    {{- if $v.bearer.jwksConfigMap.name }}
+    - name: bearer-keys
+      mountPath: /etc/flowgate/bearer-keys
       readOnly: true
     {{- end }}
     {{- if $v.inference.enabled }}
@@ -297,6 +322,11 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
     items:
       - key: {{ $v.pageTokenKeySecret.key }}
         path: {{ $v.pageTokenKeySecret.key }}
+{{- end }}
+{{- if $v.bearer.jwksConfigMap.name }}
+- name: bearer-keys
+  configMap:
+    name: {{ $v.bearer.jwksConfigMap.name }}
 {{- end }}
 {{- if $v.inference.enabled }}
 - name: inference-routes
