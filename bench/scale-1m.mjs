@@ -12,6 +12,7 @@ import { createGrantsRepo } from '../dist/authz/grants-repo.js';
 import { createPolicyReader } from '../dist/authz/policy.js';
 import { openDatabase, openSqliteStore } from '../dist/store/database.js';
 import { inWorkspace } from '../dist/workspaces/request-workspace.js';
+import { timeEach } from './large-store.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const NODE_FLAGS = JSON.parse(readFileSync(join(HERE, '../package.json'), 'utf8')).flowgate.nodeFlags;
@@ -120,19 +121,8 @@ async function decisions(dbPath) {
       return decide({ isAdmin: false, need: 'read', facts: [policy.factsFor(p.who, p.ref)], defaultPermission: 'READ', createRequiresAdmin: false, workspace: { member: isMember, manage: false } });
     });
   for (let i = 0; i < 5000; i++) one(pairs[i % 100]);
-  const measure = () => {
-    const t = new Float64Array(pairs.length);
-    let allowed = 0;
-    for (let i = 0; i < pairs.length; i++) {
-      const s = process.hrtime.bigint();
-      if (one(pairs[i]).allow) allowed++;
-      t[i] = Number(process.hrtime.bigint() - s) / 1e3;
-    }
-    t.sort();
-    return { p50Us: t[Math.floor(t.length * 0.5)], p99Us: t[Math.floor(t.length * 0.99)], maxUs: t[t.length - 1], allowed };
-  };
-  const cold = measure();
-  const warm = measure();
+  const cold = timeEach(pairs, one);
+  const warm = timeEach(pairs, one);
   return { indexLoadMs, cold, warm, rssMbInProcess: process.memoryUsage().rss / 1e6, keys: policy.resources };
 }
 

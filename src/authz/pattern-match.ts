@@ -52,7 +52,7 @@ export function compilePattern(pattern: string): CompiledPattern {
   // A pattern of the default workspace matches its names alone: a name of another workspace holds
   // the separator, which only that workspace's patterns spell (as their literal prefix).
   const inDefault = !pattern.includes(SEPARATOR);
-  const sameWorkspace = (name: PreparedName) => !inDefault || Array.prototype.indexOf.call(name, SEPARATOR) < 0;
+  const sameWorkspace = (name: PreparedName) => !inDefault || (typeof name === 'string' ? name.indexOf(SEPARATOR) : Array.prototype.indexOf.call(name, SEPARATOR)) < 0;
   return {
     source: pattern,
     literalPrefix,

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { badRequest, FlowgateError } from '../errors.js';
 import type { UpstreamJson } from '../upstream/json-client.js';
 import { DEFAULT_WORKSPACE, WORKSPACE_HEADER, workspaceNameProblem } from './names.js';
-import { inWorkspace } from './request-workspace.js';
+import { currentWorkspace, inWorkspace } from './request-workspace.js';
 import type { WorkspaceMode } from './workspace-mode.js';
 
 /** How long MLflow's word that a workspace exists is kept (deleting one is rare, and MLflow refuses its requests itself). */
@@ -61,6 +61,9 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
       const problem = workspaceNameProblem(name);
       if (problem !== undefined) throw badRequest(problem);
       if (!(await exists(name))) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `Workspace '${name}' not found`);
+      // MLflow said it runs with workspaces only after this request was entered (in none): never decided outside its own.
+      if ((currentWorkspace() ?? DEFAULT_WORKSPACE) !== name)
+        throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The tracking server has just started to run with workspaces; send the request again');
     },
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { ADMIN, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { mlflowAuthExtras, runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 
 /*
  * MLflow's own admin client, `mlflow.server.auth.client.AuthServiceClient` (MLflow 3.17.2), run
@@ -12,12 +12,15 @@ import { runPython, startMlflowServer, type MlflowServer } from '../helpers/mlfl
 
 let mlflow: MlflowServer;
 let fg: TestFlowgate;
+/** MLflow's `auth` extra, which `mlflow.server.auth` (the client's package) imports. */
+let authExtras = '';
 const api = jsonCaller(() => fg.url);
 
 beforeAll(async () => {
   mlflow = await startMlflowServer();
+  authExtras = await mlflowAuthExtras(mlflow.venv);
   fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
-}, 300_000);
+}, 600_000);
 
 afterAll(async () => {
   await fg?.close();
@@ -25,21 +28,9 @@ afterAll(async () => {
   await mlflow?.stop();
 });
 
-/**
- * The client's own module, unchanged, without running its package's `__init__` (the basic-auth server
- * app, which needs Flask-WTF from the `mlflow[auth]` extra; the test venv holds plain `mlflow`).
- */
-const LOAD_CLIENT = String.raw`
-import pathlib, sys, types
-import mlflow.server
-_auth = types.ModuleType("mlflow.server.auth")
-_auth.__path__ = [str(pathlib.Path(mlflow.server.__file__).parent / "auth")]
-sys.modules["mlflow.server.auth"] = _auth
-`;
-
 /** Runs Python as `username` (token as MLflow's password); the script prints one JSON object last. */
 async function python(code: string, username: string, token: string, env: Record<string, string> = {}): Promise<Record<string, any>> {
-  const r = await runPython(mlflow.venv, LOAD_CLIENT + code, { ...env, MLFLOW_TRACKING_USERNAME: username, MLFLOW_TRACKING_PASSWORD: token, FG_URL: fg.url });
+  const r = await runPython(mlflow.venv, code, { ...env, PYTHONPATH: authExtras, MLFLOW_TRACKING_USERNAME: username, MLFLOW_TRACKING_PASSWORD: token, FG_URL: fg.url });
   if (r.code !== 0) throw new Error(`python failed (${r.code}):\n${r.stderr}\n${r.stdout}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
 }

@@ -6,7 +6,7 @@ import { runImport } from '../../src/commands/import.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/store.js';
 import { ADMIN, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { mlflowVenv, runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { mlflowAuthExtras, mlflowVenv, runPython, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps, type Op, type Outcome } from '../helpers/python-ops.js';
 import { storeSettings } from '../helpers/test-store.js';
 
@@ -96,9 +96,7 @@ describe('flowgate import mlflow-basic-auth (MLflow 3.17.2, real database)', () 
   beforeAll(async () => {
     venv = await mlflowVenv();
     // basic-auth needs Flask-WTF, which the pinned venv does not carry: beside it, as the bench keeps it.
-    const extras = `${venv}-bench-auth-extras`;
-    const pip = await runPython(venv, `import subprocess, sys; subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target", ${JSON.stringify(extras)}, "Flask-WTF<2", "WTForms<4"])`, { PYTHONPATH: extras }, 600_000);
-    expect(pip.code, pip.stderr).toBe(0);
+    const extras = await mlflowAuthExtras(venv);
     writeFileSync(
       join(work, 'basic_auth.ini'),
       `[mlflow]\ndefault_permission = READ\ndatabase_uri = sqlite:///${authDb}\nadmin_username = admin\nauthorization_function = mlflow.server.auth:authenticate_request_basic_auth\n`,

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +32,34 @@ export function mlflowVenv(version?: string): Promise<string> {
       else resolvePath(stdout.trim().split('\n').pop() ?? '');
     });
   });
+}
+
+/**
+ * What MLflow's `auth` extra adds to the pinned venv (Flask-WTF, WTForms), installed once beside it
+ * (`<venv>-bench-auth-extras`, as the bench keeps it) for `PYTHONPATH`: MLflow's basic-auth app and its
+ * `mlflow.server.auth` package need them. Made in a directory of its own, then moved into place, so two
+ * test files asking at once never share a half-installed one.
+ */
+export async function mlflowAuthExtras(venv: string): Promise<string> {
+  const dir = `${venv}-bench-auth-extras`;
+  if (existsSync(join(dir, 'flask_wtf'))) return dir;
+  const scratch = `${dir}.${process.pid}.${Date.now()}`;
+  const pip = await runPython(
+    venv,
+    `import subprocess, sys; subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target", ${JSON.stringify(scratch)}, "Flask-WTF<2", "WTForms<4"])`,
+    {},
+    600_000,
+  );
+  if (pip.code !== 0) throw new Error(`installing MLflow's auth extra failed:\n${pip.stderr}`);
+  try {
+    await rename(scratch, dir);
+  } catch (e) {
+    // Another test file moved its copy into place first.
+    if (!existsSync(join(dir, 'flask_wtf'))) throw e;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return dir;
 }
 
 /** The release a running MLflow reports at `GET /version` (under its static prefix; at its root before 3.1). */

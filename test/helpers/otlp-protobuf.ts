@@ -18,7 +18,8 @@ const ANY_VALUE = {
     bytesValue: { type: 'bytes', id: 7 },
   },
 };
-const root = protobuf.Root.fromJSON({
+/** The messages of an OTLP trace export (what the tests read and the attack harness writes). */
+export const otlpTraceRoot = protobuf.Root.fromJSON({
   nested: {
     ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
     ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
@@ -31,6 +32,8 @@ const root = protobuf.Root.fromJSON({
         parentSpanId: { type: 'bytes', id: 4 },
         name: { type: 'string', id: 5 },
         kind: { type: 'int32', id: 6 },
+        startTimeUnixNano: { type: 'fixed64', id: 7 },
+        endTimeUnixNano: { type: 'fixed64', id: 8 },
         attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
         status: { type: 'Status', id: 15 },
       },
@@ -42,7 +45,7 @@ const root = protobuf.Root.fromJSON({
     KeyValueList: { fields: { values: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
   },
 });
-const ExportTraceServiceRequest = root.lookupType('ExportTraceServiceRequest');
+const ExportTraceServiceRequest = otlpTraceRoot.lookupType('ExportTraceServiceRequest');
 
 /** A protobuf trace export as OTLP/JSON would have written it: ids as hex, 64-bit integers as decimal strings. */
 export function traceExportFromProtobuf(body: Uint8Array): Record<string, unknown[]> {

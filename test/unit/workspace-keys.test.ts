@@ -108,3 +108,27 @@ describe("MLflow's workspace mode", () => {
     expect(mode.enabled).toBe(false);
   });
 });
+
+describe("a request's entry into its workspace", () => {
+  it('is never decided outside the workspace it names, even when MLflow starts to say so mid-request', async () => {
+    const { createWorkspaceEntry } = await import('../../src/workspaces/request-entry.js');
+    const mode = { known: false, enabled: false, refresh: async () => undefined, observe: () => undefined };
+    const upstream = { call: async () => ({ status: 200, json: {} }) };
+    const entry = createWorkspaceEntry(mode as never, upstream as never);
+    const req = { headers: { 'x-mlflow-workspace': 'ws-b' } } as never;
+    const outcome = await entry.run(req, async () => {
+      // MLflow answered between the entry (nothing said yet) and the check.
+      mode.known = true;
+      mode.enabled = true;
+      await entry.check(req);
+    }).then(() => 'decided', (e: Error) => e.message);
+    expect(outcome).toMatch(/send the request again/);
+    // Entered in its workspace, it passes.
+    const passed = await entry.run(req, async () => entry.check(req)).then(() => 'decided');
+    expect(passed).toBe('decided');
+    // Unsaid, a request naming another workspace waits; one in the default workspace goes on.
+    mode.known = false;
+    await expect(entry.run(req, async () => entry.check(req))).rejects.toThrow(/has not said/);
+    await expect(entry.run({ headers: {} } as never, async () => entry.check({ headers: {} } as never))).resolves.toBeUndefined();
+  });
+});
