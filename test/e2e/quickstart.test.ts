@@ -59,16 +59,23 @@ describe('npm run quickstart', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fg-quickstart-'));
-    ports = { port: await freePort(), mlflowPort: await freePort(), metricsPort: await freePort() };
-    child = quickstart(dir, ports);
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', () => undefined);
-    const deadline = Date.now() + 240_000;
-    while (!/Press Ctrl-C to stop/.test(out)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`quickstart did not come up:\n${out}`);
-      await new Promise((r) => setTimeout(r, 250));
+    // A port found free may be taken by another test file's server before quickstart binds it: quickstart
+    // then refuses at once, naming it (the behaviour tested below), and the test asks for new ports.
+    for (let attempt = 1; ; attempt++) {
+      ports = { port: await freePort(), mlflowPort: await freePort(), metricsPort: await freePort() };
+      if (new Set(Object.values(ports)).size < 3) continue;
+      out = '';
+      let err = '';
+      child = quickstart(dir, ports);
+      child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      const deadline = Date.now() + 240_000;
+      while (!/Press Ctrl-C to stop/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      if (/Press Ctrl-C to stop/.test(out)) return;
+      if (attempt < 3 && child.exitCode !== null && /is in use/.test(err)) continue;
+      throw new Error(`quickstart did not come up:\n${out}\n${err.slice(-3000)}`);
     }
-  });
+  }, 600_000);
 
   const exported = () => Object.fromEntries([...out.matchAll(/^export (MLFLOW_TRACKING_[A-Z]+)=(.*)$/gm)].map((m) => [m[1], m[2]]));
 
