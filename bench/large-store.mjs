@@ -52,6 +52,16 @@ export function seedLargeStore(dbPath, USER) {
   return sizes;
 }
 
+/** Each user's group ids, straight from the store (flowgate's principal cache holds them). */
+export async function groupsByUser(sql) {
+  const groupsOf = new Map();
+  for (const r of await sql.all('SELECT user_id, group_id FROM group_members')) {
+    if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
+    groupsOf.get(r.user_id).push(r.group_id);
+  }
+  return groupsOf;
+}
+
 /** Each case decided once and timed alone: p50, p99 and max in µs, and how many were allowed. */
 export function timeEach(cases, decideOne) {
   const t = new Float64Array(cases.length);
@@ -72,11 +82,7 @@ export async function decisionMicrobench(sql) {
   await policy.reloadAll();
   const indexLoadMs = Number(process.hrtime.bigint() - loadStarted) / 1e6;
   // The groups of each user come from the principal cache in flowgate; here straight from the store.
-  const groupsOf = new Map();
-  for (const r of await sql.all('SELECT user_id, group_id FROM group_members')) {
-    if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
-    groupsOf.get(r.user_id).push(r.group_id);
-  }
+  const groupsOf = await groupsByUser(sql);
   const who = (userId) => ({ userId, groupIds: groupsOf.get(userId) ?? [] });
   const pairs = Array.from({ length: 20_000 }, (_, i) => ({
     who: who(((i * 7919) % 10_000) + 1),

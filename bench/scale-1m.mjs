@@ -12,7 +12,7 @@ import { createGrantsRepo } from '../dist/authz/grants-repo.js';
 import { createPolicyReader } from '../dist/authz/policy.js';
 import { openDatabase, openSqliteStore } from '../dist/store/database.js';
 import { inWorkspace } from '../dist/workspaces/request-workspace.js';
-import { timeEach } from './large-store.mjs';
+import { groupsByUser, timeEach } from './large-store.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const NODE_FLAGS = JSON.parse(readFileSync(join(HERE, '../package.json'), 'utf8')).flowgate.nodeFlags;
@@ -99,11 +99,7 @@ async function decisions(dbPath) {
   const policy = createPolicyReader(createGrantsRepo(sql));
   await policy.reloadAll();
   const indexLoadMs = Number(process.hrtime.bigint() - loadStarted) / 1e6;
-  const groupsOf = new Map();
-  for (const r of await sql.all('SELECT user_id, group_id FROM group_members')) {
-    if (!groupsOf.has(r.user_id)) groupsOf.set(r.user_id, []);
-    groupsOf.get(r.user_id).push(r.group_id);
-  }
+  const groupsOf = await groupsByUser(sql);
   await sql.close();
   const pairs = Array.from({ length: 20_000 }, (_, i) => {
     const userId = ((i * 7919) % USERS) + 1;
