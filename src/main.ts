@@ -48,6 +48,7 @@ import { createWorkspaceEntry } from './workspaces/request-entry.js';
 import { createWorkspaceMode } from './workspaces/workspace-mode.js';
 import { createWorkspaceStanding } from './workspaces/standing.js';
 import { createWorkspaceGroupRules } from './workspaces/group-rules.js';
+import { createRuleGrantsGiven } from './workspaces/rule-grants-given.js';
 import { basicTokenLoader } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
@@ -161,7 +162,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
   const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
-  const workspaceRules = createWorkspaceGroupRules({ rules: config.workspaceGroupRules, grants, writer: grantWriter, directory, logger });
+  const workspaceRules = createWorkspaceGroupRules({ rules: config.workspaceGroupRules, grants, writer: grantWriter, directory, given: createRuleGrantsGiven(sql), logger });
   const principalWriter = createPrincipalWriter({
     sql,
     directory,

@@ -61,6 +61,8 @@ export interface OidcIdentity {
 
 const SQL = {
   userByName: 'SELECT * FROM users WHERE username = ?',
+  // Names are ASCII (usernameSchema), so lower() folds alike in SQLite and PostgreSQL.
+  usersByNameIgnoringCase: 'SELECT * FROM users WHERE lower(username) = lower(CAST(? AS TEXT)) ORDER BY username',
   userById: 'SELECT * FROM users WHERE id = ?',
   listUsers: 'SELECT * FROM users WHERE is_service_account = ? ORDER BY username',
   listAllUsers: 'SELECT * FROM users ORDER BY username',
@@ -114,6 +116,8 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
 
   return {
     userByName: (username: string): Promise<User | undefined> => user(SQL.userByName, [username]),
+    /** Every user whose name differs from `username` at most in case (SCIM's userName is caseExact=false). */
+    usersByNameIgnoringCase: (username: string): Promise<User[]> => users(SQL.usersByNameIgnoringCase, [username]),
     userById: (id: number): Promise<User | undefined> => user(SQL.userById, [id]),
     userBySubject: (who: OidcIdentity): Promise<User | undefined> => user(SQL.userBySubject, [who.issuer, who.subject]),
     listUsers: (serviceAccounts?: boolean): Promise<User[]> =>

@@ -3,6 +3,7 @@ import type { Group, User } from '../principals/types.js';
 import { parseId, SCIM_ACTOR, type ScimBackendDeps } from './backend-deps.js';
 import { ScimError, scimErrors } from './errors.js';
 import type { ResourceHandlers, ScimRecord, ScimRequestResource } from './scimmy.js';
+import { matchIgnoringCase } from './caseless-filter.js';
 import { scimGroup, singleEquality } from './shapes.js';
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -28,7 +29,8 @@ export function scimGroups(d: ScimBackendDeps): ResourceHandlers {
   async function candidates(resource: ScimRequestResource): Promise<Group[]> {
     const eq = singleEquality(resource.filter);
     const one = (g: Group | undefined) => (g ? [g] : []);
-    if (eq?.attribute === 'displayname') return one(await directory.groupByName(eq.value));
+    // displayName is caseExact=false (RFC 7643 §4.2); group names may be any Unicode, which SQLite's lower() does not fold.
+    if (eq?.attribute === 'displayname') return (await directory.groupsFrom('scim')).filter((g) => g.name.toLowerCase() === eq.value.toLowerCase());
     if (eq?.attribute === 'externalid') return one(await directory.groupByExternalId(eq.value));
     if (eq?.attribute === 'id') return one(parseId(eq.value) === undefined ? undefined : await directory.groupById(parseId(eq.value)!));
     return directory.groupsFrom('scim');
@@ -102,7 +104,7 @@ export function scimGroups(d: ScimBackendDeps): ResourceHandlers {
       const groups = (await candidates(resource)).map(visible).filter((g): g is Group => g !== undefined);
       const records: ScimRecord[] = [];
       for (const g of groups) records.push(await record(g));
-      return resource.filter ? resource.filter.match(records) : records;
+      return resource.filter ? matchIgnoringCase(resource.filter, records, ['displayName']) : records;
     }),
     ingress: scimErrors(async (resource, instance) => (resource.id === undefined ? create(instance) : replace(resource.id, instance))),
     // The group's grants go with it, as when an administrator deletes it.

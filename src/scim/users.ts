@@ -3,9 +3,13 @@ import type { Group, User } from '../principals/types.js';
 import { parseId, SCIM_ACTOR, type ScimBackendDeps } from './backend-deps.js';
 import { ScimError, scimErrors } from './errors.js';
 import type { ResourceHandlers, ScimRecord, ScimRequestResource } from './scimmy.js';
+import { matchIgnoringCase } from './caseless-filter.js';
 import { scimUser, singleEquality } from './shapes.js';
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The User attributes RFC 7643 marks caseExact=false that flowgate keeps: filters on them ignore case. */
+const CASELESS = ['userName', 'displayName'] as const;
 
 /**
  * SCIM Users over flowgate's users. SCIM sees people, never service accounts (bearer and Kubernetes
@@ -36,7 +40,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
   async function candidates(resource: ScimRequestResource): Promise<User[]> {
     const eq = singleEquality(resource.filter);
     const one = (u: User | undefined) => (u ? [u] : []);
-    if (eq?.attribute === 'username') return one(await directory.userByName(eq.value));
+    if (eq?.attribute === 'username') return directory.usersByNameIgnoringCase(eq.value);
     if (eq?.attribute === 'externalid') return one(await directory.userByExternalId(eq.value));
     if (eq?.attribute === 'id') return one(parseId(eq.value) === undefined ? undefined : await directory.userById(parseId(eq.value)!));
     return directory.listUsers(false);
@@ -45,7 +49,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
   function validName(instance: Record<string, unknown>): string {
     const parsed = usernameSchema.safeParse(instance.userName);
     if (!parsed.success) throw new ScimError(400, 'invalidValue', `userName ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
-    if (parsed.data === d.protectedAdmin) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+    if (parsed.data.toLowerCase() === d.protectedAdmin?.toLowerCase()) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
     return parsed.data;
   }
 
@@ -55,19 +59,33 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     if (holder && holder.id !== self?.id) throw new ScimError(409, 'uniqueness', 'Another user has that externalId');
   }
 
+  /**
+   * userName is unique without regard to case (RFC 7643 §4.1.1): `Alice` is refused while `alice`
+   * exists. Checked here, not by an index, so stores already holding two such names still open; the
+   * rest of flowgate (sign-in, Basic, grants) keeps matching names exactly. Called inside the
+   * writing transaction, under a lock, so two SCIM writes on two replicas cannot both pass it.
+   */
+  async function nameFree(username: string, self?: User): Promise<void> {
+    await d.sql.lock('flowgate-scim-user-names');
+    if ((await directory.usersByNameIgnoringCase(username)).some((u) => u.id !== self?.id))
+      throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+  }
+
   async function create(instance: Record<string, unknown>): Promise<ScimRecord> {
     const username = validName(instance);
     const externalId = text(instance.externalId);
-    if (await directory.userByName(username)) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
     await externalIdFree(externalId);
-    let user = await writer.createUser(SCIM_ACTOR, {
-      username,
-      displayName: (text(instance.displayName) ?? '').slice(0, 256),
-      isAdmin: false,
-      isServiceAccount: false,
-      signIn: d.signIn,
-      origin: 'scim',
-      externalId: externalId ?? null,
+    let user = await d.sql.transaction(async () => {
+      await nameFree(username);
+      return writer.createUser(SCIM_ACTOR, {
+        username,
+        displayName: (text(instance.displayName) ?? '').slice(0, 256),
+        isAdmin: false,
+        isServiceAccount: false,
+        signIn: d.signIn,
+        origin: 'scim',
+        externalId: externalId ?? null,
+      });
     });
     if (instance.active === false) {
       await d.setActive(SCIM_ACTOR, user, false);
@@ -84,7 +102,9 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     const displayName = (text(instance.displayName) ?? '').slice(0, 256);
     let renamed = false;
     await d.sql.transaction(async () => {
-      if (username !== user.username && (await directory.userByName(username))) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+      // Only a new name is checked: a store from before may hold two names differing in case, and
+      // either may still be updated as it is.
+      if (username !== user.username) await nameFree(username, user);
       renamed = await writer.renameUser(SCIM_ACTOR, user, username);
       const now = (await directory.userById(user.id))!;
       if (displayName !== now.displayName) await writer.updateUser(SCIM_ACTOR, now, displayName, now.isAdmin);
@@ -104,7 +124,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
       const users = (await candidates(resource)).map(visible).filter((u): u is User => u !== undefined);
       const groups = await scimGroupsByUser();
       const records = users.map((u) => scimUser(u, groups.get(u.id) ?? []));
-      return resource.filter ? resource.filter.match(records) : records;
+      return resource.filter ? matchIgnoringCase(resource.filter, records, CASELESS) : records;
     }),
     ingress: scimErrors(async (resource, instance) => (resource.id === undefined ? create(instance) : replace(resource.id, instance))),
     // Deleted as the admin API deletes: tokens, sessions, memberships and grants go with the user.

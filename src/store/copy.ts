@@ -18,6 +18,7 @@ export const STORE_TABLES = [
   'page_token_key',
   'job_owners',
   'legacy_passwords',
+  'workspace_rule_grants',
 ] as const;
 
 /**

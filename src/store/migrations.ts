@@ -624,4 +624,54 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX groups_by_external_id ON groups (external_id) WHERE external_id IS NOT NULL;
     `,
   },
+  {
+    version: 17,
+    description: 'which workspace roles the group rules (FLOWGATE_WORKSPACE_GROUP_RULES) have given, so each is given once',
+    // A rule gives a group its role once: a membership an administrator removed or changed is not
+    // given again at the next start. The row goes with the group.
+    sqlite: `
+      CREATE TABLE workspace_rule_grants (
+        group_id   INTEGER NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+        workspace  TEXT    NOT NULL,
+        permission TEXT    NOT NULL,
+        given_at   INTEGER NOT NULL,
+        PRIMARY KEY (group_id, workspace, permission)
+      ) WITHOUT ROWID;
+      -- What the rules gave before this version, from their audit entries ('workspace:<ws>/group:<name>',
+      -- the new value a JSON string), so a membership an administrator removed stays removed after the upgrade.
+      INSERT INTO workspace_rule_grants (group_id, workspace, permission, given_at)
+      SELECT group_id, workspace, permission, max(at) FROM (
+        SELECT g.id AS group_id, a.at AS at, replace(a.new_value, '"', '') AS permission,
+               substr(a.target, 11, CASE WHEN length(a.target) > 10 + length('/group:' || g.name)
+                                         THEN length(a.target) - 10 - length('/group:' || g.name) ELSE 0 END) AS workspace
+          FROM audit_log a
+          JOIN groups g ON substr(a.target, length(a.target) - length('/group:' || g.name) + 1) = '/group:' || g.name
+         WHERE a.actor = 'workspace-rule' AND a.action IN ('grant.create', 'grant.update') AND substr(a.target, 1, 10) = 'workspace:'
+      ) given
+      WHERE workspace <> '' AND instr(workspace, '/') = 0
+      GROUP BY group_id, workspace, permission;
+    `,
+    postgres: `
+      CREATE TABLE workspace_rule_grants (
+        group_id   BIGINT NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+        workspace  TEXT   NOT NULL,
+        permission TEXT   NOT NULL,
+        given_at   BIGINT NOT NULL,
+        PRIMARY KEY (group_id, workspace, permission)
+      );
+      -- What the rules gave before this version, from their audit entries ('workspace:<ws>/group:<name>',
+      -- the new value a JSON string), so a membership an administrator removed stays removed after the upgrade.
+      INSERT INTO workspace_rule_grants (group_id, workspace, permission, given_at)
+      SELECT group_id, workspace, permission, max(at) FROM (
+        SELECT g.id AS group_id, a.at AS at, replace(a.new_value, '"', '') AS permission,
+               substr(a.target, 11, CASE WHEN length(a.target) > 10 + length('/group:' || g.name)
+                                         THEN length(a.target) - 10 - length('/group:' || g.name) ELSE 0 END) AS workspace
+          FROM audit_log a
+          JOIN groups g ON substr(a.target, length(a.target) - length('/group:' || g.name) + 1) = '/group:' || g.name
+         WHERE a.actor = 'workspace-rule' AND a.action IN ('grant.create', 'grant.update') AND substr(a.target, 1, 10) = 'workspace:'
+      ) given
+      WHERE workspace <> '' AND instr(workspace, '/') = 0
+      GROUP BY group_id, workspace, permission;
+    `,
+  },
 ];

@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { transientStorage } from './transient-storage.js';
 import type { Sql, SqlValue } from './sql.js';
 import { rethrowStoreError, StoreUnavailableError, storeError } from './store-errors.js';
 
@@ -99,7 +99,7 @@ export function postgresSql(opts: PostgresOptions): Sql & { readonly pool: pg.Po
   // An idle connection the server dropped (PostgreSQL restarted) must not end the process: the pool
   // replaces it, and readiness reports the outage meanwhile.
   pool.on('error', (err) => opts.onPoolError?.(err));
-  const inTransaction = new AsyncLocalStorage<pg.PoolClient>();
+  const inTransaction = transientStorage<pg.PoolClient>();
   const numbered = numberedPlaceholders();
   const timeoutMs = opts.queryTimeoutMs;
 

@@ -1,6 +1,6 @@
 import { pragmaNumber, setPragma } from './sqlite-pragmas.js';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
+import { transientStorage } from './transient-storage.js';
 import type { Sql, SqlValue } from './sql.js';
 import { rethrowStoreError, storeError } from './store-errors.js';
 
@@ -14,7 +14,7 @@ import { rethrowStoreError, storeError } from './store-errors.js';
  */
 export function sqliteSql(db: Database.Database): Sql & { readonly db: Database.Database } {
   const statements = new Map<string, Database.Statement>();
-  const inTransaction = new AsyncLocalStorage<object>();
+  const inTransaction = transientStorage<object>();
   let active: { readonly marker: object; readonly done: Promise<void> } | undefined;
 
   const statement = (text: string): Database.Statement => {

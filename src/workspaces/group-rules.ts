@@ -5,6 +5,7 @@ import type { Directory } from '../principals/directory.js';
 import type { Group } from '../principals/types.js';
 import { WORKSPACE } from '../resources/kinds.js';
 import { workspaceNameProblem } from './names.js';
+import type { RuleGrantsGiven } from './rule-grants-given.js';
 
 /**
  * A rule giving the members of identity-provider groups a role in a workspace, so a team needs no
@@ -46,26 +47,31 @@ export function workspaceRoleOf(rules: readonly WorkspaceGroupRule[], group: str
 export const RULE_ACTOR = 'workspace-rule';
 
 /**
- * Keeps the grants the rules give: a group gets its workspace role when it is made (an identity
+ * Gives the grants the rules name: a group gets its workspace role when it is made (an identity
  * provider's group appears at its first member's sign-in) and, for groups made before, at start. The
- * grants are ordinary ones (shown, audited, removable); a rule gives its role again at the next start.
+ * grants are ordinary ones (shown, audited, removable), and each is given once: a role the rules gave
+ * (or found held) is recorded, and what an administrator then removes or changes is left so at the
+ * next start. A rule naming another level gives that level once more.
  */
 export function createWorkspaceGroupRules(deps: {
   readonly rules: readonly WorkspaceGroupRule[];
   readonly grants: GrantsRepo;
   readonly writer: GrantWriter;
   readonly directory: Pick<Directory, 'listGroups'>;
+  readonly given: RuleGrantsGiven;
   readonly logger: Logger;
 }) {
   async function apply(group: Group): Promise<void> {
     const role = workspaceRoleOf(deps.rules, group.name);
     if (role === undefined) return;
+    if (await deps.given.has(group.id, role.workspace, role.level)) return;
     const grantee = { type: 'group' as const, id: group.id };
     const held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
-    if (held === role.level) return;
     const ref = { kind: WORKSPACE, id: role.workspace };
     if (held === undefined) await deps.writer.create(RULE_ACTOR, { grantee, name: group.name }, ref, role.level);
-    else await deps.writer.update(RULE_ACTOR, { grantee, name: group.name }, ref, held, role.level);
+    else if (held !== role.level) await deps.writer.update(RULE_ACTOR, { grantee, name: group.name }, ref, held, role.level);
+    // After the grant: a start cut short in between gives it again, finds it held, and records it.
+    await deps.given.record(group.id, role.workspace, role.level);
   }
   return {
     /** A group was just made. */
