@@ -82,6 +82,16 @@ const authenticated = (method: HttpMethod, pattern: string, after?: AfterHook) =
  * the job worker or online scoring calls them from MLflow's own process, where flowgate decides nothing.
  */
 const useJudgeEndpoints = (field: string) => ({ id: { kind: 'judge_endpoints', field, from: 'body' } as IdSource, need: 'use' as const });
+/** The registered scorers a GenAI evaluation loads (`scorer_versions` beside `serialized_scorers`), or their stored judges' endpoints. */
+const registeredScorers = (yields: 'scorers' | 'judge_endpoints'): IdSource => ({
+  kind: 'registered_scorers',
+  shape: 'lists',
+  field: 'serialized_scorers',
+  versions: 'scorer_versions',
+  experiment: 'experiment_id',
+  from: 'body',
+  yields,
+});
 /** A row whose answer names the MLflow jobs it started: the caller is recorded as their starter. */
 const startsJobs = (row: RouteEntry): RouteEntry => ({ ...row, after: 'record_job_starter' });
 /** A route about one job (`:job_id`): its starter's. */
@@ -643,14 +653,31 @@ const ajaxOnlyRoutes = [
   authenticated('GET', `${AJAX_V3}/gateway/secrets/config`, 'redact_secrets_config'),
   // These start MLflow jobs: flowgate records who started each one (the `jobs` rows below).
   // A registered scorer named by `scorer_name` is loaded from the experiment: READ on it (MLflow: not denied).
+  // MLflow then runs its stored version `scorer_version` in place of the inline `serialized_scorer`: USE on
+  // the endpoints that stored judge calls too (checked after READ: no look-up for a caller who may not read it).
   {
     ...startsJobs(onExperiment('POST', `${AJAX_V3}/scorer/invoke`, 'edit')),
     also: [
       { id: { kind: 'scorer', field: 'scorer_name', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
       useJudgeEndpoints('serialized_scorer'),
+      {
+        id: { kind: 'registered_scorers', shape: 'one', field: 'scorer_name', versions: 'scorer_version', experiment: 'experiment_id', from: 'body', yields: 'judge_endpoints' } as IdSource,
+        need: 'use' as const,
+      },
     ],
   },
-  { ...startsJobs(onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit')), also: [useJudgeEndpoints('serialized_scorers')] },
+  // An entry of `serialized_scorers` whose `scorer_versions` entry is an integer is replaced by that version of
+  // the experiment's scorer its `name` names: READ on each (MLflow's rule for loading one), then USE on the
+  // endpoints its stored judges call, which the worker calls unseen (checked after READ: no look-up for a
+  // caller who may not read the scorer).
+  {
+    ...startsJobs(onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit')),
+    also: [
+      useJudgeEndpoints('serialized_scorers'),
+      { id: registeredScorers('scorers'), need: 'read' as const, resource: SCORER },
+      { id: registeredScorers('judge_endpoints'), need: 'use' as const },
+    ],
+  },
   // Creates a run in the experiment; decrypts the gateway secret `secret_id` into the job it starts
   // (USE, as building a model definition on it); calls the endpoint `endpoint_name` (USE, as invoking it).
   {

@@ -80,6 +80,7 @@ function describeSent(id: IdSource, refs: readonly ResourceRef[]): string {
   if (refs.length === 0) return '';
   // A scorer is named by the experiment and the name the caller sent.
   if (id.kind === 'experiment_id' || id.kind === 'experiment_ids' || id.kind === 'scorer') return describe(refs);
+  if (id.kind === 'registered_scorers' && id.yields === 'scorers') return describe(refs);
   // A name decided as both kinds (one MLflow does not have) is named once, as a hidden one is.
   if (id.kind === 'model_name' || id.kind === 'model_names') return ` on ${[...new Set(refs.map((ref) => `'${ref.id}'`))].join(', ')}`;
   // Named after the endpoint name the caller sent, never by its id.
@@ -243,6 +244,8 @@ export function createEvaluator(deps: EvaluatorDeps) {
     }
     if (readField(check.id, request).length === 0) return undefined;
     const more = await deps.resolve({ ...entry, resource: check.resource ?? EXPERIMENT, id: check.id, need: check.need }, request);
+    // Registered scorers whose stored judges call no gateway endpoint spend none.
+    if (more.length === 0 && check.id.kind === 'registered_scorers') return undefined;
     return await granted('also', principal, check.need, more, '', describeSent(check.id, more));
   }
 

@@ -37,6 +37,19 @@ export interface MlflowLookups {
   mcpServerExists?(name: string): Promise<boolean>;
   /** Whether MLflow has the scorer `<experiment_id>/<name>` (asked now, never cached: a decision to change it rests on it). */
   scorerExists?(id: string): Promise<boolean>;
+  /**
+   * One version of a registered scorer as MLflow hands it to a job (its judges' gateway endpoints named as
+   * they are named now): asked now, never cached, as a decision to spend an endpoint is. RESOURCE_DOES_NOT_EXIST
+   * when MLflow has no such version.
+   */
+  registeredScorer?(experimentId: string, name: string, version: number): Promise<StoredScorer>;
+}
+
+/** A registered scorer's version as MLflow stores it. */
+export interface StoredScorer {
+  /** The name MLflow found it under (a database collation may match another spelling of the one asked). */
+  readonly name: string;
+  readonly serializedScorer: string;
 }
 
 /** What flowgate needs to know about an AI-gateway object MLflow names by a generated id. */
@@ -63,6 +76,7 @@ export interface CachedMlflowLookups extends MlflowLookups {
   gatewayEndpointName(name: string): Promise<string>;
   skillExists(id: string): Promise<boolean>;
   scorerExists(id: string): Promise<boolean>;
+  registeredScorer(experimentId: string, name: string, version: number): Promise<StoredScorer>;
   mcpServerExists(name: string): Promise<boolean>;
   /** After an AI-gateway object is renamed, updated or deleted (`id`), or one is created (no id): names and ids it had. */
   invalidateGateway(id?: string): void;
@@ -443,6 +457,14 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     // Whether a registration adds a version to a scorer (or makes a Skill, or a first version makes its MCP
     // server) decides what it needs: asked afresh every time.
     scorerExists: (id) => existsNow(SCORER, id),
+    registeredScorer: async (experimentId, name, version) => {
+      const what = `version ${version} of scorer '${name}' in experiment ${experimentId}`;
+      const json = await getJson(what, '/api/3.0/mlflow/scorers/get', { experiment_id: experimentId, name, version: String(version) });
+      const scorer = (json as { scorer?: Record<string, unknown> } | null)?.scorer;
+      // MLflow answered about the experiment and version it was asked about, or this is not the scorer it will load.
+      if (String(scorer?.experiment_id) !== experimentId || String(scorer?.scorer_version) !== String(version)) required(what, undefined);
+      return { name: required(what, pick(scorer, ['scorer_name'])), serializedScorer: required(what, pick(scorer, ['serialized_scorer'])) };
+    },
     mcpServerExists: (name) => existsNow(MCP_SERVER, name),
     skillExists: (id) => existsNow(SKILL, id),
     gatewayObject: (kind, id, fresh = false) => {

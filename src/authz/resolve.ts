@@ -4,6 +4,7 @@ import { mcpServerNameProblem } from '../resources/mcp-server-identity.js';
 import { scorerId, scorerNameProblem } from '../resources/scorer-identity.js';
 import { organizationProblem, skillId, skillNameProblem } from '../resources/skill-identity.js';
 import { judgeEndpoints, reflectionEndpoint, sourcePromptName } from './job-inputs.js';
+import { registeredScorersOf, type RegisteredScorer } from './registered-scorers.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -25,7 +26,7 @@ export type ResourceResolver = (entry: RouteEntry, request: ResolveRequest) => R
 /** Id sources that need a look-up in MLflow (resolve() answers the others synchronously). */
 type LookedUpId = Exclude<
   IdSource,
-  { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' | 'skill' | 'skills_registered' | 'scorer' | 'mcp_server' | 'prompt_uri' | 'scorer_names' | 'workspace' }
+  { kind: 'none' | 'experiment_id' | 'experiment_ids' | 'artifact_path' | 'run_id' | 'otlp_trace_ids' | 'usage_experiment' | 'skill' | 'skills_registered' | 'scorer' | 'mcp_server' | 'prompt_uri' | 'scorer_names' | 'workspace' | 'registered_scorers' }
 >;
 
 /** Decompressed OTLP bodies larger than this are refused rather than inflated. */
@@ -259,6 +260,9 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     }
     case 'judge_endpoints':
       return [...new Set(readMany(request, id.from, id.field).flatMap((text) => judgeEndpoints(text, id.field)))];
+    case 'registered_scorers':
+      // The names; which endpoints their stored judges call takes a look-up (resolve).
+      return [...new Set(registeredScorersOf(bodyObject(request.body), id).map((s) => s.name))];
     case 'run_id': {
       if (id.entry !== undefined) {
         const values = present(entryValues(bodyLeavesOf(request.body, id.field), id.entry, id.field));
@@ -452,6 +456,10 @@ export function scorerNamed(id: Extract<IdSource, { kind: 'scorer' }>, request: 
   return { kind: SCORER, id: scorerId({ experimentId, name }) };
 }
 
+/** The experiment a scorer source names its scorers in: plain decimal, given once wherever MLflow reads it. */
+const scorersExperiment = (id: { readonly experiment: string; readonly from: IdLocation }, request: ResolveRequest): string =>
+  canonicalExperimentId(requireOne({ kind: 'experiment_id', field: id.experiment, from: id.from }, request), id.experiment);
+
 /** Every scorer a list names, in the one experiment the request names. */
 function scorersNamed(id: Extract<IdSource, { kind: 'scorer_names' }>, request: ResolveRequest): ResourceRef[] {
   const experimentId = canonicalExperimentId(requireOne({ kind: 'experiment_id', field: id.experiment, from: id.from }, request), id.experiment);
@@ -525,6 +533,23 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
     }
   }
 
+  /**
+   * The AI-gateway endpoints the stored judges of registered scorers call: MLflow's job worker loads each
+   * version and calls them unseen. A version MLflow does not have is its 404 (the caller may read the
+   * scorer: that was checked first); one stored under another spelling of the name is a 400, since the
+   * caller's right was decided on the name sent.
+   */
+  async function registeredJudgeEndpoints(experimentId: string, scorers: readonly RegisteredScorer[], field: string): Promise<ResourceRef[]> {
+    const lookUp = lookups.registeredScorer;
+    if (lookUp === undefined) throw new Error('no scorer look-ups');
+    const stored = await Promise.all(scorers.map((s) => lookUp(experimentId, s.name, s.version)));
+    stored.forEach((one, i) => {
+      if (one.name !== scorers[i]!.name) throw badRequest(`Parameter '${field}': name the registered scorer '${one.name}' as MLflow stores it`);
+    });
+    const names = [...new Set(stored.flatMap((one) => judgeEndpoints(one.serializedScorer, field)))];
+    return Promise.all(names.map((name) => gatewayByName(GATEWAY_ENDPOINT, name)));
+  }
+
   /** A registration's Skills, each marked `missing` when MLflow has none yet (the request would make it): asked of MLflow now. */
   async function skillsAsFound(refs: readonly ResourceRef[]): Promise<ResourceRef[]> {
     if (lookups.skillExists === undefined) throw new Error('no Skill look-ups');
@@ -583,6 +608,12 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
         return [{ kind: PROMPT, id: sourcePromptName(requireOne(id, request)) }];
       case 'scorer_names':
         return scorersNamed(id, request);
+      case 'registered_scorers': {
+        const named = registeredScorersOf(bodyObject(request.body), id);
+        const experimentId = scorersExperiment(id, request);
+        if (id.yields === 'judge_endpoints') return registeredJudgeEndpoints(experimentId, named, id.field);
+        return [...new Set(named.map((s) => s.name))].map((name): ResourceRef => ({ kind: SCORER, id: scorerId({ experimentId, name }) }));
+      }
       case 'workspace':
         return [{ kind: WORKSPACE, id: requireOne(id, request) }];
       case 'mcp_server': {

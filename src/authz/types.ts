@@ -77,6 +77,23 @@ export type IdSource =
   /** Every scorer a list of names (`field`) names in the experiment `experiment` names. */
   | { readonly kind: 'scorer_names'; readonly field: string; readonly experiment: string; readonly from: IdLocation }
   /**
+   * The registered scorers a GenAI evaluation loads from the experiment `experiment` names: where the
+   * list `versions` has an integer, MLflow loads that version of the scorer whose name is the `name` in
+   * the JSON text at the same place in the list `field` (src/authz/registered-scorers.ts). `yields`:
+   * the scorers themselves, or the AI-gateway endpoints their stored judges call (looked up in MLflow).
+   * `shape` `one` (a scorer run, `scorer/invoke`): `field` is a string naming one scorer and `versions`
+   * the integer field beside it, given together or not at all.
+   */
+  | {
+      readonly kind: 'registered_scorers';
+      readonly shape: 'lists' | 'one';
+      readonly field: string;
+      readonly versions: string;
+      readonly experiment: string;
+      readonly from: 'body';
+      readonly yields: 'scorers' | 'judge_endpoints';
+    }
+  /**
    * A Skill named by the path: its `name` parameter, scoped by the `organization` parameter when the
    * route has one (`/skills/@<organization>/<name>/…`). `when`: named only when the body's field holds
    * that value (trimmed, in any case), as a version update setting `status` to `deleted`.

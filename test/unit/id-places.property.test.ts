@@ -23,7 +23,7 @@ const PATH_ONLY = new Set<IdSource['kind']>(['mcp_server', 'skill', 'skills_regi
  * An optimizer config's reflection endpoint and a judge's endpoints are inside JSON texts, not fields of their own: their copies under
  * both spellings must agree like any field's (test/security/jobs.test.ts sends them apart).
  */
-const EMBEDDED = new Set<IdSource['kind']>(['reflection_endpoint', 'judge_endpoints']);
+const EMBEDDED = new Set<IdSource['kind']>(['reflection_endpoint', 'judge_endpoints', 'registered_scorers']);
 const idsOf = (row: RouteEntry): Located[] =>
   [row.id, ...(row.also ?? []).filter((a) => !a.clientChosen).map((a) => a.id)].filter(
     (id): id is Located =>
