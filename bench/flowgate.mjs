@@ -1,8 +1,11 @@
 // flowgate from dist/, in its own process, configured from the environment like the CLI; logs at
 // info (one JSON line per request) to the stdout the parent points at /dev/null.
-import { loadConfig } from '../dist/config.js';
-import { startFlowgate } from '../dist/main.js';
 import { gcClock } from './gc-clock.mjs';
+
+// BENCH_DIST: another build's dist/ (bench/ab.mjs runs two builds side by side).
+const dist = process.env.BENCH_DIST ?? new URL('../dist', import.meta.url).pathname;
+const { loadConfig } = await import(`${dist}/config.js`);
+const { startFlowgate } = await import(`${dist}/main.js`);
 
 const readGc = gcClock({ detail: process.env.BENCH_GC_DETAIL === '1' });
 

@@ -23,6 +23,7 @@ export function gcClock({ detail = false } = {}) {
   let maxMs = 0;
   let scavenges = 0;
   let scavengeUs = 0;
+  let fullCollections = 0;
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       ms += e.duration;
@@ -31,13 +32,13 @@ export function gcClock({ detail = false } = {}) {
       if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) {
         scavenges++;
         scavengeUs += e.duration * 1000;
-      }
+      } else if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR || e.detail?.kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL) fullCollections++;
     }
   }).observe({ entryTypes: ['gc'] });
   const readDetail = detail ? gcDetail() : () => ({});
 
   return () => {
-    const read = { ms, count, maxMs, scavenges, scavengeUs, ...readDetail() };
+    const read = { ms, count, maxMs, scavenges, scavengeUs, fullCollections, ...readDetail() };
     maxMs = 0;
     return read;
   };

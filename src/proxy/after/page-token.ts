@@ -61,21 +61,27 @@ function searchParams(params: Record<string, unknown>): string {
 }
 
 export function pageTokensFor(sealer: PageTokenSealer, search: SearchIdentity): PageTokens {
-  const query = searchParams(search.params);
-  const binding = createHash('sha256')
-    .update(JSON.stringify(['flowgate page token v2', search.username, search.route, query]))
-    .digest();
-  const paddedBytes = PADDED_BYTES + (search.upstreamTokenRepeatsQuery ? REPEATED_QUERY_GROWTH * Buffer.byteLength(query) : 0);
+  // Worked out on a token's first use: most searches fit one page and carry no token either way.
+  let sealing: { readonly binding: Buffer; readonly paddedBytes: number } | undefined;
+  const sealed = () => {
+    if (sealing) return sealing;
+    const query = searchParams(search.params);
+    const binding = createHash('sha256')
+      .update(JSON.stringify(['flowgate page token v2', search.username, search.route, query]))
+      .digest();
+    return (sealing = { binding, paddedBytes: PADDED_BYTES + (search.upstreamTokenRepeatsQuery ? REPEATED_QUERY_GROWTH * Buffer.byteLength(query) : 0) });
+  };
 
   return {
     encode(p: ResumePoint): string {
       const payload = Buffer.from(JSON.stringify({ t: p.upstreamToken ?? null, s: p.skip, n: p.pageSize }));
+      const { binding, paddedBytes } = sealed();
       return sealer.seal(payload, binding, paddedBytes);
     },
     decode(raw: unknown): ResumePoint | undefined {
       if (raw === undefined || raw === null || raw === '') return undefined;
       if (typeof raw !== 'string') throw badRequest(NOT_OURS);
-      const payload = sealer.open(raw, binding);
+      const payload = sealer.open(raw, sealed().binding);
       if (!payload) throw badRequest(NOT_OURS);
       try {
         const v = JSON.parse(payload.toString('utf8')) as { t: unknown; s: unknown; n: unknown };
