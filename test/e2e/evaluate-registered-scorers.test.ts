@@ -3,7 +3,7 @@ import { jsonCaller } from '../helpers/admin-calls.js';
 import { startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { endpointsOnProvider, GENAI_MLFLOW_ENV, logTraces, startFakeProvider } from '../helpers/genai.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
-import { serializedJudge } from '../helpers/scorers.js';
+import { callingAs, pollJob, serializedJudge } from '../helpers/scorers.js';
 
 /**
  * A GenAI evaluation (`genai/evaluate/invoke`) with registered scorers, against the real MLflow (pinned):
@@ -33,12 +33,7 @@ describe.each(RELEASES)('genai/evaluate/invoke naming registered scorers ($relea
   let experimentId = '';
   let traceIds: string[] = [];
 
-  const as = (who: string, method: string, path: string, body?: unknown) =>
-    fetch(fg.url + path, {
-      method,
-      headers: { Authorization: basicOf(who), 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const as = callingAs(() => fg.url, basicOf);
   /** An evaluation naming each registered scorer by `{"name": …}` beside its version. */
   const evaluate = (who: string, scorers: ReadonlyArray<readonly [string, number]>) =>
     as(who, 'POST', EVALUATE, {
@@ -61,20 +56,8 @@ describe.each(RELEASES)('genai/evaluate/invoke naming registered scorers ($relea
       return undefined;
     }
     expect(started.status, await started.clone().text()).toBe(200);
-    const job = await pollJob('ann', ((await started.json()) as { job_id: string }).job_id);
+    const job = await pollJob(as, 'ann', ((await started.json()) as { job_id: string }).job_id);
     expect(job.status, JSON.stringify(job)).toBe('SUCCEEDED');
-    return job;
-  };
-  const pollJob = async (who: string, jobId: string) => {
-    let job: { status?: string; error_message?: string | null } = {};
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      const polled = await as(who, 'GET', `${AJAX}/jobs/${jobId}`);
-      expect(polled.status).toBe(200);
-      job = (await polled.json()) as typeof job;
-      if (job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'TIMEOUT') break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
     return job;
   };
 

@@ -3,7 +3,7 @@ import { jsonCaller } from '../helpers/admin-calls.js';
 import { startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { endpointsOnProvider, GENAI_MLFLOW_ENV, logTraces, startFakeProvider } from '../helpers/genai.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
-import { serializedJudge } from '../helpers/scorers.js';
+import { callingAs, pollJob, serializedJudge } from '../helpers/scorers.js';
 
 /**
  * A scorer run (`scorer/invoke`) naming a registered scorer, against the real MLflow 3.18.0: with
@@ -29,12 +29,7 @@ describe('scorer/invoke naming a registered scorer (3.18.0)', () => {
   let experimentId = '';
   let traceIds: string[] = [];
 
-  const as = (who: string, method: string, path: string, body?: unknown) =>
-    fetch(fg.url + path, {
-      method,
-      headers: { Authorization: basicOf(who), 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const as = callingAs(() => fg.url, basicOf);
   const invoke = (who: string, name: string | undefined, version: number | undefined) =>
     as(who, 'POST', INVOKE, {
       experiment_id: experimentId,
@@ -45,24 +40,12 @@ describe('scorer/invoke naming a registered scorer (3.18.0)', () => {
     });
   /** Every job MLflow has, whoever started it (as the administrator). */
   const jobCount = async () => ((await call('POST', '/ajax-api/3.0/jobs/search', {})).jobs as unknown[] | undefined)?.length ?? 0;
-  const pollJob = async (who: string, jobId: string) => {
-    let job: { status?: string; error_message?: string | null } = {};
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      const polled = await as(who, 'GET', `${AJAX}/jobs/${jobId}`);
-      expect(polled.status).toBe(200);
-      job = (await polled.json()) as typeof job;
-      if (job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'TIMEOUT') break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    return job;
-  };
   /** Every job a started run names, polled to its end. */
   const finished = async (started: Response) => {
     expect(started.status, await started.clone().text()).toBe(200);
     const { jobs } = (await started.json()) as { jobs: Array<{ job_id: string }> };
     expect(jobs.length).toBeGreaterThan(0);
-    return Promise.all(jobs.map((j) => pollJob('ann', j.job_id)));
+    return Promise.all(jobs.map((j) => pollJob(as, 'ann', j.job_id)));
   };
 
   beforeAll(async () => {

@@ -18,3 +18,53 @@ export const serializedJudge = (name: string, instructions = 'Is {{ outputs }} h
     third_party_scorer_data: null,
     ensemble_scorer_data: null,
   });
+
+type Answer = { status: number; body: unknown };
+
+/**
+ * MLflow's `scorers/get` and `gateway/endpoints/get` for a scripted MLflow: version 1 of each stored
+ * scorer in experiment 1, found also under the other spellings `collated` maps (a case-insensitive
+ * database); undefined for every other path.
+ */
+export function storedScorersAnswer(stored: Readonly<Record<string, string>>, collated: Readonly<Record<string, string>>) {
+  return (url: URL): Answer | undefined => {
+    const q = url.searchParams;
+    if (url.pathname === '/api/3.0/mlflow/scorers/get') {
+      const name = collated[q.get('name') ?? ''] ?? q.get('name') ?? '';
+      if (q.get('experiment_id') !== '1' || q.get('version') !== '1' || stored[name] === undefined)
+        return { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'Scorer not found' } };
+      return { status: 200, body: { scorer: { experiment_id: 1, scorer_name: name, scorer_version: 1, serialized_scorer: stored[name], creation_time: 1, scorer_id: 'sc-1' } } };
+    }
+    if (url.pathname === '/api/3.0/mlflow/gateway/endpoints/get') return { status: 200, body: { endpoint: { endpoint_id: 'e-1', name: q.get('name') } } };
+    return undefined;
+  };
+}
+
+/** A JSON call through flowgate as `who` (Basic, from jsonCaller's tokens): the answer as fetch gives it. */
+export const callingAs =
+  (url: () => string, basicOf: (who: string) => string) =>
+  (who: string, method: string, path: string, body?: unknown): Promise<Response> =>
+    fetch(url() + path, {
+      method,
+      headers: { Authorization: basicOf(who), 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+export interface JobState {
+  status?: string;
+  error_message?: string | null;
+}
+
+/** An MLflow job polled as `who` until it ends, or for two minutes. */
+export async function pollJob(as: ReturnType<typeof callingAs>, who: string, jobId: string): Promise<JobState> {
+  let job: JobState = {};
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const polled = await as(who, 'GET', `/ajax-api/3.0/mlflow/jobs/${jobId}`);
+    if (polled.status !== 200) throw new Error(`polling job ${jobId}: ${polled.status} ${await polled.text()}`);
+    job = (await polled.json()) as JobState;
+    if (job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'TIMEOUT') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return job;
+}

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { serializedJudge } from '../helpers/scorers.js';
+import { serializedJudge, storedScorersAnswer } from '../helpers/scorers.js';
 
 /*
  * `genai/evaluate/invoke` from mallory's side. She may edit experiment 1 and read its scorer `open-judge`;
@@ -20,6 +20,7 @@ const STORED: Record<string, string> = {
 };
 /** A database collation's match: MLflow finds `open-judge` when asked for `OPEN-JUDGE`. */
 const COLLATED: Record<string, string> = { 'OPEN-JUDGE': 'open-judge' };
+const storedScorers = storedScorersAnswer(STORED, COLLATED);
 
 let fg: TestFlowgate;
 let mlflow: Awaited<ReturnType<typeof startStubUpstream>>;
@@ -53,15 +54,8 @@ const evaluate = (body: unknown, raw = false) =>
 beforeAll(async () => {
   mlflow = await startStubUpstream((req) => {
     const url = new URL(req.url, 'http://x');
-    const q = url.searchParams;
-    if (url.pathname === '/api/3.0/mlflow/scorers/get') {
-      const stored = COLLATED[q.get('name') ?? ''] ?? q.get('name') ?? '';
-      if (q.get('experiment_id') !== '1' || q.get('version') !== '1' || STORED[stored] === undefined)
-        return { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'Scorer not found' } };
-      return { status: 200, body: { scorer: { experiment_id: 1, scorer_name: stored, scorer_version: 1, serialized_scorer: STORED[stored], creation_time: 1, scorer_id: 'sc-1' } } };
-    }
-    if (url.pathname === '/api/3.0/mlflow/gateway/endpoints/get')
-      return { status: 200, body: { endpoint: { endpoint_id: 'e-1', name: q.get('name') } } };
+    const scorerAnswer = storedScorers(url);
+    if (scorerAnswer) return scorerAnswer;
     if (url.pathname === EVALUATE) return { status: 200, body: { job_id: 'job-1', run_id: 'run-1' } };
     return { status: 200, body: {} };
   });

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { serializedJudge } from '../helpers/scorers.js';
+import { serializedJudge, storedScorersAnswer } from '../helpers/scorers.js';
 
 /*
  * `scorer/invoke` naming a registered scorer, from mallory's side. MLflow's handler takes `scorer_name`
@@ -22,6 +22,7 @@ const STORED: Record<string, string> = {
 };
 /** A database collation's match: MLflow finds `gw-judge` when asked for `GW-JUDGE`. */
 const COLLATED: Record<string, string> = { 'GW-JUDGE': 'gw-judge' };
+const storedScorers = storedScorersAnswer(STORED, COLLATED);
 /** What she sends inline: a judge on a provider outside the gateway, which MLflow ignores once a version is named. */
 const HARMLESS = serializedJudge('harmless', 'Is {{ outputs }} fine?', 'openai:/gpt-4o-mini');
 
@@ -53,14 +54,8 @@ const invoke = (body: unknown, raw = false) =>
 beforeAll(async () => {
   mlflow = await startStubUpstream((req) => {
     const url = new URL(req.url, 'http://x');
-    const q = url.searchParams;
-    if (url.pathname === '/api/3.0/mlflow/scorers/get') {
-      const stored = COLLATED[q.get('name') ?? ''] ?? q.get('name') ?? '';
-      if (q.get('experiment_id') !== '1' || q.get('version') !== '1' || STORED[stored] === undefined)
-        return { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'Scorer not found' } };
-      return { status: 200, body: { scorer: { experiment_id: 1, scorer_name: stored, scorer_version: 1, serialized_scorer: STORED[stored], creation_time: 1, scorer_id: 'sc-1' } } };
-    }
-    if (url.pathname === '/api/3.0/mlflow/gateway/endpoints/get') return { status: 200, body: { endpoint: { endpoint_id: 'e-1', name: q.get('name') } } };
+    const scorerAnswer = storedScorers(url);
+    if (scorerAnswer) return scorerAnswer;
     if (url.pathname === INVOKE) return { status: 200, body: { jobs: [{ job_id: `job-${mlflow.seen.length}`, trace_ids: ['tr-1'] }] } };
     return { status: 200, body: {} };
   });

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { FlowgateError } from '../../src/errors.js';
 import { filteredSearch, type FilteredSearchSpec } from '../../src/proxy/after/filtered-search.js';
 import { createPageTokenSealer } from '../../src/proxy/after/page-token-sealer.js';
 import type { UpstreamAnswer, UpstreamJson } from '../../src/upstream/json-client.js';
 
 const SPEC: FilteredSearchSpec = { itemsKey: 'experiments', defaultMaxResults: 1000, maxPageSize: 1000 };
+/** The spec the shared cases run with: pages of one size, or growing pages over MLflow's offset tokens. */
+let spec: FilteredSearchSpec = SPEC;
 
 interface Row {
   readonly experiment_id: string;
@@ -42,7 +44,7 @@ interface Page {
 }
 
 async function search(rows: readonly Row[], input: Record<string, unknown>, username = 'alice', upstream = mlflowPaging(rows)): Promise<Page> {
-  const out = await filteredSearch(SPEC, upstream, sealer, { method: 'POST', path: '/x', input, username, readable: readableIn(rows) });
+  const out = await filteredSearch(spec, upstream, sealer, { method: 'POST', path: '/x', input, username, readable: readableIn(rows) });
   expect(out.status).toBe(200);
   return out.json as Page;
 }
@@ -74,7 +76,14 @@ function arrangement(visible: number, hidden: number, seed: number): Row[] {
   return rows;
 }
 
-describe('filteredSearch', () => {
+describe.each([
+  ['pages of one size', SPEC],
+  ['offset tokens, growing pages', { ...SPEC, offsetTokens: true }],
+] as const)('filteredSearch, %s', (_, using) => {
+  beforeAll(() => {
+    spec = using;
+  });
+
   it('fills each page with readable items, in order, none repeated or skipped across pages', async () => {
     const rows = arrangement(23, 170, 7);
     const pages = await allPages(rows, { max_results: 5 });
@@ -134,7 +143,34 @@ describe('filteredSearch', () => {
   });
 });
 
+describe('filteredSearch over offset tokens', () => {
+  beforeAll(() => {
+    spec = { ...SPEC, offsetTokens: true };
+  });
+
+  it('asks MLflow for one item more than the client’s page first, then for pages four times larger, up to 100', async () => {
+    const allReadable = mlflowPaging(arrangement(50, 0, 1));
+    await search(arrangement(50, 0, 1), { max_results: 10 }, 'alice', allReadable);
+    expect(allReadable.calls.map((c) => c.max_results)).toEqual([11]);
+    const rows = arrangement(3, 400, 9);
+    const refilled = mlflowPaging(rows);
+    await search(rows, { max_results: 10 }, 'alice', refilled);
+    expect(refilled.calls.map((c) => c.max_results)).toEqual([11, 44, 100, 100, 100, 100]);
+  });
+
+  it('keeps one page size where MLflow’s token is not an offset alone', async () => {
+    spec = SPEC;
+    const upstream = mlflowPaging(arrangement(50, 0, 1));
+    await search(arrangement(50, 0, 1), { max_results: 10 }, 'alice', upstream);
+    expect(upstream.calls.map((c) => c.max_results)).toEqual([100]);
+  });
+});
+
 describe('filteredSearch page tokens', () => {
+  beforeAll(() => {
+    spec = SPEC;
+  });
+
   const rows = arrangement(30, 40, 9);
   const first = () => search(rows, { max_results: 5, filter: "name LIKE 'e%'", order_by: ['name'] });
 

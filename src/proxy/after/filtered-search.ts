@@ -14,6 +14,8 @@ export interface FilteredSearchSpec {
   readonly upstreamTokenRepeatsQuery?: boolean;
   /** MLflow answers an empty list as `[]` rather than leaving it out (its JSON API, not a protobuf one): so does flowgate. */
   readonly answersEmptyList?: boolean;
+  /** MLflow's page token for this search is an offset alone, so consecutive pages may differ in size. */
+  readonly offsetTokens?: boolean;
 }
 
 /** One caller's search, as the gate read it. */
@@ -33,6 +35,8 @@ export interface FilteredSearchCall {
  * over this many pages of items the caller cannot see meets it.
  */
 const MAX_UPSTREAM_PAGES = 1000;
+/** How much larger each refill's MLflow page is than the one before (searches with offset tokens). */
+const REFILL_GROWTH = 4;
 
 /**
  * Runs a search against MLflow page by page, keeping only what `readable` accepts, until the client's
@@ -57,7 +61,11 @@ export async function filteredSearch(
     upstreamTokenRepeatsQuery: spec.upstreamTokenRepeatsQuery ?? false,
   });
   const resume = tokens.decode(input.page_token);
-  const pageSize = resume?.pageSize ?? Math.min(Math.max(requested, 100), spec.maxPageSize);
+  // Where MLflow's tokens are offsets, its first page holds one item more than the client's page: when
+  // the caller may read them all, that one page answers and shows whether a readable item follows.
+  // Refills grow to the size every page has otherwise (at least 100: few calls past hidden items).
+  const fullSize = Math.min(Math.max(requested, 100), spec.maxPageSize);
+  let pageSize = resume?.pageSize ?? (spec.offsetTokens ? Math.min(requested + 1, fullSize) : fullSize);
   let upstreamToken = resume?.upstreamToken;
   let skip = resume?.skip ?? 0;
   const out: unknown[] = [];
@@ -84,6 +92,7 @@ export async function filteredSearch(
     if (items.length === 0 && nextUpstream === upstreamToken) throw new FlowgateError('BAD_GATEWAY', 'MLflow paging did not advance');
     upstreamToken = nextUpstream;
     skip = 0;
+    if (spec.offsetTokens) pageSize = Math.min(fullSize, pageSize * REFILL_GROWTH);
   }
   // Not a status clients retry: the same search would meet the same limit.
   throw new FlowgateError('REQUEST_LIMIT_EXCEEDED', 'The search passed over too many results without filling the page; narrow its filter');

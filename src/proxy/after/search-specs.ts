@@ -41,6 +41,7 @@ function skill(item: unknown): ResourceRef[] {
 export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   filter_search_experiments: {
     itemsKey: 'experiments',
+    offsetTokens: true,
     defaultMaxResults: 1000,
     maxPageSize: 1000,
     // MLflow's answer names each experiment: pattern grants are matched without a look-up.
@@ -48,12 +49,14 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   },
   filter_search_registered_models: {
     itemsKey: 'registered_models',
+    offsetTokens: true,
     defaultMaxResults: 100,
     maxPageSize: 1000,
     refsOf: (item) => model(str(obj(item).name), taggedPrompt(obj(item).tags)),
   },
   filter_search_model_versions: {
     itemsKey: 'model_versions',
+    offsetTokens: true,
     defaultMaxResults: 10_000,
     maxPageSize: 10_000,
     refsOf: async (item, isPrompt) => {
@@ -80,6 +83,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   // MLflow's MCP server registry (GET, JSON, offset tokens): 100 by default, at most 1000 a page.
   filter_search_mcp_servers: {
     itemsKey: 'mcp_servers',
+    offsetTokens: true,
     defaultMaxResults: 100,
     maxPageSize: 1000,
     answersEmptyList: true,
