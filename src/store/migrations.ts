@@ -10,6 +10,24 @@ export interface Migration {
   readonly postgres: string;
 }
 
+/**
+ * Migration 17's backfill, the same in both dialects (PostgreSQL has flowgate's own `instr`, from migration 1): what
+ * the workspace rules gave before that version, from their audit entries ('workspace:<ws>/group:<name>', the
+ * new value a JSON string), so a membership an administrator removed stays removed after the upgrade.
+ */
+const RULE_GRANTS_BACKFILL = `
+      INSERT INTO workspace_rule_grants (group_id, workspace, permission, given_at)
+      SELECT group_id, workspace, permission, max(at) FROM (
+        SELECT g.id AS group_id, a.at AS at, replace(a.new_value, '"', '') AS permission,
+               substr(a.target, 11, CASE WHEN length(a.target) > 10 + length('/group:' || g.name)
+                                         THEN length(a.target) - 10 - length('/group:' || g.name) ELSE 0 END) AS workspace
+          FROM audit_log a
+          JOIN groups g ON substr(a.target, length(a.target) - length('/group:' || g.name) + 1) = '/group:' || g.name
+         WHERE a.actor = 'workspace-rule' AND a.action IN ('grant.create', 'grant.update') AND substr(a.target, 1, 10) = 'workspace:'
+      ) given
+      WHERE workspace <> '' AND instr(workspace, '/') = 0
+      GROUP BY group_id, workspace, permission;`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -637,19 +655,7 @@ export const MIGRATIONS: readonly Migration[] = [
         given_at   INTEGER NOT NULL,
         PRIMARY KEY (group_id, workspace, permission)
       ) WITHOUT ROWID;
-      -- What the rules gave before this version, from their audit entries ('workspace:<ws>/group:<name>',
-      -- the new value a JSON string), so a membership an administrator removed stays removed after the upgrade.
-      INSERT INTO workspace_rule_grants (group_id, workspace, permission, given_at)
-      SELECT group_id, workspace, permission, max(at) FROM (
-        SELECT g.id AS group_id, a.at AS at, replace(a.new_value, '"', '') AS permission,
-               substr(a.target, 11, CASE WHEN length(a.target) > 10 + length('/group:' || g.name)
-                                         THEN length(a.target) - 10 - length('/group:' || g.name) ELSE 0 END) AS workspace
-          FROM audit_log a
-          JOIN groups g ON substr(a.target, length(a.target) - length('/group:' || g.name) + 1) = '/group:' || g.name
-         WHERE a.actor = 'workspace-rule' AND a.action IN ('grant.create', 'grant.update') AND substr(a.target, 1, 10) = 'workspace:'
-      ) given
-      WHERE workspace <> '' AND instr(workspace, '/') = 0
-      GROUP BY group_id, workspace, permission;
+      ${RULE_GRANTS_BACKFILL}
     `,
     postgres: `
       CREATE TABLE workspace_rule_grants (
@@ -659,19 +665,7 @@ export const MIGRATIONS: readonly Migration[] = [
         given_at   BIGINT NOT NULL,
         PRIMARY KEY (group_id, workspace, permission)
       );
-      -- What the rules gave before this version, from their audit entries ('workspace:<ws>/group:<name>',
-      -- the new value a JSON string), so a membership an administrator removed stays removed after the upgrade.
-      INSERT INTO workspace_rule_grants (group_id, workspace, permission, given_at)
-      SELECT group_id, workspace, permission, max(at) FROM (
-        SELECT g.id AS group_id, a.at AS at, replace(a.new_value, '"', '') AS permission,
-               substr(a.target, 11, CASE WHEN length(a.target) > 10 + length('/group:' || g.name)
-                                         THEN length(a.target) - 10 - length('/group:' || g.name) ELSE 0 END) AS workspace
-          FROM audit_log a
-          JOIN groups g ON substr(a.target, length(a.target) - length('/group:' || g.name) + 1) = '/group:' || g.name
-         WHERE a.actor = 'workspace-rule' AND a.action IN ('grant.create', 'grant.update') AND substr(a.target, 1, 10) = 'workspace:'
-      ) given
-      WHERE workspace <> '' AND instr(workspace, '/') = 0
-      GROUP BY group_id, workspace, permission;
+      ${RULE_GRANTS_BACKFILL}
     `,
   },
 ];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, ADMIN, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { GROUP_SCHEMA, USER_SCHEMA, scimCalls } from '../helpers/scim.js';
 
 /**
  * RFC 7643 marks User `userName` and Group `displayName` caseExact=false: identity providers (Okta,
@@ -12,19 +13,12 @@ import { adminAuth, ADMIN, removeDir, startStubUpstream, startTestFlowgate, type
  * SCIM never reaches it), while the rest of flowgate keeps matching names exactly.
  */
 const TOKEN = 'scim-case-token-0123456789abcdef0123456789';
-const SCIM_JSON = 'application/scim+json';
-const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
 let fg: TestFlowgate;
 let dir = '';
 
-const scim = () => ({
-  get: (path: string) => request(fg.url).get(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`),
-  post: (path: string, body: object) => request(fg.url).post(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`).set('Content-Type', SCIM_JSON).send(JSON.stringify(body)),
-  put: (path: string, body: object) => request(fg.url).put(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`).set('Content-Type', SCIM_JSON).send(JSON.stringify(body)),
-});
+const scim = () => scimCalls(fg.url, TOKEN);
 const admin = {
   get: (path: string) => request(fg.url).get(`/api/2.0/mlflow${path}`).set('Authorization', adminAuth()),
   post: (path: string, body: object) => request(fg.url).post(`/api/2.0/mlflow${path}`).set('Authorization', adminAuth()).send(body),

@@ -1,3 +1,5 @@
+import { adminAuth } from './flowgate.js';
+
 /** A judge as MLflow's Python client serializes one (`make_judge(...).model_dump()`): instructions and a model, no code. */
 export const serializedJudge = (name: string, instructions = 'Is {{ outputs }} helpful?', model = 'openai:/gpt-4o-mini') =>
   JSON.stringify({
@@ -67,4 +69,29 @@ export async function pollJob(as: ReturnType<typeof callingAs>, who: string, job
     await new Promise((r) => setTimeout(r, 500));
   }
   return job;
+}
+
+/**
+ * Mallory of the scorer attack files: a user with EDIT on experiment 1, READ on its scorers `reads`,
+ * nothing on `secret-judge`, READ (listing, not spending) on `secret-endpoint`, and `grants` besides
+ * (paths under `/api/2.0/mlflow/permissions/users/mallory/`). Her token.
+ */
+export async function scorerAttacker(url: string, reads: readonly string[], grants: Readonly<Record<string, string>> = {}): Promise<string> {
+  const admin = async (method: 'POST' | 'PATCH', path: string, body: object) => {
+    const res = await fetch(url + path, { method, headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  const permissions = '/api/2.0/mlflow/permissions/users/mallory';
+  await admin('POST', '/api/2.0/mlflow/users/create', { username: 'mallory' });
+  const { token } = await admin('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'mallory' });
+  const all: Record<string, string> = {
+    'experiments/1': 'EDIT',
+    ...Object.fromEntries(reads.map((name) => [`scorers/1/${name}`, 'READ'])),
+    'scorers/1/secret-judge': 'NO_PERMISSIONS',
+    'gateways/endpoints/secret-endpoint': 'READ',
+    ...grants,
+  };
+  for (const [path, permission] of Object.entries(all)) await admin('POST', `${permissions}/${path}`, { permission });
+  return token as string;
 }

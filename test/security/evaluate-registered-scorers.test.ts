@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, basic, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { serializedJudge, storedScorersAnswer } from '../helpers/scorers.js';
+import { basic, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { scorerAttacker, serializedJudge, storedScorersAnswer } from '../helpers/scorers.js';
 
 /*
  * `genai/evaluate/invoke` from mallory's side. She may edit experiment 1 and read its scorer `open-judge`;
@@ -60,14 +60,7 @@ beforeAll(async () => {
     return { status: 200, body: {} };
   });
   fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url });
-  const admin = (method: 'post' | 'patch', path: string, body: object) => api()[method](path).set('Authorization', adminAuth()).send(body);
-  await admin('post', '/api/2.0/mlflow/users/create', { username: 'mallory' }).expect(201);
-  token = (await admin('patch', '/api/2.0/mlflow/permissions/users/access-token', { username: 'mallory' })).body.token as string;
-  await admin('post', '/api/2.0/mlflow/permissions/users/mallory/experiments/1', { permission: 'EDIT' }).expect(201);
-  for (const name of ['open-judge', 'gw-judge', 'OPEN-JUDGE'])
-    await admin('post', `/api/2.0/mlflow/permissions/users/mallory/scorers/1/${name}`, { permission: 'READ' }).expect(201);
-  await admin('post', '/api/2.0/mlflow/permissions/users/mallory/scorers/1/secret-judge', { permission: 'NO_PERMISSIONS' }).expect(201);
-  await admin('post', '/api/2.0/mlflow/permissions/users/mallory/gateways/endpoints/secret-endpoint', { permission: 'READ' }).expect(201);
+  token = await scorerAttacker(fg.url, ['open-judge', 'gw-judge', 'OPEN-JUDGE']);
 });
 
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { createRateLimiter } from '../../src/scim/rate-limit.js';
 import { singleEquality } from '../../src/scim/shapes.js';
 import { createScimToken } from '../../src/scim/token-file.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { GROUP_SCHEMA, USER_SCHEMA, scimCalls } from '../helpers/scim.js';
 
 /**
  * SCIM's mapping onto flowgate's users and groups, in-process (MLflow stubbed: SCIM never reaches
@@ -14,23 +15,12 @@ import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type TestFl
  * token file's rotation and the rate limiter on their own clocks.
  */
 const TOKEN = 'scim-token-0123456789abcdef0123456789abcdef';
-const SCIM_JSON = 'application/scim+json';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
-const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
 let fg: TestFlowgate;
 let dir = '';
 
-const scim = () => ({
-  get: (path: string) => request(fg.url).get(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`),
-  post: (path: string, body: object) => request(fg.url).post(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`).set('Content-Type', SCIM_JSON).send(JSON.stringify(body)),
-  put: (path: string, body: object) => request(fg.url).put(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`).set('Content-Type', SCIM_JSON).send(JSON.stringify(body)),
-  patch: (path: string, ops: object[]) =>
-    request(fg.url).patch(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`).set('Content-Type', SCIM_JSON).send(JSON.stringify({ schemas: [PATCH_OP], Operations: ops })),
-  delete: (path: string) => request(fg.url).delete(`/scim/v2${path}`).set('Authorization', `Bearer ${TOKEN}`),
-});
+const scim = () => scimCalls(fg.url, TOKEN);
 const adminGet = (path: string) => request(fg.url).get(`/api/2.0/mlflow${path}`).set('Authorization', adminAuth());
 const newUser = async (userName: string, extra: object = {}) => {
   const r = await scim().post('/Users', { schemas: [USER_SCHEMA], userName, ...extra });
