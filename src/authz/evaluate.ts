@@ -244,8 +244,9 @@ export function createEvaluator(deps: EvaluatorDeps) {
     }
     if (readField(check.id, request).length === 0) return undefined;
     const more = await deps.resolve({ ...entry, resource: check.resource ?? EXPERIMENT, id: check.id, need: check.need }, request);
-    // Registered scorers whose stored judges call no gateway endpoint spend none.
-    if (more.length === 0 && check.id.kind === 'registered_scorers') return undefined;
+    // Registered scorers whose stored judges call no gateway endpoint spend none; the scorers themselves
+    // are always resolved, so an empty list there stays a refusal.
+    if (more.length === 0 && check.id.kind === 'registered_scorers' && check.id.yields === 'judge_endpoints') return undefined;
     return await granted('also', principal, check.need, more, '', describeSent(check.id, more));
   }
 
