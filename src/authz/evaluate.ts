@@ -139,11 +139,11 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const out = refs.map((ref): ResourceRef | Promise<ResourceRef> => {
       if (!hasNumericId(ref) || !deps.policy.needsName(principal, ref)) return ref;
       const known = deps.lookups.knownExperimentName(ref.id);
-      if (known !== undefined) return { ...ref, name: known };
+      if (known !== undefined) return Object.assign({}, ref, { name: known });
       waiting = true;
       return deps.lookups.experimentNameById(ref.id).then(
-        (name) => ({ ...ref, name }),
-        (e: unknown) => (isMissing(e) ? { ...ref, name: null } : Promise.reject(e)),
+        (name) => Object.assign({}, ref, { name }),
+        (e: unknown) => (isMissing(e) ? Object.assign({}, ref, { name: null }) : Promise.reject(e)),
       );
     });
     return waiting ? Promise.all(out) : (out as ResourceRef[]);
@@ -243,7 +243,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
       return existing.length > 0 ? await granted('also', principal, check.need, existing, '', describeSent(check.id, existing)) : undefined;
     }
     if (readField(check.id, request).length === 0) return undefined;
-    const more = await deps.resolve({ ...entry, resource: check.resource ?? EXPERIMENT, id: check.id, need: check.need }, request);
+    const more = await deps.resolve(Object.assign({}, entry, { resource: check.resource ?? EXPERIMENT, id: check.id, need: check.need }), request);
     // Registered scorers whose stored judges call no gateway endpoint spend none; the scorers themselves
     // are always resolved, so an empty list there stays a refusal.
     if (more.length === 0 && check.id.kind === 'registered_scorers' && check.id.yields === 'judge_endpoints') return undefined;

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { LazyLru } from '../lazy-lru.js';
 import { qualify } from '../workspaces/names.js';
 import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { FlowgateError, badRequest } from '../errors.js';
@@ -167,7 +167,7 @@ function cachedLookup<V extends {}>(
   load: (key: string) => Promise<V>,
   onCache: MlflowLookupsOptions['onCache'],
 ): Lookup<V> {
-  const cache = new LRUCache<string, V>(options.ttlMs ? { max: options.max, ttl: options.ttlMs } : { max: options.max });
+  const cache = new LazyLru<string, V>(options.ttlMs ? { max: options.max, ttl: options.ttlMs } : { max: options.max });
   const inFlight = new Map<string, Promise<V>>();
   const uncached = options.ttlMs === 0;
   // Bumped by delete(): an answer that was already on its way must not re-fill an invalidated key.

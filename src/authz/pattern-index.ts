@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { LazyLru } from '../lazy-lru.js';
 import { rank } from '../resources/permissions.js';
 import type { Grantee } from './grants-repo.js';
 import { NO_PATTERN_FACTS, type PatternFacts } from './pattern-facts.js';
@@ -46,7 +46,7 @@ export interface PatternIndexOptions {
  */
 export function createPatternIndex(grants: Iterable<PatternGrant> = [], options: PatternIndexOptions = {}) {
   let tables = build(grants);
-  const cache = new LRUCache<string, Matched>({ max: options.cacheSize ?? 10_000 });
+  const cache = new LazyLru<string, Matched>({ max: options.cacheSize ?? 10_000 });
 
   function matched(kind: ResourceKind, name: string): Matched {
     const key = `${kind}\u0000${name}`;

@@ -36,7 +36,7 @@ const inWorkspace = (kind: ResourceKind, name: string): string => (keyedInWorksp
 
 /** Pattern grants by their patterns as written (without the workspace they are stored in). */
 const asWritten = (grants: readonly PatternGrant[]): readonly PatternGrant[] =>
-  grants.some((g) => holdsSeparator(g.pattern)) ? grants.map((g) => ({ ...g, pattern: splitQualified(g.pattern).id })) : grants;
+  grants.some((g) => holdsSeparator(g.pattern)) ? grants.map((g) => Object.assign({}, g, { pattern: splitQualified(g.pattern).id })) : grants;
 
 /** A decision on an experiment needed its name and was given none: refused, never decided without the patterns. */
 export const experimentNameMissing = (id: string) =>

@@ -168,7 +168,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
         refs.map((ref) => {
           if (!keyedInWorkspace(ref.kind)) return reread(ref);
           const { workspace, id } = splitQualified(ref.id);
-          return inWorkspace(workspace, () => reread({ ...ref, id } as ResourceRef));
+          return inWorkspace(workspace, () => reread(Object.assign({}, ref, { id })));
         }),
       );
     },

@@ -42,7 +42,7 @@ export function createPrincipalCache(directory: Directory, size: number, onCache
     return hit ?? load(userId);
   }
 
-  const asVia = (e: Entry | undefined, via: Principal['via']): Principal | undefined => e && (e.as[via] ??= { ...e.identity, via });
+  const asVia = (e: Entry | undefined, via: Principal['via']): Principal | undefined => e && (e.as[via] ??= Object.assign({}, e.identity, { via }));
 
   return {
     get(userId: number): Identity | undefined | Promise<Identity | undefined> {

@@ -105,14 +105,11 @@ export function createRequestListener(deps: AppDeps) {
       if (method === 'GET' && path === '/readyz') {
         scope.route = '/readyz';
         const r = await deps.readiness();
-        return sendJson(res, r.ready ? 200 : 503, {
-          status: r.ready ? 'ready' : 'unready',
-          store: r.store,
-          upstream: r.upstream,
-          // Present only in shadow mode, so probes and dashboards that know the usual answer see the change.
-          ...(deps.enforcing === false ? { enforcing: false } : {}),
-          ...(r.reason ? { reason: r.reason } : {}),
-        });
+        const answer: Record<string, unknown> = { status: r.ready ? 'ready' : 'unready', store: r.store, upstream: r.upstream };
+        // Present only in shadow mode, so probes and dashboards that know the usual answer see the change.
+        if (deps.enforcing === false) answer.enforcing = false;
+        if (r.reason) answer.reason = r.reason;
+        return sendJson(res, r.ready ? 200 : 503, answer);
       }
       if (method === 'GET' && path === '/flowgate/openapi.json') {
         scope.route = '/flowgate/openapi.json';

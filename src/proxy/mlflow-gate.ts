@@ -108,10 +108,11 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
   }
 
   function requestOf(r: GateRequest, params: Record<string, string>, plan: RoutePlan, raw: Buffer | undefined): ResolveRequest {
-    const base = { method: r.method, query: new URLSearchParams(r.search), params, headers: r.req.headers };
-    if (raw === undefined) return { ...base, body: undefined };
     // OTLP exports are protobuf or OTLP JSON; every other body is read as MLflow reads JSON.
-    return plan.bodyFormat === 'otlp' ? { ...base, body: undefined, raw } : { ...base, body: readMlflowJson(raw) };
+    const otlp = raw !== undefined && plan.bodyFormat === 'otlp';
+    const body = raw === undefined || otlp ? undefined : readMlflowJson(raw);
+    // Written out rather than spread: see docs/performance.md, "Object spread on Node 20".
+    return { method: r.method, query: new URLSearchParams(r.search), params, headers: r.req.headers, body, raw: otlp ? raw : undefined };
   }
 
   async function decideFully(
@@ -133,7 +134,6 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     noteResources(refs, scope);
     const input = { principal, entry, request, refs };
     const verdict = enforce(await (trace ? trace.stage('evaluate', () => deps.evaluator.evaluate(input)) : deps.evaluator.evaluate(input)), scope);
-    const pass: GatePass = { body: raw };
     // A hook may replace the body it read (review stamping) or take over the answer. A shadowed
     // refusal keeps the bookkeeping hooks (creator grants, forgotten mappings) but reaches MLflow's
     // answer unfiltered, as it would without flowgate. The request has passed once its hook has.
@@ -142,11 +142,11 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
       const hookInput = { hook, entry, principal, request, refs, verdict, req: r.req };
       const arranged = await (trace ? trace.stage('prepare-after-hook', () => HOOKS[hook].run(hookInput, hookContext)) : HOOKS[hook].run(hookInput, hookContext));
       passed(verdict, scope);
-      return { ...pass, ...arranged };
+      return Object.assign({ body: raw }, arranged);
     }
     passed(verdict, scope);
     // The look-up asked MLflow exactly what the caller asks: answer with it instead of asking twice.
-    return verdict.lookedUp?.raw ? { ...pass, respond: relayLookedUp(verdict.lookedUp) } : pass;
+    return verdict.lookedUp?.raw ? { body: raw, respond: relayLookedUp(verdict.lookedUp) } : { body: raw };
   }
 
   return {

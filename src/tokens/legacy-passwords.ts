@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { LazyLru } from '../lazy-lru.js';
 import type { LegacyPasswordRepo } from './legacy-password-repo.js';
 import { hashToken } from './token.js';
 import { parseWerkzeugHash, werkzeugPasswordMatches } from './werkzeug-hash.js';
@@ -36,7 +36,7 @@ export function createLegacyPasswordVerifier(opts: LegacyPasswordOptions) {
   const now = opts.now ?? Date.now;
   const ttlMs = opts.ttlMs ?? DEFAULT_TTL_MS;
   const maxConcurrent = opts.maxConcurrent ?? 4;
-  const cache = new LRUCache<string, LegacyPasswordUser>({ max: opts.cacheSize, ttl: ttlMs, ttlAutopurge: false, perf: { now } });
+  const cache = new LazyLru<string, LegacyPasswordUser>({ max: opts.cacheSize, ttl: ttlMs, ttlAutopurge: false, perf: { now } });
   const toldUnsupported = new Set<number>();
   let running = 0;
   /** Bumped whenever users are forgotten: a check that started before must not cache what it read. */

@@ -71,7 +71,7 @@ export async function filteredSearch(
   const out: unknown[] = [];
 
   for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-    const { status, json } = await upstream.call(method, path, { ...input, max_results: pageSize, page_token: upstreamToken }, context);
+    const { status, json } = await upstream.call(method, path, Object.assign({}, input, { max_results: pageSize, page_token: upstreamToken }), context);
     if (status !== 200) return { status, json };
     const answer = (json ?? {}) as Record<string, unknown>;
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];

@@ -38,7 +38,7 @@ export function narrowedRequest(
     for (const [k, v] of query) if (k !== where.field || keep.has(v)) q.append(k, v);
     return { search: q.toString() };
   }
-  const b = { ...obj(body) };
+  const b = Object.assign({}, obj(body));
   if (Array.isArray(b.experiment_ids)) b.experiment_ids = b.experiment_ids.filter((id) => keep.has(String(id)));
   if (Array.isArray(b.locations))
     b.locations = b.locations.filter((loc) => keep.has(String(obj(obj(loc).mlflow_experiment).experiment_id)));

@@ -8,7 +8,8 @@ const MAX_INSPECTED_BYTES = 4 * 1024 * 1024;
 
 /** MLflow's headers without its length: the answer is re-sent whole, or streamed on in Node's own framing. */
 export function headersWithoutLength(upstream: UpstreamResponse): Record<string, string | string[]> {
-  const { 'content-length': _length, ...headers } = upstream.headers;
+  const headers: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const name in upstream.headers) if (name !== 'content-length') headers[name] = upstream.headers[name]!;
   return headers;
 }
 
@@ -81,7 +82,9 @@ export function relayAfter(
             onHookError(err);
           }
         }
-        res.writeHead(upstream.statusCode ?? 502, { ...headersWithoutLength(upstream), 'content-length': String(body.length) });
+        const headers = headersWithoutLength(upstream);
+        headers['content-length'] = String(body.length);
+        res.writeHead(upstream.statusCode ?? 502, headers);
         res.end(body);
       })();
     };

@@ -29,7 +29,7 @@ export const filterReviewQueues: Hook = async ({ principal, refs, req, hook }, c
  * so `completedBy` is the same field: every spelling goes.
  */
 export const stampReviewCompletedBy: Hook = ({ principal, request }) => {
-  const body = { ...obj(request.body) };
+  const body = Object.assign({}, obj(request.body));
   for (const name of spellings('completed_by')) delete body[name];
   if (body.status !== 'PENDING' && body.status !== 1) body.completed_by = principal.username;
   return { body: Buffer.from(JSON.stringify(body)) };

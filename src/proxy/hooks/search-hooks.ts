@@ -38,7 +38,7 @@ export const filterSearchAnswer: Hook = async (call, ctx) => {
             return [k, all.length > 1 ? all : all[0]];
           }),
         )
-      : { ...obj(request.body) };
+      : Object.assign({}, obj(request.body));
   if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
     const ids = input.experiment_ids as unknown[];
     const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [experimentRef(String(id))])));
