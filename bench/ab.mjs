@@ -6,7 +6,8 @@
 //   node bench/ab.mjs <dist-A> <dist-B>      e.g. a `git archive` of the commit before, built, vs dist/
 // Knobs: AB_RATE (req/s, 7121), AB_ROUNDS (8), AB_USER=admin (the admin token instead of a user with grants),
 // AB_NODE_A / AB_NODE_B (another node binary for that side, whose better-sqlite3 must be built for it),
-// AB_FLAGS_A / AB_FLAGS_B (Node flags added after the shipped ones, for a flag's A/B on one build), AB_ONLY (below).
+// AB_FLAGS_A / AB_FLAGS_B (Node flags added after the shipped ones, for a flag's A/B on one build), AB_ONLY (below),
+// AB_STORE=large ((d)'s store of 100k grants, seeded by the current dist/, where the user's way in is a group grant).
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -44,6 +45,7 @@ const pin = (pid, list) => execFileSync('taskset', ['-a', '-pc', list, String(pi
 
 /** (c)'s store, made by the build that will open it (its schema): one user with EDIT on the mix's ten experiments. */
 async function seed(dist) {
+  if (process.env.AB_STORE === 'large') return seedLarge();
   const { openDatabase } = await import(`${dist}/store/database.js`);
   const { hashToken } = await import(`${dist}/tokens/token.js`);
   const dir = mkdtempSync(join(tmpdir(), 'flowgate-ab-'));
@@ -57,6 +59,14 @@ async function seed(dist) {
     for (let e = 1; e <= 10; e++) grant.run(String(e), id, now, now);
   })();
   db.close();
+  return dir;
+}
+
+async function seedLarge() {
+  const { seedLargeStore } = await import('./large-store.mjs');
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-ab-'));
+  dirs.push(dir);
+  seedLargeStore(join(dir, 'flowgate.db'), USER);
   return dir;
 }
 
