@@ -4,8 +4,8 @@ import { LRUCache } from 'lru-cache';
  * An lru-cache made on its first write. lru-cache allocates all of its `max` slots when it is built
  * (two arrays of `max` entries on the JavaScript heap, four with a TTL: 160–320 KB at 10k), and most of
  * flowgate's caches stay empty in a given deployment (look-ups of MLflow features it does not use,
- * imported passwords, pattern grants): their slots were ~5 MB of a fresh heap, held as memory and
- * marked by every full collection.
+ * imported passwords, pattern grants): their slots would be memory held from the start, and marked by
+ * every full collection.
  */
 export class LazyLru<K extends {}, V extends {}> {
   #cache: LRUCache<K, V> | undefined;

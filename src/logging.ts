@@ -44,8 +44,8 @@ export function isoTimestamp(now = Date.now()): string {
  * write of its own. A batch is written at least once a second and at exit, so an orderly stop loses
  * no line. Batches are written synchronously, as pino's own destination does by default: an
  * asynchronous write hands each batch to a libuv thread, which on a one-core sidecar takes its turn
- * from the requests (docs/performance.md). The request line goes through a child of this logger without redaction
- * (src/proxy/request-log.ts).
+ * from the requests (docs/performance.md). The request line is written to this logger's destination in
+ * its format, without pino's serializer (src/proxy/request-log.ts).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   destination ??= batchedDestination(pino.destination({ dest: 1, sync: true }));

@@ -111,7 +111,7 @@ export function createMlflowGate(deps: MlflowGateDeps): MlflowGate {
     // OTLP exports are protobuf or OTLP JSON; every other body is read as MLflow reads JSON.
     const otlp = raw !== undefined && plan.bodyFormat === 'otlp';
     const body = raw === undefined || otlp ? undefined : readMlflowJson(raw);
-    // Written out rather than spread: see docs/performance.md, "Object spread on Node 20".
+    // Written out rather than spread: see test/unit/request-path-spreads.test.ts.
     return { method: r.method, query: new URLSearchParams(r.search), params, headers: r.req.headers, body, raw: otlp ? raw : undefined };
   }
 

@@ -15,7 +15,7 @@ const microsecondsAsMs = (seconds: number) => Math.round(seconds * 1e6) / 1e3;
  * id, route template, user name, decision, status, durations), never from headers or bodies, so it
  * skips redaction. It is serialized by one `JSON.stringify` rather than pino's field-by-field writer:
  * that writer turns each duration into text through V8's number-to-string cache, whose entries outlive
- * two young collections and, on Node 20, were a third of what a request left in the old generation
+ * two young collections, so every request left its durations' texts in the old generation
  * (docs/performance.md, "Old-generation garbage per request"). Free-form log calls keep going through
  * the redacting logger.
  */

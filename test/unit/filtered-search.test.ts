@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FlowgateError } from '../../src/errors.js';
 import { filteredSearch, type FilteredSearchSpec } from '../../src/proxy/after/filtered-search.js';
 import { createPageTokenSealer } from '../../src/proxy/after/page-token-sealer.js';
+import { jsonCopy } from '../../src/proxy/json-copy.js';
 import type { UpstreamAnswer, UpstreamJson } from '../../src/upstream/json-client.js';
 
 const SPEC: FilteredSearchSpec = { itemsKey: 'experiments', defaultMaxResults: 1000, maxPageSize: 1000 };
@@ -254,5 +255,19 @@ describe('filteredSearch page tokens', () => {
     expect(await tokenFor('a', 700)).toBe(short);
     expect(await tokenFor('a'.repeat(500), 0)).toBeGreaterThan(short);
     expect(await tokenFor('a'.repeat(500), 700)).toBe(await tokenFor('a'.repeat(500), 0));
+  });
+});
+
+describe('a client’s `__proto__` field', () => {
+  it('is a field like any other: sent on to MLflow, never read as the search’s own parameters', async () => {
+    spec = SPEC;
+    const rows = Array.from({ length: 5 }, (_, i) => ({ experiment_id: String(i + 1), visible: true }));
+    const upstream = mlflowPaging(rows);
+    const input = jsonCopy(JSON.parse('{"__proto__": {"max_results": 1, "page_token": "x"}, "filter": "name = \'a\'"}') as Record<string, unknown>);
+    const page = await search(rows, input, 'alice', upstream);
+    expect(page.experiments).toHaveLength(5);
+    expect(page.next_page_token).toBeUndefined();
+    expect(Object.keys(upstream.calls[0]!)).toEqual(['__proto__', 'filter', 'max_results', 'page_token']);
+    expect(JSON.parse(JSON.stringify(upstream.calls[0]))).toMatchObject({ ['__proto__']: { max_results: 1, page_token: 'x' }, max_results: 1000 });
   });
 });

@@ -2,6 +2,7 @@ import { badRequest, FlowgateError } from '../../errors.js';
 import { pageTokensFor } from './page-token.js';
 import type { PageTokenSealer } from './page-token-sealer.js';
 import type { CallContext, UpstreamAnswer, UpstreamJson } from '../../upstream/json-client.js';
+import { jsonCopy } from '../json-copy.js';
 
 export interface FilteredSearchSpec {
   /** The key of the result list in MLflow's answer, e.g. `experiments`. */
@@ -71,7 +72,7 @@ export async function filteredSearch(
   const out: unknown[] = [];
 
   for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-    const { status, json } = await upstream.call(method, path, Object.assign({}, input, { max_results: pageSize, page_token: upstreamToken }), context);
+    const { status, json } = await upstream.call(method, path, jsonCopy(input, { max_results: pageSize, page_token: upstreamToken }), context);
     if (status !== 200) return { status, json };
     const answer = (json ?? {}) as Record<string, unknown>;
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];

@@ -1,4 +1,5 @@
 import { badRequest } from '../../errors.js';
+import { jsonCopy } from '../json-copy.js';
 
 /** Where a search names its experiments, per route: runs and traces searches are narrowed before MLflow sees them. */
 export type ExperimentList =
@@ -38,7 +39,7 @@ export function narrowedRequest(
     for (const [k, v] of query) if (k !== where.field || keep.has(v)) q.append(k, v);
     return { search: q.toString() };
   }
-  const b = Object.assign({}, obj(body));
+  const b = jsonCopy(obj(body));
   if (Array.isArray(b.experiment_ids)) b.experiment_ids = b.experiment_ids.filter((id) => keep.has(String(id)));
   if (Array.isArray(b.locations))
     b.locations = b.locations.filter((loc) => keep.has(String(obj(obj(loc).mlflow_experiment).experiment_id)));

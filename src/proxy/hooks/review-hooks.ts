@@ -1,6 +1,7 @@
 import { spellings } from '../../authz/resolve.js';
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import { hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
+import { jsonCopy } from '../json-copy.js';
 
 /** MLflow's rule: EDIT on the experiment lists every queue; READ only the queues one is assigned to. */
 export const filterReviewQueues: Hook = async ({ principal, refs, req, hook }, ctx) => {
@@ -29,7 +30,7 @@ export const filterReviewQueues: Hook = async ({ principal, refs, req, hook }, c
  * so `completedBy` is the same field: every spelling goes.
  */
 export const stampReviewCompletedBy: Hook = ({ principal, request }) => {
-  const body = Object.assign({}, obj(request.body));
+  const body = jsonCopy(obj(request.body));
   for (const name of spellings('completed_by')) delete body[name];
   if (body.status !== 'PENDING' && body.status !== 1) body.completed_by = principal.username;
   return { body: Buffer.from(JSON.stringify(body)) };

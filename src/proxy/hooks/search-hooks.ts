@@ -6,6 +6,7 @@ import { listedExperiments, narrowedRequest, type ExperimentList } from '../afte
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import { SEARCH_KINDS } from '../after/search-specs.js';
 import { canRead, hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
+import { jsonCopy } from '../json-copy.js';
 
 const nothingFound: Hook = () => ({ respond: (res) => Promise.resolve(sendJson(res, 200, {})) });
 
@@ -38,7 +39,7 @@ export const filterSearchAnswer: Hook = async (call, ctx) => {
             return [k, all.length > 1 ? all : all[0]];
           }),
         )
-      : Object.assign({}, obj(request.body));
+      : jsonCopy(obj(request.body));
   if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
     const ids = input.experiment_ids as unknown[];
     const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [experimentRef(String(id))])));
