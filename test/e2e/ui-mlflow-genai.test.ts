@@ -1,4 +1,4 @@
-import type { Browser, Page, Response } from 'playwright-core';
+import type { Browser, Locator, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { launchBrowser } from '../helpers/browser.js';
@@ -23,6 +23,8 @@ const HELLO = 'Hello from the fake provider.';
 const VERDICT_RATIONALE = 'It thanks the reader kindly.';
 // MLflow's UI bundle is large; under load its first render is slow (see ui-permissions.test.ts).
 const UI_LOAD_MS = 90_000;
+// A judge's job runs in a fresh Python process that imports MLflow's GenAI modules: slow on a busy machine.
+const JOB_MS = 240_000;
 
 describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', () => {
   let provider: Awaited<ReturnType<typeof startFakeProvider>>;
@@ -81,8 +83,9 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
   }
 
   /** The calls the page makes to `pathPart`, with flowgate's status and (JSON) answer. */
-  function record(page: Page, pathPart: string): Array<{ method: string; path: string; status: number; body: unknown }> {
-    const seen: Array<{ method: string; path: string; status: number; body: unknown }> = [];
+  type Recorded = Array<{ method: string; path: string; status: number; body: unknown }>;
+  function record(page: Page, pathPart: string): Recorded {
+    const seen: Recorded = [];
     page.on('response', (r: Response) => {
       const url = new URL(r.url());
       if (!url.pathname.includes(pathPart)) return;
@@ -197,7 +200,7 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
       await form.getByRole('button', { name: 'Run judge' }).click();
 
       // The sample output: the judge's verdict and rationale on each trace, as the fake provider gave them.
-      await form.getByText(VERDICT_RATIONALE).waitFor({ timeout: 120_000 });
+      await verdictOrWhyNot(form.getByText(VERDICT_RATIONALE).first(), form, started, polled);
       for (const [question, index] of [['second', 1], ['first', 2]] as const) {
         if (index > 1) await form.getByRole('button', { name: 'Next' }).click();
         await form.getByText(`Trace ${index} of 2`).waitFor();
@@ -219,6 +222,28 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
       const listed = (await call('GET', `/api/3.0/mlflow/scorers/list?experiment_id=${experimentId}`)).scorers as Array<{ scorer_name: string }>;
       expect(listed.map((s) => s.scorer_name)).toContain(names.judge);
     },
-    180_000,
+    JOB_MS + 60_000,
   );
+
+  /**
+   * Waits for the judge's verdict; when it does not come, fails saying what the page and the job's polls
+   * showed, so that a run which fails on a loaded machine tells a slow job from a failed one.
+   */
+  async function verdictOrWhyNot(verdict: Locator, form: Locator, started: Recorded, polled: Recorded): Promise<void> {
+    const deadline = Date.now() + JOB_MS;
+    while (!(await verdict.isVisible())) {
+      const last = polled.at(-1)?.body as { status?: string; result?: unknown } | undefined;
+      const ended = last?.status === 'FAILED' || last?.status === 'TIMEOUT' || last?.status === 'CANCELED';
+      if (ended || Date.now() > deadline) {
+        const shown = (await form.innerText().catch(() => '')).slice(0, 800);
+        throw new Error(
+          `no verdict after ${Math.round((Date.now() - deadline + JOB_MS) / 1000)} s; ` +
+            `invoke: ${JSON.stringify(started.map((r) => [r.status, r.body]))}; ` +
+            `${polled.length} polls, statuses ${JSON.stringify(polled.map((r) => r.status))}, the last: ${JSON.stringify(last ?? null).slice(0, 400)}; ` +
+            `the dialog shows: ${JSON.stringify(shown)}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 });
