@@ -28,6 +28,7 @@ import { followStore } from './follow-store.js';
 import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
 import { ensureBootstrapAdmin } from './principals/bootstrap-admin.js';
+import { warmHttpParsers } from './upstream/warm-http-parsers.js';
 import { createUserSwitch } from './principals/user-switch.js';
 import { createEvaluator } from './authz/evaluate.js';
 import { createExplainer } from './authz/explain.js';
@@ -110,6 +111,7 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
 }
 
 async function open(config: Config, options: StartOptions, logger: Logger, closer: Closer): Promise<Flowgate> {
+  await warmHttpParsers();
   const store = await openStore({
     dbPath: config.dbPath,
     databaseUrl: config.databaseUrl,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ADMIN } from './flowgate.js';
 import { storeSettings } from './test-store.js';
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const CLI = join(REPO_ROOT, 'dist/cli.js');
 
 /** flowgate as the operator runs it: `node dist/cli.js serve`, in its own process. */
