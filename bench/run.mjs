@@ -789,23 +789,34 @@ else {
       });
     }
     const eOpts = { concurrency: 8, durationMs: 10_000, warmupMs: 2000 };
-    const E_PAIRED_ROUNDS = 3;
+    const E_PAIRED_ROUNDS = 5;
+    // A bare http-proxy-3 in front of the same MLflow: what one Node proxy hop costs there, on this machine.
+    const bareE = await startChild('bare-proxy.mjs', [plain.url]);
     /** The run of median throughput. */
     const medianRun = (runs) => [...runs].sort((x, y) => x.rps - y.rps)[(runs.length - 1) >> 1];
     // flowgate's own cost in front of MLflow: behind flowgate and MLflow alone in alternating rounds on
     // the same server, so this VM's drift and the growth of MLflow's store over the run fall on both
     // alike; the median run of each side counts.
-    const sides = { behind: [], alone: [] };
+    const sides = { behind: [], alone: [], bare: [] };
+    const E_SIDES = {
+      behind: { label: 'behind flowgate', run: () => saturate(fgE.msg.url, mix(runsFg, basic(ADMIN)), eOpts, fgE.child) },
+      alone: { label: 'alone', run: () => saturate(plain.url, mix(runsFg, undefined), eOpts) },
+      bare: { label: 'behind a bare http-proxy-3', run: () => saturate(`http://127.0.0.1:${bareE.msg.port}`, mix(runsFg, undefined), eOpts, bareE.child) },
+    };
+    const order = Object.keys(E_SIDES);
     for (let round = 1; round <= E_PAIRED_ROUNDS; round++)
-      for (const side of round % 2 ? ['behind', 'alone'] : ['alone', 'behind']) {
-        log(`saturation (e) round ${round}: MLflow ${side === 'behind' ? 'behind flowgate' : 'alone'}`);
-        const r = side === 'behind' ? await saturate(fgE.msg.url, mix(runsFg, basic(ADMIN)), eOpts, fgE.child) : await saturate(plain.url, mix(runsFg, undefined), eOpts);
+      // Each side goes first, second and last in turn: MLflow's store grows over the rounds.
+      for (const side of [...order.slice((round - 1) % order.length), ...order.slice(0, (round - 1) % order.length)]) {
+        log(`saturation (e) round ${round}: MLflow ${E_SIDES[side].label}`);
+        const r = await E_SIDES[side].run();
         sides[side].push(r);
         log(`  ${fmt(r.rps)} req/s, ok ${okPct(r)}`);
       }
+    await stop(bareE.child);
     results.mlflow.flowgate = medianRun(sides.behind);
     results.mlflow.plain = medianRun(sides.alone);
-    results.mlflow.pairedRounds = { behind: sides.behind.map((r) => Math.round(r.rps)), alone: sides.alone.map((r) => Math.round(r.rps)) };
+    results.mlflow.bare = medianRun(sides.bare);
+    results.mlflow.pairedRounds = Object.fromEntries(Object.entries(sides).map(([k, runs]) => [k, runs.map((r) => Math.round(r.rps))]));
     if (oidcAuth) {
       log('saturation (f) MLflow with mlflow-oidc-auth');
       results.mlflow.oidcAuth = await saturate(oidcAuth.url, mix(oidcAuth.runs, basic(oidcAuth.admin)), eOpts);
@@ -941,8 +952,8 @@ const md = [
   '  an experiment, a run, a metric and a 1 KiB artifact; the ordinary user holds EDIT on that experiment. (f) is MLflow with the',
   `  mlflow-oidc-auth plugin ${results.mlflow.oidcAuthVersion ?? ''} (\`--app-name oidc-auth\`, its own venv: scripts/mlflow-oidc-auth-venv.sh), clients authenticated with its access`,
   '  tokens over Basic (its users and tokens made through its store, the grant through its permission API).',
-  '  MLflow behind flowgate (admin token) and MLflow alone are driven in alternating rounds against the same MLflow server, the',
-  '  median run of each shown; the other (e) and (f) rows are one run each.',
+  `  MLflow behind flowgate (admin token), MLflow alone and MLflow behind a bare http-proxy-3 are driven in ${results.mlflow.pairedRounds?.behind.length ?? 0} rounds against the same MLflow`,
+  '  server, each side first in turn, the median run of each shown; the other (e) and (f) rows are one run each.',
   `- (d): ${results.store.users} users, ${results.store.groups} groups, ${results.store.grants} grants, ${results.store.tokens} tokens, seeded by SQL in ${fmt(results.store.seedSeconds, 1)} s.`,
   targets.h
     ? `- (h): HAProxy ${haproxy.version} (Debian's package), one thread, keep-alive to the same upstream: not one of the issue's targets, a reference for what one proxy hop costs on this machine when the proxy is not written for Node.`
@@ -967,6 +978,7 @@ const md = [
               row(`(f) MLflow 3.17.2 with mlflow-oidc-auth ${results.mlflow.oidcAuthVersion}, ordinary user with EDIT`, results.mlflow.oidcAuthUser),
             ]
           : []),
+        row('(e) MLflow 3.17.2 behind a bare http-proxy-3 (reference: one Node proxy hop)', results.mlflow.bare),
         row('(e) MLflow 3.17.2 alone, no auth (reference)', results.mlflow.plain),
       ]
     : []),
@@ -1034,7 +1046,8 @@ const md = [
   `| (f) against the mlflow-oidc-auth plugin (same mix, its own access tokens) | ${Number.isFinite(f) ? `flowgate serves ${fmt(f, 2)}× as much as admin, ${fmt(fUser, 2)}× as an ordinary user with EDIT` : 'not run'} | (reported) |`,
   `| MLflow behind flowgate ≥ 97% of MLflow alone (same mix and server, ${results.mlflow.pairedRounds ? `${results.mlflow.pairedRounds.behind.length} alternating rounds each, median` : 'not run'}) | ${
     results.mlflow.pairedRounds
-      ? `${fmt(100 * ratio(results.mlflow.flowgate, results.mlflow.plain))}% (req/s behind flowgate ${results.mlflow.pairedRounds.behind.join(' / ')}, alone ${results.mlflow.pairedRounds.alone.join(' / ')})`
+      ? `${fmt(100 * ratio(results.mlflow.flowgate, results.mlflow.plain))}% (req/s behind flowgate ${results.mlflow.pairedRounds.behind.join(' / ')}, alone ${results.mlflow.pairedRounds.alone.join(' / ')}); ` +
+        `behind a bare http-proxy-3 ${fmt(100 * ratio(results.mlflow.bare, results.mlflow.plain))}% (${results.mlflow.pairedRounds.bare.join(' / ')})`
       : 'not run'
   } | ${results.mlflow.pairedRounds ? verdict(ratio(results.mlflow.flowgate, results.mlflow.plain) >= 0.97) : 'not run'} |`,
   '',
