@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +17,11 @@ export interface MlflowServer {
   readonly artifactsDir: string;
   /** Log lines MLflow wrote so far (stdout and stderr), for failure messages. */
   logs(): string;
+  /**
+   * With `stackDumps`: every thread's stack in every Python process of the server (Python's faulthandler
+   * on SIGUSR1; they go on running), each process headed by its command line. Without it: ''.
+   */
+  dumpStacks(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -169,7 +174,18 @@ export interface StartOptions {
   readonly venv?: string;
   /** A program of the venv that runs `mlflow server` for it, e.g. `opentelemetry-instrument`. */
   readonly launcher?: string;
+  /** Lets `dumpStacks()` show where a server that stopped answering is waiting. */
+  readonly stackDumps?: boolean;
 }
+
+/**
+ * A `sitecustomize` every Python process of the server imports at start: its threads' stacks on SIGUSR1,
+ * each process to a file of its own beside the hook (the processes share one log pipe, where they mingle).
+ */
+const STACK_DUMP_HOOK = `import faulthandler, os, signal
+_stacks = open(os.path.join(os.path.dirname(__file__), "stacks-%d.txt" % os.getpid()), "w")
+faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
+`;
 
 /**
  * Starts the pinned MLflow on a free loopback port with a throw-away SQLite store and proxied
@@ -180,6 +196,11 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
   const venv = options.venv ?? (await mlflowVenv(options.version));
   const dir = await mkdtemp(join(tmpdir(), 'flowgate-mlflow-'));
   const artifactsDir = join(dir, 'artifacts');
+  const hooks = join(dir, 'python-hooks');
+  if (options.stackDumps) {
+    await mkdir(hooks);
+    await writeFile(join(hooks, 'sitecustomize.py'), STACK_DUMP_HOOK);
+  }
   const port = options.port ?? (await freePort());
   const prefix = (options.staticPrefix ?? '').replace(/\/+$/, '');
   const args = [
@@ -196,7 +217,7 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
   const command = options.launcher ? [join(venv, 'bin', options.launcher), join(venv, 'bin/mlflow')] : [join(venv, 'bin/mlflow')];
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: dir,
-    env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', ...options.env }),
+    env: pythonEnv(venv, { MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false', ...(options.stackDumps ? { PYTHONPATH: hooks } : {}), ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: `mlflow server` forks uvicorn, which forks its worker; stop() kills them all.
     detached: true,
@@ -215,5 +236,23 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     await stop();
     throw error;
   }
-  return { url, port, venv, artifactsDir, logs, stop };
+  const dumpStacks = async (): Promise<string> => {
+    if (!options.stackDumps || child.pid === undefined) return '';
+    try {
+      process.kill(-child.pid, 'SIGUSR1');
+    } catch {
+      return ''; // already gone
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+    const dumps = (await readdir(hooks)).filter((f) => /^stacks-\d+\.txt$/.test(f));
+    const parts = await Promise.all(
+      dumps.map(async (file) => {
+        const pid = file.slice('stacks-'.length, -'.txt'.length);
+        const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').then((c) => c.replaceAll('\0', ' ').trim(), () => '(exited)');
+        return `== process ${pid}: ${command}\n${await readFile(join(hooks, file), 'utf8')}`;
+      }),
+    );
+    return parts.join('\n');
+  };
+  return { url, port, venv, artifactsDir, logs, dumpStacks, stop };
 }
