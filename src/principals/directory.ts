@@ -59,10 +59,15 @@ export interface OidcIdentity {
   readonly subject: string;
 }
 
+/**
+ * A user by name in any case (SCIM's `userName eq`), through the index on lower(username) (migration 18).
+ * Names are ASCII (usernameSchema), so lower() folds alike in SQLite and PostgreSQL.
+ */
+export const USERS_BY_NAME_IGNORING_CASE = 'SELECT * FROM users WHERE lower(username) = lower(CAST(? AS TEXT)) ORDER BY username';
+
 const SQL = {
   userByName: 'SELECT * FROM users WHERE username = ?',
-  // Names are ASCII (usernameSchema), so lower() folds alike in SQLite and PostgreSQL.
-  usersByNameIgnoringCase: 'SELECT * FROM users WHERE lower(username) = lower(CAST(? AS TEXT)) ORDER BY username',
+  usersByNameIgnoringCase: USERS_BY_NAME_IGNORING_CASE,
   userById: 'SELECT * FROM users WHERE id = ?',
   listUsers: 'SELECT * FROM users WHERE is_service_account = ? ORDER BY username',
   listAllUsers: 'SELECT * FROM users ORDER BY username',

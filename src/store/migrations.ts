@@ -668,4 +668,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ${RULE_GRANTS_BACKFILL}
     `,
   },
+  {
+    version: 18,
+    description: "an index for finding a user by name in any case, as SCIM clients do before each create ('userName eq')",
+    // Without it each such filter reads every user, and SCIM clients send one per user they sync.
+    sqlite: `
+      CREATE INDEX users_by_lower_username ON users (lower(username));
+    `,
+    postgres: `
+      CREATE INDEX users_by_lower_username ON users (lower(username));
+    `,
+  },
 ];
