@@ -5,7 +5,7 @@ import { launchBrowser } from '../helpers/browser.js';
 import { ADMIN } from '../helpers/flowgate.js';
 import { endpointsOnProvider, GENAI_MLFLOW_ENV, logTraces, startFakeProvider } from '../helpers/genai.js';
 import { startFlowgateProcess, type FlowgateProcess } from '../helpers/flowgate-process.js';
-import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
+import { compactStacks, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { signInToManage } from '../helpers/ui-pages.js';
 
 /**
@@ -248,7 +248,7 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
       if (silent === 1 && !retried && started.length === 1) {
         retried = true;
         const stacks = await mlflow.dumpStacks();
-        console.warn(`the judge's invoke got 504 (MLflow silent for ${UPSTREAM_TIMEOUT_MS} ms); MLflow's stacks then:\n${stacks}\nMLflow's log ends:\n${mlflow.logs().slice(-4_000)}`);
+        console.warn(`the judge's invoke got 504 (MLflow silent for ${UPSTREAM_TIMEOUT_MS} ms); the threads of MLflow's worker then:\n${compactStacks(stacks, 'uvicorn')}\nMLflow's log ends:\n${mlflow.logs().slice(-4_000)}`);
         await form.getByRole('button', { name: 'Run judge' }).click();
         continue;
       }
@@ -259,7 +259,8 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
           `no verdict after ${Math.round((Date.now() - deadline + JOB_MS) / 1000)} s; ` +
             `invoke: ${JSON.stringify(started.map((r) => [r.status, r.body]))}; ` +
             `${polled.length} polls, statuses ${JSON.stringify(polled.map((r) => r.status))}, the last: ${JSON.stringify(last ?? null).slice(0, 400)}; ` +
-            `the dialog shows: ${JSON.stringify(shown)}; MLflow's log ends: ${mlflow.logs().slice(-4_000)}\nMLflow's stacks:\n${stacks}`,
+            `the dialog shows: ${JSON.stringify(shown)}; MLflow's log ends: ${JSON.stringify(mlflow.logs().slice(-1_500))}\n` +
+            `the threads of MLflow's worker, innermost frame first:\n${compactStacks(stacks, 'uvicorn')}`,
         );
       }
       await new Promise((r) => setTimeout(r, 500));

@@ -155,6 +155,35 @@ async function waitForHealth(url: string, child: ChildProcess, logs: () => strin
   throw new Error(`mlflow server did not become healthy within ${timeoutMs} ms:\n${logs()}`);
 }
 
+/**
+ * `dumpStacks()`'s output cut to fit the end of a CI log: only the processes whose command line has
+ * `command` in it, one line per thread, its innermost `frames` frames as `function (file:line)`, from
+ * the innermost out.
+ */
+export function compactStacks(dump: string, command: string, frames = 6): string {
+  const out: string[] = [];
+  for (const block of dump.split(/^== /m).filter(Boolean)) {
+    const [head = '', ...lines] = block.split('\n');
+    if (!head.includes(command)) continue;
+    out.push(head.slice(0, 160));
+    let thread: string[] | undefined;
+    for (const line of lines) {
+      const started = /^(Current thread|Thread) (0x[0-9a-f]+)/.exec(line);
+      if (started) {
+        thread = [];
+        out.push(`  ${started[1] === 'Current thread' ? 'current ' : ''}${started[2]}:`);
+        continue;
+      }
+      const frame = /^\s+File "(.+)", line (\d+) in (.+)$/.exec(line);
+      if (!frame || !thread || thread.length >= frames) continue;
+      const file = frame[1]!.replace(/^.*\/site-packages\//, '').replace(/^.*\/lib\/python3[.0-9]*\//, '');
+      thread.push(`${frame[3]} (${file}:${frame[2]})`);
+      out[out.length - 1] = `${out[out.length - 1]!.replace(/:.*$/, ':')} ${thread.join(' < ')}`;
+    }
+  }
+  return out.join('\n');
+}
+
 export interface StartOptions {
   /** MLflow's `--static-prefix`, e.g. `/mlflow`. */
   readonly staticPrefix?: string;
