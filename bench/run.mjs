@@ -200,6 +200,8 @@ function serverCost(before, after, count) {
   if (after.gc && before.gc) {
     cost.gcUsPerRequest = ((after.gc.ms - before.gc.ms) * 1000) / count;
     cost.gcLongestPauseMs = after.gc.maxMs;
+    // Each full collection shows as two 'gc' entries (its incremental marking, then the mark-compact).
+    cost.fullCollections = after.gc.fullCollections - before.gc.fullCollections;
     cost.allocatedKbPerRequest = (after.gc.allocatedBytes - before.gc.allocatedBytes) / 1024 / count;
     const scavenges = after.gc.scavenges - before.gc.scavenges;
     if (scavenges > 0) {
@@ -863,9 +865,15 @@ const latencyMedian = (key, field) => medianOf(latencyRuns(key).map((r) => r[fie
 /** Per round, p99 of `key` minus p99 of (a) measured seconds before it; the median over the rounds used. */
 const roundAdded = (key) => latencyRounds.used.map((i) => L.runs[key][i].p99 - L.runs.a[i].p99);
 const medianAdded = (key) => medianOf(roundAdded(key));
+/** The rounds used in which `key`'s server ran a full collection (undefined: a row with no server statistics). */
+const roundsCollecting = (key) => latencyRounds.used.filter((i) => (L.runs[key][i].fullCollections ?? 0) > 0);
+/** p99 added over the rounds used in which `key`'s server ran no full collection. */
+const addedWithoutFullCollection = (key) =>
+  medianOf(latencyRounds.used.filter((i) => L.runs[key][i].fullCollections === 0).map((i) => L.runs[key][i].p99 - L.runs.a[i].p99));
 /** The target holds for flowgate only when it holds for each way it was driven: user, admin and over the large store. */
 const FLOWGATE_LATENCY_ROWS = { c: '(c) user', cA: '(c) admin', du: '(d) user' };
-const addedByRow = (key, label) => `${label} ${fmt(medianAdded(key), 2)} ms (rounds ${roundAdded(key).map((x) => fmt(x, 1)).join(' / ')})`;
+const addedByRow = (key, label) =>
+  `${label} ${fmt(medianAdded(key), 2)} ms (rounds ${roundAdded(key).map((x) => fmt(x, 1)).join(' / ')}; ${roundsCollecting(key).length} of ${latencyRounds.used.length} with a full collection, ${fmt(addedWithoutFullCollection(key), 2)} ms over the others)`;
 const latencyJudged = (ok) =>
   latencyRounds.quiet.length >= MIN_QUIET_ROUNDS
     ? verdict(ok)
@@ -987,14 +995,17 @@ const md = [
   '',
   'Medians over the rounds used; p99 added: per round, p99 of the row minus p99 of (a) in the same round, median of those.',
   'Scavenge: a young-generation collection; it copies what survives, so its pause grows with the survivors.',
+  "Full collections: the rounds in which the row's server ran one (marking the whole heap, in steps between requests, then a pause),",
+  'and the p99 added over the rounds without one.',
   '',
-  '| target | p50 ms | p99 ms | p99 added ms | max ms | 2xx/3xx | server CPU µs/req | server GC µs/req | longest GC pause ms | scavenge ms | survivors KB/scavenge | steal % (max) |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  '| target | p50 ms | p99 ms | p99 added ms | rounds with a full collection | p99 added ms, rounds without one | max ms | 2xx/3xx | server CPU µs/req | server GC µs/req | longest GC pause ms | scavenge ms | survivors KB/scavenge | steal % (max) |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...LATENCY_KEYS.map((k) => {
     const runs = latencyRuns(k);
     const ok = runs.reduce((n, r) => n + r.ok, 0);
     const count = runs.reduce((n, r) => n + r.count, 0);
-    return `| ${targets[k].label} | ${fmt(latencyMedian(k, 'p50'), 2)} | ${fmt(latencyMedian(k, 'p99'), 2)} | ${k === 'a' ? '–' : fmt(medianAdded(k), 2)} | ${fmt(Math.max(...runs.map((r) => r.max)), 2)} | ${okPct({ ok, count })} | ${fmt(latencyMedian(k, 'cpuUsPerRequest'))} | ${fmt(latencyMedian(k, 'gcUsPerRequest'), 1)} | ${fmt(Math.max(...runs.map((r) => r.gcLongestPauseMs ?? NaN)), 1)} | ${fmt(latencyMedian(k, 'scavengeMs'), 2)} | ${fmt(latencyMedian(k, 'survivorsKb'))} | ${fmt(Math.max(...runs.map((r) => r.stealPct ?? NaN)), 1)} |`;
+    const collected = runs.some((r) => r.fullCollections !== undefined);
+    return `| ${targets[k].label} | ${fmt(latencyMedian(k, 'p50'), 2)} | ${fmt(latencyMedian(k, 'p99'), 2)} | ${k === 'a' ? '–' : fmt(medianAdded(k), 2)} | ${collected ? `${roundsCollecting(k).length} of ${runs.length}` : '–'} | ${collected && k !== 'a' ? fmt(addedWithoutFullCollection(k), 2) : '–'} | ${fmt(Math.max(...runs.map((r) => r.max)), 2)} | ${okPct({ ok, count })} | ${fmt(latencyMedian(k, 'cpuUsPerRequest'))} | ${fmt(latencyMedian(k, 'gcUsPerRequest'), 1)} | ${fmt(Math.max(...runs.map((r) => r.gcLongestPauseMs ?? NaN)), 1)} | ${fmt(latencyMedian(k, 'scavengeMs'), 2)} | ${fmt(latencyMedian(k, 'survivorsKb'))} | ${fmt(Math.max(...runs.map((r) => r.stealPct ?? NaN)), 1)} |`;
   }),
   '',
   `## Paired: (b) and (c) on one core at once, ${P.rate} req/s each`,
