@@ -234,9 +234,9 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
   /**
    * Waits for the judge's verdict; when it does not come, fails saying what the page, the job's polls and
    * MLflow (each of its threads' stacks) showed, so that a run which fails on a loaded machine tells a slow
-   * job from a failed one. MLflow's invoke once went silent in CI for the whole upstream timeout (504),
-   * which no run here reproduced: its stacks go to the log and she clicks "Run judge" again, as a person
-   * would after the error the dialog shows; a second silent invoke fails the test.
+   * job from a failed one. An invoke MLflow leaves unanswered for the whole upstream timeout (504) puts
+   * MLflow's stacks in the log and she clicks "Run judge" again, as a person would after the error the
+   * dialog shows; a second silent invoke fails the test.
    */
   async function verdictOrWhyNot(verdict: Locator, form: Locator, started: Recorded, polled: Recorded): Promise<void> {
     const deadline = Date.now() + JOB_MS;

@@ -166,20 +166,21 @@ export function compactStacks(dump: string, command: string, frames = 6): string
     const [head = '', ...lines] = block.split('\n');
     if (!head.includes(command)) continue;
     out.push(head.slice(0, 160));
-    let thread: string[] | undefined;
+    let thread: { name: string; frames: string[] } | undefined;
+    const flush = () => thread && out.push(`  ${thread.name}: ${thread.frames.join(' < ')}`);
     for (const line of lines) {
       const started = /^(Current thread|Thread) (0x[0-9a-f]+)/.exec(line);
       if (started) {
-        thread = [];
-        out.push(`  ${started[1] === 'Current thread' ? 'current ' : ''}${started[2]}:`);
+        flush();
+        thread = { name: `${started[1] === 'Current thread' ? 'current ' : ''}${started[2]}`, frames: [] };
         continue;
       }
       const frame = /^\s+File "(.+)", line (\d+) in (.+)$/.exec(line);
-      if (!frame || !thread || thread.length >= frames) continue;
+      if (!frame || !thread || thread.frames.length >= frames) continue;
       const file = frame[1]!.replace(/^.*\/site-packages\//, '').replace(/^.*\/lib\/python3[.0-9]*\//, '');
-      thread.push(`${frame[3]} (${file}:${frame[2]})`);
-      out[out.length - 1] = `${out[out.length - 1]!.replace(/:.*$/, ':')} ${thread.join(' < ')}`;
+      thread.frames.push(`${frame[3]} (${file}:${frame[2]})`);
     }
+    flush();
   }
   return out.join('\n');
 }
