@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, openSqliteStore } from '../dist/store/database.js';
 import { hashToken } from '../dist/tokens/token.js';
+import { buildGoClient, spawnGoClient } from './go-client.mjs';
 import { decisionMicrobench, seedLargeStore } from './large-store.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -152,9 +153,12 @@ function medianOf(xs) {
   return v.length ? (v[(v.length - 1) >> 1] + v[v.length >> 1]) / 2 : NaN;
 }
 
-/** A load client process (bench/load.mjs), optionally pinned to some cores. */
-function forkClient(cpusOfClient) {
-  const child = fork(join(HERE, 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * A load client process, optionally pinned to some cores: bench/load.mjs, or with `goBinary` the Go
+ * client (bench/loadgen), which the latency rounds use when Go is on the machine.
+ */
+function forkClient(cpusOfClient, goBinary) {
+  const child = goBinary ? spawnGoClient(goBinary) : fork(join(HERE, 'load.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
   if (cpusOfClient) pin(child, cpusOfClient);
   return child;
@@ -661,8 +665,13 @@ const LATENCY_STEAL_LIMIT = 1;
 const MIN_QUIET_ROUNDS = 5;
 results.latency.roundsMs = LATENCY_RUNS_MS;
 results.latency.runs = {};
+// The latency rounds' client is the Go one unless BENCH_LATENCY_CLIENT=node or Go is missing: the Node
+// client's own lateness (timers in whole milliseconds, its collections) was most of the upstream's p99.
+const goClient = process.env.BENCH_LATENCY_CLIENT === 'node' ? { reason: 'BENCH_LATENCY_CLIENT=node' } : buildGoClient(join(HERE, 'loadgen'), tmp('fg-bench-loadgen-'));
+results.latency.client = goClient.binary ? 'go' : `node (${goClient.reason})`;
+log(`latency client: ${results.latency.client}`);
 {
-  const client = forkClient(results.latency.pinned ? otherCores : undefined);
+  const client = forkClient(results.latency.pinned ? otherCores : undefined, goClient.binary);
   if (results.latency.pinned) for (const key of LATENCY_KEYS) if (targets[key].server !== upstream.child) pin(targets[key].server, serverCore);
   try {
     for (const key of LATENCY_KEYS) {
@@ -946,7 +955,9 @@ const md = [
     (L.pinned
       ? `: the median of (c)'s saturated runs, the ${ROUNDS} above and ${L.pinnedSaturation.length} with flowgate alone on its core as in these runs (${L.pinnedSaturation.map((r) => `${r.rps} req/s, core ${fmt(100 * r.coreBusy)}% busy`).join('; ')}),`
       : ` (the median of its ${ROUNDS} saturated runs),`) +
-    ` latency from each request's intended send time. One load client, kept running through every latency run (warmed on each target first, 3 s), runs ${LATENCY_RUNS_MS / 1000} s`,
+    ` latency from each request's intended send time. ${L.client === 'go'
+      ? `The client is bench/loadgen (Go; its sender sleeps in the kernel on a thread of its own, its collections run between runs); how late it sent, p99 median over the rounds: ${LATENCY_KEYS.map((k) => `${k} ${fmt(medianOf(L.runs[k].map((r) => r.sendLagP99)), 2)} ms`).join(', ')}.`
+      : `The client is bench/load.mjs (Node): ${L.client}.`} One load client, kept running through every latency run (warmed on each target first, 3 s), runs ${LATENCY_RUNS_MS / 1000} s`,
   `  after 0.3 s at the same rate, on ${LATENCY_KEYS.join(', ')} in turn, round after round (${latencyRounds.all.length} rounds). Shown: medians over the rounds in which steal stayed under ${LATENCY_STEAL_LIMIT}% in`,
   `  every run (${latencyRounds.quiet.length} of ${latencyRounds.all.length}${latencyRounds.quiet.length ? '' : '; none, so all rounds'}); p99 ms of every round [steal %]: ${LATENCY_KEYS.map((k) => `${k} ${L.runs[k].map((r) => `${fmt(r.p99, 2)} [${fmt(r.stealPct, 1)}]`).join(' / ')}`).join('; ')}.`,
   L.pinned

@@ -1,0 +1,3 @@
+module flowgate.local/bench/loadgen
+
+go 1.21
