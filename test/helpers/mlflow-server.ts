@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { superviseGroup } from './process-group.js';
 
@@ -22,7 +22,32 @@ export interface MlflowServer {
    * on SIGUSR1; they go on running), each process headed by its command line. Without it: ''.
    */
   dumpStacks(): Promise<string>;
+  /** The job queue directories MLflow made for this server (with job execution on); stop() removes them. */
+  jobQueueDirs(): Promise<string[]>;
   stop(): Promise<void>;
+}
+
+/**
+ * With job execution on, `mlflow server` puts its job queue in a directory it makes in /dev/shm (else the
+ * temp dir) and never removes. Its processes carry the path in their environment.
+ */
+const JOB_QUEUE_VARIABLE = '_MLFLOW_HUEY_STORAGE_PATH=';
+export async function jobQueueDirsOf(processGroup: number): Promise<string[]> {
+  const dirs = new Set<string>();
+  const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name));
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // Fields after the command name (which may hold spaces and parentheses): state, parent, group.
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== processGroup) continue;
+    const environ = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+    for (const entry of environ.split('\0')) {
+      if (!entry.startsWith(JOB_QUEUE_VARIABLE)) continue;
+      const dir = resolve(entry.slice(JOB_QUEUE_VARIABLE.length));
+      // Only what MLflow's mkdtemp makes: a tmp* directory straight under /dev/shm or the temp dir.
+      if ((dirname(dir) === '/dev/shm' || dirname(dir) === tmpdir()) && basename(dir).startsWith('tmp')) dirs.add(dir);
+    }
+  }
+  return [...dirs];
 }
 
 /**
@@ -254,9 +279,11 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
   });
   const group = superviseGroup(child, 400, 5_000);
   const logs = group.logs;
+  const jobQueueDirs = async () => (child.pid === undefined ? [] : jobQueueDirsOf(child.pid));
   const stop = async () => {
+    const queues = await jobQueueDirs();
     await group.stop();
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all([dir, ...queues].map((d) => rm(d, { recursive: true, force: true })));
   };
 
   const url = `http://127.0.0.1:${port}${prefix}`;
@@ -284,5 +311,5 @@ export async function startMlflowServer(options: StartOptions = {}): Promise<Mlf
     );
     return parts.join('\n');
   };
-  return { url, port, venv, artifactsDir, logs, dumpStacks, stop };
+  return { url, port, venv, artifactsDir, logs, dumpStacks, jobQueueDirs, stop };
 }
