@@ -82,9 +82,26 @@ if ! (set -o noclobber && echo "$$" >"$LOCK") 2>/dev/null; then
 fi
 
 pids=()
+# `mlflow server` makes its job queue in a directory of /dev/shm (else the temp dir) that it never removes;
+# its processes carry the path. Read once MLflow answers, removed when quickstart stops.
+mlflow_job_queues=""
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$child"; descendants "$child"; done
+}
+job_queues_of() {
+  local pid
+  for pid in $(descendants "$1"); do
+    { tr '\0' '\n' <"/proc/$pid/environ" | sed -n 's/^_MLFLOW_HUEY_STORAGE_PATH=//p'; } 2>/dev/null || true
+  done | sort -u
+}
 cleanup() {
   for pid in ${pids[@]+"${pids[@]}"}; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  local queue
+  for queue in $mlflow_job_queues; do
+    case "$queue" in /dev/shm/tmp* | "${TMPDIR:-/tmp}"/tmp*) rm -rf -- "$queue" ;; esac
+  done
   if [ "$(cat "$LOCK" 2>/dev/null || true)" = "$$" ]; then rm -f "$LOCK"; fi
 }
 trap cleanup EXIT INT TERM
@@ -127,6 +144,7 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 if [ "$mlflow_up" != 1 ]; then say "MLflow did not answer on 127.0.0.1:$MLFLOW_PORT within 2 minutes; see $DIR/mlflow.log"; exit 1; fi
+mlflow_job_queues="$(job_queues_of "${pids[0]}")"
 
 check_ports "flowgate|$PORT|QUICKSTART_PORT" "flowgate's metrics|$METRICS_PORT|QUICKSTART_METRICS_PORT" || exit 1
 say "[5/5] Starting flowgate on 127.0.0.1:$PORT and waiting until it is ready (logs: $DIR/flowgate.log)"

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, mlflowVenv } from '../helpers/mlflow-server.js';
+import { freePort, jobQueueDirsOf, mlflowVenv } from '../helpers/mlflow-server.js';
 import { runOps } from '../helpers/python-ops.js';
 
 interface Ports {
@@ -139,4 +139,20 @@ describe('npm run quickstart', () => {
     // Nothing of the second one listens.
     expect(await fetch(`http://127.0.0.1:${other.port}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused');
   });
+
+  it('Ctrl-C stops MLflow and flowgate and removes the job queue MLflow made in /dev/shm', async () => {
+    const running = child!;
+    const queues = await jobQueueDirsOf(running.pid!);
+    expect(queues).toHaveLength(1);
+    expect(existsSync(queues[0]!)).toBe(true);
+    const closed = new Promise((resolve) => running.on('close', resolve));
+    process.kill(-running.pid!, 'SIGINT'); // what a terminal sends the whole foreground group
+    await closed;
+    child = undefined;
+    expect(queues.filter((queue) => existsSync(queue))).toEqual([]);
+    const answers = (url: string) => fetch(url).then(() => 'answered', () => 'refused');
+    expect(await answers(`http://127.0.0.1:${ports.port}/healthz`)).toBe('refused');
+    expect(await answers(`http://127.0.0.1:${ports.mlflowPort}/health`)).toBe('refused');
+    expect(existsSync(join(dir, 'quickstart.pid'))).toBe(false);
+  }, 60_000);
 });
