@@ -666,7 +666,7 @@ const MIN_QUIET_ROUNDS = 5;
 results.latency.roundsMs = LATENCY_RUNS_MS;
 results.latency.runs = {};
 // The latency rounds' client is the Go one unless BENCH_LATENCY_CLIENT=node or Go is missing: the Node
-// client's own lateness (timers in whole milliseconds, its collections) was most of the upstream's p99.
+// client's timers send in bursts and its collections land in the measured runs (docs/performance.md).
 const goClient = process.env.BENCH_LATENCY_CLIENT === 'node' ? { reason: 'BENCH_LATENCY_CLIENT=node' } : buildGoClient(join(HERE, 'loadgen'), tmp('fg-bench-loadgen-'));
 results.latency.client = goClient.binary ? 'go' : `node (${goClient.reason})`;
 log(`latency client: ${results.latency.client}`);

@@ -1,7 +1,7 @@
-// The bench's load client in Go, for the latency rounds: a Node client on the same core as the
-// upstream spent ~50 µs a request and paused for its own collections, and that jitter showed in every
-// row's p99, the upstream's alone included. It speaks bench/load.mjs's protocol as JSON lines on
-// stdin and stdout: an options object, {"warm":true} once warmed, a "go" line, then {"result":…}.
+// The bench's load client in Go, for the latency rounds: it sends at its times, not in timer-sized
+// bursts, and its own collections stay out of the measured windows, so that the p99s are the servers'.
+// It speaks bench/load.mjs's protocol as JSON lines on stdin and stdout: an options object,
+// {"warm":true} once warmed, a "go" line, then {"result":…}.
 package main
 
 import (
@@ -42,17 +42,17 @@ type options struct {
 }
 
 type result struct {
-	Count    int            `json:"count"`
-	Ok       int            `json:"ok"`
-	Statuses map[string]int `json:"statuses"`
-	Seconds  float64        `json:"seconds"`
-	Rps      float64        `json:"rps"`
-	P50      *float64       `json:"p50"`
-	P90      *float64       `json:"p90"`
-	P99      *float64       `json:"p99"`
-	Max      *float64       `json:"max"`
-	Warmup   int            `json:"warmup"`
-	Client   string         `json:"client"`
+	Count    int         `json:"count"`
+	Ok       int         `json:"ok"`
+	Statuses map[int]int `json:"statuses"`
+	Seconds  float64     `json:"seconds"`
+	Rps      float64     `json:"rps"`
+	P50      *float64    `json:"p50"`
+	P90      *float64    `json:"p90"`
+	P99      *float64    `json:"p99"`
+	Max      *float64    `json:"max"`
+	Warmup   int         `json:"warmup"`
+	Client   string      `json:"client"`
 	// How late the client itself sent, at p50 and p99 (ms): its share of every latency above.
 	SendLagP50 *float64 `json:"sendLagP50"`
 	SendLagP99 *float64 `json:"sendLagP99"`
@@ -63,8 +63,6 @@ type client struct {
 	base string
 	mix  []request
 	next atomic.Uint64
-	// lagged hears how late each fixed-rate request left against its intended time.
-	lagged func(time.Duration)
 }
 
 func newClient(o options) *client {
@@ -109,28 +107,48 @@ func (c *client) once() int {
 	return res.StatusCode
 }
 
+// recorder collects one run's answers; with max 0 it only counts them (a warm-up).
 type recorder struct {
 	mu        sync.Mutex
 	latencies []float64
-	statuses  map[string]int
+	lags      []float64
+	statuses  map[int]int
+	total     int
 	max       int
 }
 
+func newRecorder(max int) *recorder {
+	return &recorder{statuses: map[int]int{}, max: max, latencies: make([]float64, 0, min(max, 1<<20))}
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
+
 func (r *recorder) record(status int, since time.Time) {
-	ms := float64(time.Since(since).Nanoseconds()) / 1e6
+	ms := msSince(since)
 	r.mu.Lock()
 	if len(r.latencies) < r.max {
 		r.latencies = append(r.latencies, ms)
 	}
-	r.statuses[fmt.Sprint(status)]++
+	r.statuses[status]++
+	r.total++
 	r.mu.Unlock()
 }
 
-// atRate sends at o.Rate for ms (or limit requests), each latency taken from its intended send time,
+// lateBy records how late a fixed-rate request left against its intended time.
+func (r *recorder) lateBy(intended time.Time) {
+	ms := msSince(intended)
+	r.mu.Lock()
+	if r.max > 0 {
+		r.lags = append(r.lags, ms)
+	}
+	r.mu.Unlock()
+}
+
+// atRate sends at rate for ms (or limit requests), each latency taken from its intended send time,
 // so that a stalled server cannot hide its queueing delay behind a client that waited for it.
-func (c *client) atRate(rate, ms float64, limit int, done func(int, time.Time)) int {
-	// The sender keeps a thread of its own: Go's scheduler waits in whole milliseconds when idle, which
-	// sent ~7 requests at a time at 7000 req/s and counted up to 1 ms of the client's lateness as latency.
+func (c *client) atRate(rate, ms float64, limit int, rec *recorder) {
+	// Go's scheduler waits in whole milliseconds when idle: the sender keeps a thread of its own and
+	// sleeps in the kernel, so that requests leave one by one at their time rather than in bursts.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	setTimerSlack()
@@ -138,39 +156,32 @@ func (c *client) atRate(rate, ms float64, limit int, done func(int, time.Time)) 
 	interval := time.Duration(float64(time.Second) / rate)
 	until := start.Add(time.Duration(ms * float64(time.Millisecond)))
 	var wg sync.WaitGroup
-	sent := 0
-	for sent < limit {
-		now := time.Now()
-		if !now.Before(until) {
-			break
-		}
-		due := int(now.Sub(start)/interval) + 1
+	for sent := 0; sent < limit && time.Now().Before(until); {
+		due := int(time.Since(start)/interval) + 1
 		for ; sent < due && sent < limit; sent++ {
 			intended := start.Add(time.Duration(sent) * interval)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if c.lagged != nil {
-					c.lagged(time.Since(intended))
-				}
-				done(c.once(), intended)
+				rec.lateBy(intended)
+				rec.record(c.once(), intended)
 			}()
 		}
-		preciseSleep(start.Add(time.Duration(sent) * interval).Sub(time.Now()))
+		preciseSleep(time.Until(start.Add(time.Duration(sent) * interval)))
 	}
 	wg.Wait()
-	return sent
 }
 
-func (c *client) closedLoops(n int, until time.Time, keepGoing func() bool, done func(int, time.Time)) {
+func (c *client) closedLoops(n int, until time.Time, limit int, rec *recorder) {
 	var wg sync.WaitGroup
+	var claimed atomic.Int64
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for keepGoing() && time.Now().Before(until) {
+			for claimed.Add(1) <= int64(limit) && time.Now().Before(until) {
 				started := time.Now()
-				done(c.once(), started)
+				rec.record(c.once(), started)
 			}
 		}()
 	}
@@ -190,20 +201,21 @@ func percentile(sorted []float64, p float64) *float64 {
 	return &sorted[i]
 }
 
+func after(ms float64) time.Time {
+	return time.Now().Add(time.Duration(ms * float64(time.Millisecond)))
+}
+
 func run(o options, lines *bufio.Scanner, send func(any)) result {
-	c := newClient(o)
-	defer c.http.CloseIdleConnections()
-	if len(c.mix) == 0 {
+	if len(o.Mix) == 0 {
 		panic("an empty mix")
 	}
-	warmup := 0
-	ignore := func(int, time.Time) {}
+	c := newClient(o)
+	defer c.http.CloseIdleConnections()
+	warm := newRecorder(0)
 	if o.WarmupMs > 0 && o.Rate > 0 {
-		warmup = c.atRate(o.Rate, o.WarmupMs, math.MaxInt, ignore)
+		c.atRate(o.Rate, o.WarmupMs, math.MaxInt, warm)
 	} else if o.WarmupMs > 0 {
-		var count atomic.Int64
-		c.closedLoops(o.Concurrency, time.Now().Add(time.Duration(o.WarmupMs*float64(time.Millisecond))), func() bool { return true }, func(int, time.Time) { count.Add(1) })
-		warmup = int(count.Load())
+		c.closedLoops(o.Concurrency, after(o.WarmupMs), math.MaxInt, warm)
 	}
 	// The client's own collections stay out of the measured window: off while it runs, one between runs.
 	runtime.GC()
@@ -213,32 +225,19 @@ func run(o options, lines *bufio.Scanner, send func(any)) result {
 			os.Exit(0)
 		}
 	}
-	rec := &recorder{statuses: map[string]int{}, max: o.MaxRequests, latencies: make([]float64, 0, min(o.MaxRequests, 1<<20))}
-	var lagMu sync.Mutex
-	lags := make([]float64, 0, 1<<16)
-	c.lagged = func(d time.Duration) {
-		lagMu.Lock()
-		lags = append(lags, float64(d.Nanoseconds())/1e6)
-		lagMu.Unlock()
-	}
+	rec := newRecorder(o.MaxRequests)
 	t0 := time.Now()
 	if o.Rate > 0 {
-		c.atRate(o.Rate, o.DurationMs, o.MaxRequests, rec.record)
+		c.atRate(o.Rate, o.DurationMs, o.MaxRequests, rec)
 	} else {
-		var n atomic.Int64
-		c.closedLoops(o.Concurrency, t0.Add(time.Duration(o.DurationMs*float64(time.Millisecond))),
-			func() bool { return n.Load() < int64(o.MaxRequests) },
-			func(s int, started time.Time) { n.Add(1); rec.record(s, started) })
+		c.closedLoops(o.Concurrency, after(o.DurationMs), o.MaxRequests, rec)
 	}
 	seconds := time.Since(t0).Seconds()
-	c.lagged = nil
 	sort.Float64s(rec.latencies)
-	sort.Float64s(lags)
+	sort.Float64s(rec.lags)
 	ok := 0
-	for s, count := range rec.statuses {
-		var code int
-		fmt.Sscan(s, &code)
-		if code >= 200 && code < 400 {
+	for status, count := range rec.statuses {
+		if status >= 200 && status < 400 {
 			ok += count
 		}
 	}
@@ -246,8 +245,8 @@ func run(o options, lines *bufio.Scanner, send func(any)) result {
 	return result{
 		Count: n, Ok: ok, Statuses: rec.statuses, Seconds: seconds, Rps: float64(n) / seconds,
 		P50: percentile(rec.latencies, 50), P90: percentile(rec.latencies, 90), P99: percentile(rec.latencies, 99),
-		Max: percentile(rec.latencies, 100), Warmup: warmup, Client: "go",
-		SendLagP50: percentile(lags, 50), SendLagP99: percentile(lags, 99),
+		Max: percentile(rec.latencies, 100), Warmup: warm.total, Client: "go",
+		SendLagP50: percentile(rec.lags, 50), SendLagP99: percentile(rec.lags, 99),
 	}
 }
 
