@@ -1,4 +1,5 @@
-import { keyedInWorkspace } from '../resources/kinds.js';
+import { keyedInWorkspace, RESOURCE_KINDS } from '../resources/kinds.js';
+import { BY_RANK } from '../resources/permissions.js';
 import type { Sql } from '../store/sql.js';
 import { DEFAULT_WORKSPACE, qualify, splitQualified } from '../workspaces/names.js';
 import { currentWorkspace } from '../workspaces/request-workspace.js';
@@ -6,13 +7,22 @@ import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 export type Grantee = { readonly type: 'user'; readonly id: number } | { readonly type: 'group'; readonly id: number };
 
-export interface RawGrant {
-  readonly resource_kind: ResourceKind;
+/**
+ * A grant as the in-memory policy index takes it: its kind and permission as their positions in
+ * `RESOURCE_KINDS` and `BY_RANK` (null for a word this version does not know), its grantee as one
+ * number (a user id, or a negated group id). Rows of words gave the loader three new strings per
+ * grant, and on a large store that garbage, more than the index, set the peak memory of a start.
+ */
+export interface IndexedGrant {
+  readonly kind: number | null;
   readonly resource_id: string;
-  readonly user_id: number | null;
-  readonly group_id: number | null;
-  readonly permission: Permission;
+  readonly grantee: number;
+  readonly grant_rank: number | null;
 }
+
+/** `column`'s word as its position in `words` (internal constants, never input). */
+const positionIn = (column: string, words: readonly string[]) => `CASE ${column} ${words.map((w, i) => `WHEN '${w}' THEN ${i}`).join(' ')} END`;
+const INDEXED_COLUMNS = `${positionIn('resource_kind', RESOURCE_KINDS)} AS kind, resource_id, COALESCE(user_id, -group_id) AS grantee, ${positionIn('permission', BY_RANK)} AS grant_rank`;
 
 export interface GrantRow {
   readonly resource_kind: ResourceKind;
@@ -83,8 +93,8 @@ const SQL = {
        ORDER BY u.username, gr.name`,
   count: 'SELECT count(*) AS n FROM grants',
   resources: 'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
-  page: 'SELECT id, resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE id > ? ORDER BY id LIMIT ?',
-  onResourceRaw: 'SELECT resource_kind, resource_id, user_id, group_id, permission FROM grants WHERE resource_kind = ? AND resource_id = ?',
+  page: `SELECT id, ${INDEXED_COLUMNS} FROM grants WHERE id > ? ORDER BY id LIMIT ?`,
+  onResourceIndexed: `SELECT ${INDEXED_COLUMNS} FROM grants WHERE resource_kind = ? AND resource_id = ?`,
 } as const;
 
 /** A user a resource's grants concern, with the groups they belong to (by name). */
@@ -181,15 +191,15 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
      * Every grant, a page at a time in id order, for the in-memory policy index: a page is garbage as
      * soon as it is indexed, so loading 100k grants never holds them all as rows.
      */
-    async *pages(size = 5000): AsyncGenerator<RawGrant[]> {
+    async *pages(size = 5000): AsyncGenerator<IndexedGrant[]> {
       for (let after = 0; ; ) {
-        const rows = await sql.all<RawGrant & { id: number }>(SQL.page, [after, size]);
+        const rows = await sql.all<IndexedGrant & { id: number }>(SQL.page, [after, size]);
         if (rows.length > 0) yield rows;
         if (rows.length < size) return;
         after = rows[rows.length - 1]!.id;
       }
     },
-    onResourceRaw: (kind: ResourceKind, id: string): Promise<RawGrant[]> => sql.all<RawGrant>(SQL.onResourceRaw, [kind, storedId(kind, id)]),
+    onResourceIndexed: (kind: ResourceKind, id: string): Promise<IndexedGrant[]> => sql.all<IndexedGrant>(SQL.onResourceIndexed, [kind, storedId(kind, id)]),
   };
 }
 

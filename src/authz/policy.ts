@@ -1,9 +1,10 @@
-import { hasNumericId, keyedInWorkspace } from '../resources/kinds.js';
+import { hasNumericId, keyedInWorkspace, RESOURCE_KINDS } from '../resources/kinds.js';
 import { splitQualified } from '../workspaces/names.js';
 import { inWorkspace } from '../workspaces/request-workspace.js';
-import { BY_RANK, rank } from '../resources/permissions.js';
+import { BY_RANK } from '../resources/permissions.js';
 import type { GrantFacts } from './decide.js';
-import { storedId, type GrantsRepo } from './grants-repo.js';
+import { storedId, type GrantsRepo, type IndexedGrant } from './grants-repo.js';
+import { GrantIndex } from './grant-index.js';
 import { createPatternPolicy } from './pattern-policy.js';
 import type { PatternGrant } from './pattern-index.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
@@ -16,10 +17,8 @@ export interface Grantee {
 
 const NO_FACTS: GrantFacts = Object.freeze({ direct: undefined, groups: Object.freeze([]) as readonly Permission[] });
 
-/** A resource's key: its kind and its id as stored, in the request's workspace (`storedId`). */
-const keyOf = (kind: ResourceKind, id: string) => storedKey(kind, storedId(kind, id));
-/** A row's key: its id is stored already (never re-keyed in whichever workspace reads it). */
-const storedKey = (kind: ResourceKind, stored: string) => `${kind}\u0000${stored}`;
+/** A resource's key among the re-reads in flight: its kind and its id as stored. */
+const readKey = (kind: ResourceKind, stored: string) => `${kind}\u0000${stored}`;
 
 /**
  * Every grant, in memory, indexed by resource: a decision is one map look-up and a scan of that
@@ -36,19 +35,17 @@ const storedKey = (kind: ResourceKind, stored: string) => `${kind}\u0000${stored
  * without the patterns.
  */
 export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): Promise<PatternGrant[]> } = { all: async () => [] }) {
-  let index = new Map<string, number[]>();
+  let index = new GrantIndex();
   /** Counts the changes applied: the decision log names the policy a decision was made under. */
   let generation = 0;
   const patterns = createPatternPolicy(() => patternGrants.all());
 
-  type Row = { resource_kind: ResourceKind; resource_id: string; user_id: number | null; group_id: number | null; permission: Permission };
-
-  function load(rows: Iterable<Row>, next = new Map<string, number[]>()) {
+  function load(rows: Iterable<IndexedGrant>, next = new GrantIndex()) {
     for (const r of rows) {
-      const key = storedKey(r.resource_kind, r.resource_id);
-      let list = next.get(key);
-      if (!list) next.set(key, (list = []));
-      list.push(r.user_id !== null ? r.user_id : -(r.group_id as number), rank(r.permission));
+      const kind = r.kind === null ? undefined : RESOURCE_KINDS[r.kind];
+      // A kind or level only a newer version writes: no route of this one asks about it.
+      if (kind === undefined || r.grant_rank === null) continue;
+      next.add(kind, r.resource_id, r.grantee, r.grant_rank);
     }
     return next;
   }
@@ -58,20 +55,20 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   let reads = 0;
 
   function reread(ref: ResourceRef): Promise<void> {
-    const key = keyOf(ref.kind, ref.id);
+    const stored = storedId(ref.kind, ref.id);
+    const key = readKey(ref.kind, stored);
     const n = ++reads;
-    const done = grants.onResourceRaw(ref.kind, ref.id).then(
+    const done = grants.onResourceIndexed(ref.kind, ref.id).then(
       (rows): void | Promise<void> => {
         const latest = inFlight.get(key);
         // A newer read of the resource already landed (gone) or is on its way (wait for it).
         if (latest === undefined) return;
         if (latest.n !== n) return latest.done;
         inFlight.delete(key);
-        const fresh = load(rows).get(key);
+        const fresh = load(rows).seal().get(ref.kind, stored);
         generation++;
-        changedDuringReload?.set(key, fresh);
-        if (fresh) index.set(key, fresh);
-        else index.delete(key);
+        changedDuringReload?.set(key, { kind: ref.kind, stored, fresh });
+        index.replace(ref.kind, stored, fresh);
       },
       (err: unknown) => {
         if (inFlight.get(key)?.n === n) inFlight.delete(key);
@@ -83,21 +80,19 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   }
 
   /** Resources re-read while a full reload was in flight: its older snapshot must not undo them. */
-  let changedDuringReload: Map<string, number[] | undefined> | undefined;
+  let changedDuringReload: Map<string, { kind: ResourceKind; stored: string; fresh: readonly number[] | undefined }> | undefined;
 
   async function reloadAll(): Promise<void> {
-    const mine = new Map<string, number[] | undefined>();
+    const mine: NonNullable<typeof changedDuringReload> = new Map();
     changedDuringReload = mine;
     try {
-      const next = new Map<string, number[]>();
+      const next = new GrantIndex();
       const loadGrants = async () => {
         for await (const page of grants.pages()) load(page, next);
+        next.seal();
       };
       await Promise.all([loadGrants(), patterns.reload()]);
-      for (const [key, fresh] of mine) {
-        if (fresh) next.set(key, fresh);
-        else next.delete(key);
-      }
+      for (const { kind, stored, fresh } of mine.values()) next.replace(kind, stored, fresh);
       index = next;
       generation++;
     } finally {
@@ -111,7 +106,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   /** The grants on the resource itself. */
   function ownFacts(who: Grantee, ref: ResourceRef): GrantFacts {
     if (missing(ref)) return NO_FACTS;
-    const list = index.get(keyOf(ref.kind, ref.id));
+    const list = index.get(ref.kind, storedId(ref.kind, ref.id));
     if (list === undefined) return NO_FACTS;
     let direct: Permission | undefined;
     let groups: Permission[] | undefined;
@@ -126,7 +121,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   /** The caller's groups' grants on the resource itself, in `who.groupIds` order (for explanations). */
   function groupGrants(who: Grantee, ref: ResourceRef): Array<{ readonly groupId: number; readonly permission: Permission }> {
     if (missing(ref)) return [];
-    const list = index.get(keyOf(ref.kind, ref.id));
+    const list = index.get(ref.kind, storedId(ref.kind, ref.id));
     if (list === undefined) return [];
     const byGroup = new Map<number, Permission>();
     for (let i = 0; i < list.length; i += 2) if (list[i]! < 0) byGroup.set(-list[i]!, BY_RANK[list[i + 1]!]!);

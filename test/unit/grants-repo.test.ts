@@ -21,7 +21,7 @@ describe('the grants repository', () => {
     const moved = await sql.transaction(() => grants.moveResource('registered_model', 'old', 'new'));
 
     expect(moved).toBe(2);
-    expect(await grants.onResourceRaw('registered_model', 'old')).toEqual([]);
+    expect(await grants.onResourceIndexed('registered_model', 'old')).toEqual([]);
     expect(await grants.get({ type: 'user', id: ann.id }, 'registered_model', 'new')).toBe('MANAGE');
     expect(await grants.get({ type: 'group', id: team.id }, 'registered_model', 'new')).toBe('READ');
     // Grants the move does not collide with, and other kinds, stay as they were.

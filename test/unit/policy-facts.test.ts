@@ -93,13 +93,13 @@ describe('policy facts from the store', () => {
     const firstHeld = new Promise<void>((r) => (releaseFirst = r));
     let reads = 0;
     // The first re-read is slow (a busy pool connection) and answers after the second.
-    const onResourceRaw = async (kind: ResourceKind, id: string) => {
+    const onResourceIndexed = async (kind: ResourceKind, id: string) => {
       const n = ++reads;
-      const rows = await grants.onResourceRaw(kind, id);
+      const rows = await grants.onResourceIndexed(kind, id);
       if (n === 1) await firstHeld;
       return rows;
     };
-    const policy = createPolicyReader({ ...grants, onResourceRaw });
+    const policy = createPolicyReader({ ...grants, onResourceIndexed });
     await policy.reloadAll();
     await grants.insert({ type: 'user', id: alice.id }, 'experiment', '4', 'READ');
     const first = policy.changed(ref);
@@ -117,13 +117,13 @@ describe('policy facts from the store', () => {
     let releaseSecond!: () => void;
     const secondHeld = new Promise<void>((r) => (releaseSecond = r));
     let reads = 0;
-    const onResourceRaw = async (kind: ResourceKind, id: string) => {
+    const onResourceIndexed = async (kind: ResourceKind, id: string) => {
       const n = ++reads;
-      const rows = await grants.onResourceRaw(kind, id);
+      const rows = await grants.onResourceIndexed(kind, id);
       if (n === 2) await secondHeld;
       return rows;
     };
-    const policy = createPolicyReader({ ...grants, onResourceRaw });
+    const policy = createPolicyReader({ ...grants, onResourceIndexed });
     await policy.reloadAll();
     await grants.insert({ type: 'user', id: alice.id }, 'experiment', '5', 'EDIT');
     // The writer's own re-read, then one a notification started: the writer's answers first.
