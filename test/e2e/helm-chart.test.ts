@@ -501,4 +501,13 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     expect(helmLint([base(), file]).ok).toBe(true);
     expect(envOf(proxy(helmTemplate([base(), file])).container).FLOWGATE_INFERENCE_API_KEYS).toEqual(ref);
   });
+
+  // docs/operations.md, "Memory": a store of ~1M grants in a smaller container needs a heap limit below the container's.
+  it('passes a Node heap limit and a larger memory limit through, as the memory guide says', () => {
+    const file = values({ extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' }], resources: { limits: { memory: '320Mi' } } });
+    expect(helmLint([base(), file]).ok).toBe(true);
+    const { container } = proxy(helmTemplate([base(), file]));
+    expect(envOf(container).NODE_OPTIONS).toEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' });
+    expect(container.resources.limits.memory).toBe('320Mi');
+  });
 });
