@@ -4,7 +4,7 @@ import type { ResourceKind } from './types.js';
  * The grants of every resource, by kind and stored id: each a flat list of (grantee, rank) pairs,
  * the grantee a user id (> 0) or a negated group id (< 0).
  *
- * A map per kind keyed by the stored id as SQLite gave it, rather than one map keyed by a
+ * A map per kind keyed by the stored id as the store gave it, rather than one map keyed by a
  * `kind + id` string: a joined key costs a string per resource held and one more per look-up. A
  * list is grown while rows arrive and cut to its length by `seal()`, since a grown array keeps
  * room for more (most resources hold a few grants).
