@@ -186,7 +186,6 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
     /** Every resource that has at least one grant. */
     resources: async (): Promise<ResourceRef[]> =>
       (await sql.all<{ resource_kind: ResourceKind; resource_id: string }>(SQL.resources)).map((r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef),
-    /** Every grant, for the in-memory policy index. */
     /**
      * Every grant, a page at a time in id order, for the in-memory policy index: a page is garbage as
      * soon as it is indexed, so loading 100k grants never holds them all as rows.
