@@ -356,6 +356,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     oidcSignIn: config.oidc !== undefined,
     explain: explainer,
     principalOf: (userId) => principals.principal(userId, 'basic'),
+    principalNow: (userId, via) => principals.principal(userId, via),
     pruneOrphans: (actor, dryRun) => pruneOrphanGrants({ grants, writer: grantWriter, exists: mlflowExistence(upstreamJson), actor, dryRun }),
     setUserActive,
   };

@@ -1,7 +1,7 @@
 import { inWorkspace } from '../workspaces/request-workspace.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
-import { badRequest, FlowgateError, forbidden, sendJson } from '../errors.js';
+import { badRequest, FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
@@ -92,6 +92,22 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
   }
   const handlerDeps: AdminDeps = { ...deps, runBatch };
 
+  /** The access check: the access when allowed, else a 403 thrown. */
+  function authorize(principal: Principal, m: AdminMatch): AdminAccess | Promise<AdminAccess> {
+    const granted = (verdict: AccessVerdict): AdminAccess => {
+      if (!verdict.allow) throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`, verdict.reason);
+      return { match: m, principal, reason: verdict.reason };
+    };
+    const verdict = access(m.route, principal, m.params, deps);
+    return verdict instanceof Promise ? verdict.then(granted) : granted(verdict);
+  }
+
+  async function currentPrincipal(principal: Principal): Promise<Principal> {
+    const now = await deps.principalNow(principal.userId, principal.via);
+    if (!now) throw unauthenticated();
+    return now;
+  }
+
   return {
     routes,
     /** `encodedPath` is the normalized path with each segment percent-encoded. */
@@ -105,20 +121,18 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
       const served = ROUTE_METHODS.filter((method) => router.find(method, encodedPath) !== null);
       return served.includes('GET') ? [...served, 'HEAD'] : served;
     },
-    /** The access check, decided once and timed by the pipeline: the access when allowed, else a 403 thrown. */
-    authorize(principal: Principal, m: AdminMatch): AdminAccess | Promise<AdminAccess> {
-      const granted = (verdict: AccessVerdict): AdminAccess => {
-        if (!verdict.allow) throw forbidden(`Permission denied: ${principal.username} may not ${m.route.summary.toLowerCase()}`, verdict.reason);
-        return { match: m, principal, reason: verdict.reason };
-      };
-      const verdict = access(m.route, principal, m.params, deps);
-      return verdict instanceof Promise ? verdict.then(granted) : granted(verdict);
-    },
+    /** The access check, timed by the pipeline (and made again once a request's body has arrived). */
+    authorize,
     async handle(req: IncomingMessage, res: ServerResponse, granted: AdminAccess, query: URLSearchParams) {
-      const { match: m, principal } = granted;
+      const m = granted.match;
+      let principal = granted.principal;
       let body: unknown;
-      if (m.route.body) body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
-      else req.resume();
+      if (m.route.body) {
+        body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
+        // A body may arrive up to the read deadline after the check: a caller demoted, disabled or
+        // deleted meanwhile must not act with the rights they had when the headers came.
+        principal = (await authorize(await currentPrincipal(principal), m)).principal;
+      } else req.resume();
       const result = await m.route.handler({ principal, params: m.params, query, body }, handlerDeps);
       sendJson(res, result.status, result.body);
     },
