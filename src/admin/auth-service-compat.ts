@@ -4,12 +4,13 @@ import type { ResourceRef } from '../authz/types.js';
 import { badRequest, FlowgateError, forbidden, notFound } from '../errors.js';
 import type { Principal, User } from '../principals/types.js';
 import { permits } from '../resources/permissions.js';
-import { heldGrantsOf } from './held-grants.js';
+import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
+import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { knownGrantee } from './grantees.js';
 import { requireUser } from './lookups.js';
 import { grantTarget, mlflowLevelSchema, ROLE_WORKSPACE, toMlflowLevel, type GrantTarget } from './mlflow-params.js';
 import { roleJson, userPermissionRows } from './role-json.js';
-import { removeHeld, writeTarget } from './roles.js';
+import { heldFor, removeHeld, writeTarget } from './roles.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
 import { readQuery } from './ui-query.js';
 import { USER_ROUTES } from './users.js';
@@ -197,12 +198,10 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
       // A manager learns nothing about a name holding no grant here, not even whether it exists.
       const grantee: Grantee | undefined = await knownGrantee(deps, { type: 'user', segment: 'users', param: 'username', nameField: 'username' }, b.username);
       if (!grantee) throw missing;
-      const target = t.shape === 'pattern' ? t.pattern : t.id;
-      const held = (await heldGrantsOf(deps.sql, grantee)).find(
-        (h) => h.kind === t.kind && h.pattern === (t.shape === 'pattern') && (h.target === target || h.target.endsWith(`\u001f${target}`)),
-      );
-      if (!held) throw missing;
-      await removeHeld(deps, req.principal.username, { grantee, name: b.username }, held);
+      // MLflow's per-user grants are the request's workspace's (its synthetic role there): the grant is
+      // looked for, and removed, in the workspace MANAGE was checked in, and nowhere else.
+      const held = await heldFor(deps, grantee, t, currentWorkspace() ?? DEFAULT_WORKSPACE);
+      if (!held || !(await removeHeld(deps, req.principal.username, { grantee, name: b.username }, held))) throw missing;
       return { status: 200, body: {} };
     },
   },

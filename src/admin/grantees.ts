@@ -1,4 +1,5 @@
 import type { Grantee } from '../authz/grants-repo.js';
+import type { Principal } from '../principals/types.js';
 import { requireGroup, requireUser } from './lookups.js';
 import type { AdminDeps } from './types.js';
 import { groupNameSchema, parseWith } from './validation.js';
@@ -29,18 +30,30 @@ export async function knownGrantee(deps: AdminDeps, g: GranteeShape, name: strin
 
 /**
  * The grantee of a new grant. Groups mirror identity-provider roles and appear when someone holding
- * the role first signs in; a team's grants come first (the spec's step 2), so granting to a group not
- * seen yet creates it (audited). A user must exist.
+ * the role first signs in; a team's grants come first (the spec's step 2), so an administrator granting
+ * to a group not seen yet creates it (audited). A user must exist.
  */
 export async function granteeForGrant(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<Grantee> {
-  return (await newGrantee(deps, g, actor, name)).grantee;
+  return (await newGrantee(deps, g, { username: actor, isAdmin: true }, name)).grantee;
 }
 
-/** The same, and whether the group was created for it (a new group: the answer says so, since a typo is otherwise silent). */
-export async function newGrantee(deps: AdminDeps, g: GranteeShape, actor: string, name: string): Promise<{ grantee: Grantee; createdGroup: boolean }> {
-  if (g.type === 'user') return { grantee: await existingGrantee(deps, g, name), createdGroup: false };
+/**
+ * The same, and whether the group was created for it (a new group: the answer says so, since a typo is
+ * otherwise silent). Only an administrator makes a group this way: for anyone else (a manager of the
+ * resource, a workspace's administrator) a group must exist as a user must, and one that does not is the
+ * same 404 as a username no account holds, as mlflow-oidc-auth answers it. Otherwise a manager would make
+ * groups, which identity-provider roles then fill, and the answer (`new_group`) would tell them which
+ * role names exist.
+ */
+export async function newGrantee(
+  deps: AdminDeps,
+  g: GranteeShape,
+  actor: Pick<Principal, 'username' | 'isAdmin'>,
+  name: string,
+): Promise<{ grantee: Grantee; createdGroup: boolean }> {
+  if (g.type === 'user' || !actor.isAdmin) return { grantee: await existingGrantee(deps, g, name), createdGroup: false };
   const known = await deps.directory.groupByName(name);
   if (known) return { grantee: { type: 'group', id: known.id }, createdGroup: false };
   const groupName = parseWith(groupNameSchema, name, 'group_name in the path');
-  return { grantee: { type: 'group', id: (await deps.principalWriter.createGroup(actor, groupName)).id }, createdGroup: true };
+  return { grantee: { type: 'group', id: (await deps.principalWriter.createGroup(actor.username, groupName)).id }, createdGroup: true };
 }

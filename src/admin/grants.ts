@@ -110,13 +110,13 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       handler: async (req, deps) => {
         const id = resourceId(k, req);
         const name = who(req);
-        const { grantee: ge, createdGroup } = await newGrantee(deps, g, req.principal.username, name);
+        const { grantee: ge, createdGroup } = await newGrantee(deps, g, req.principal, name);
         const { permission } = req.body as z.infer<KindShape['body']>;
         if ((await deps.grants.get(ge, k.kind, id)) !== undefined)
           throw conflict(`${g.type} '${name}' already has a permission on ${k.label} '${id}'; use PATCH to change it`);
         await deps.grantWriter.create(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, permission);
         const made = answer(201, id, name, permission);
-        // A group no one had named before was made for this grant: said, since a misspelt name is otherwise silent.
+        // A group no one had named before was made for this grant (an administrator's: anyone else's needs the group to exist): said, since a misspelt name is otherwise silent.
         return createdGroup ? { ...made, body: { ...made.body, new_group: true } } : made;
       },
     },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Grantee } from '../authz/grants-repo.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors.js';
 import type { Group } from '../principals/types.js';
+import { inWorkspace } from '../workspaces/request-workspace.js';
 import { heldGrantById, heldGrantsOf, type HeldGrant } from './held-grants.js';
 import { requireUser } from './lookups.js';
 import { grantTarget, levelOn, mlflowIdSchema, mlflowLevelSchema, ROLE_WORKSPACE, roleWorkspace, type GrantTarget } from './mlflow-params.js';
@@ -16,6 +17,11 @@ import { groupNameSchema, usernameSchema } from './validation.js';
  * is a grant (or, for `*`, a pattern grant) of the group, assigning a role adds a member. Groups made
  * any other way (the admin API, an identity provider's roles) are roles too. Administrators only,
  * apart from a user reading their own roles.
+ *
+ * Every role lives in `ROLE_WORKSPACE` (`default`), and a role permission applies in its role's
+ * workspace, as MLflow's does: the routes read and write role permissions there whatever workspace the
+ * request names with `X-MLFLOW-WORKSPACE`. A group's grants kept in another workspace are no role
+ * permission of it: not listed, and their `role_permission_id` names none.
  */
 
 const createBody = z.strictObject({
@@ -55,25 +61,54 @@ export async function writeTarget(deps: AdminDeps, actor: string, who: { grantee
   await deps.grantWriter.create(actor, who, { kind: t.kind, id: t.id } as Parameters<AdminDeps['grantWriter']['create']>[2], t.permission);
 }
 
-/** Removes one held grant (by its writer, so the policy index and audit log follow). */
-export async function removeHeld(deps: AdminDeps, actor: string, who: { grantee: Grantee; name: string }, h: HeldGrant): Promise<void> {
-  if (h.pattern) await deps.patternWriter.remove(actor, who, h.kind, h.target);
-  else await deps.grantWriter.remove(actor, who, { kind: h.kind, id: h.target } as Parameters<AdminDeps['grantWriter']['remove']>[2], h.permission);
+/**
+ * Removes one held grant (by its writer, so the policy index and audit log follow), in the workspace it
+ * is kept in and by its id there. False, with nothing written, when the grantee no longer holds it
+ * there: the caller answers as for a grant nobody holds, never with a success that changed nothing.
+ */
+export async function removeHeld(deps: AdminDeps, actor: string, who: { grantee: Grantee; name: string }, h: HeldGrant): Promise<boolean> {
+  return inWorkspace(h.workspace, async () => {
+    if (h.pattern) return (await deps.patternWriter.remove(actor, who, h.kind, h.name)) !== undefined;
+    const old = await deps.grants.get(who.grantee, h.kind, h.name);
+    if (old === undefined) return false;
+    await deps.grantWriter.remove(actor, who, { kind: h.kind, id: h.name } as Parameters<AdminDeps['grantWriter']['remove']>[2], old);
+    return true;
+  });
 }
 
-/** The role permission the id names; 404 for an id that is no group's grant (a user's own grants are not role permissions). */
+/** Changes the level of one held grant, in the workspace it is kept in; false, with nothing written, when the grantee no longer holds it. */
+async function updateHeld(deps: AdminDeps, actor: string, who: { grantee: Grantee; name: string }, h: HeldGrant, permission: HeldGrant['permission']): Promise<boolean> {
+  return inWorkspace(h.workspace, async () => {
+    if (h.pattern) {
+      // `set` would make a pattern grant that is gone: asked first.
+      if ((await deps.patternGrants.get(who.grantee, h.kind, h.name)) === undefined) return false;
+      await deps.patternWriter.set(actor, who, h.kind, h.name, permission);
+      return true;
+    }
+    const old = await deps.grants.get(who.grantee, h.kind, h.name);
+    if (old === undefined) return false;
+    await deps.grantWriter.update(actor, who, { kind: h.kind, id: h.name } as Parameters<AdminDeps['grantWriter']['update']>[2], old, permission);
+    return true;
+  });
+}
+
+const missingRolePermission = (id: number) => notFound(`Role permission with id=${id} not found`);
+
+/**
+ * The role permission the id names; 404 for an id that is no group's grant (a user's own grants are
+ * not role permissions), nor one kept in the roles' workspace (a group's grant made in another
+ * workspace through the admin API is no role permission).
+ */
 async function requireRolePermission(deps: AdminDeps, id: number): Promise<{ held: HeldGrant; group: Group }> {
   const held = await heldGrantById(deps.sql, id);
-  if (!held || held.grantee.type !== 'group') throw notFound(`Role permission with id=${id} not found`);
+  if (!held || held.grantee.type !== 'group' || held.workspace !== ROLE_WORKSPACE) throw missingRolePermission(id);
   return { held, group: await requireRole(deps, held.grantee.id) };
 }
 
-/** The held grant just written for a target: its number is the role permission's id. */
-async function heldFor(deps: AdminDeps, grantee: Grantee, t: GrantTarget): Promise<HeldGrant> {
-  const target = t.shape === 'pattern' ? t.pattern : t.id;
-  const found = (await heldGrantsOf(deps.sql, grantee)).find((h) => h.kind === t.kind && h.pattern === (t.shape === 'pattern') && (h.target === target || h.target.endsWith(`\u001f${target}`)));
-  if (!found) throw notFound(`The permission on ${t.kind} '${target}' was not kept`);
-  return found;
+/** The held grant just written for a target in `workspace`: its number is the role permission's id. */
+export async function heldFor(deps: AdminDeps, grantee: Grantee, t: GrantTarget, workspace: string): Promise<HeldGrant | undefined> {
+  const name = t.shape === 'pattern' ? t.pattern : t.id;
+  return (await heldGrantsOf(deps.sql, grantee, workspace)).find((h) => h.kind === t.kind && h.pattern === (t.shape === 'pattern') && h.name === name);
 }
 
 const body = <T>(req: AdminRequest) => req.body as T;
@@ -163,8 +198,9 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
       const b = body<z.infer<typeof addPermissionBody>>(req);
       const t = grantTarget(b.resource_type, b.resource_pattern, b.permission, ROLE_WORKSPACE);
       const group = await requireRole(deps, b.role_id);
-      await writeTarget(deps, req.principal.username, role(group), t);
-      const held = await heldFor(deps, { type: 'group', id: group.id }, t);
+      await inWorkspace(ROLE_WORKSPACE, () => writeTarget(deps, req.principal.username, role(group), t));
+      const held = await heldFor(deps, { type: 'group', id: group.id }, t, ROLE_WORKSPACE);
+      if (!held) throw notFound(`The permission on ${t.kind} '${t.shape === 'pattern' ? t.pattern : t.id}' was not kept`);
       return { status: 200, body: { role_permission: rolePermissionJson(group.id, held) } };
     },
   },
@@ -176,8 +212,9 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     body: permissionIdBody,
     handler: async (req, deps) => {
-      const { held, group } = await requireRolePermission(deps, body<z.infer<typeof permissionIdBody>>(req).role_permission_id);
-      await removeHeld(deps, req.principal.username, role(group), held);
+      const id = body<z.infer<typeof permissionIdBody>>(req).role_permission_id;
+      const { held, group } = await requireRolePermission(deps, id);
+      if (!(await removeHeld(deps, req.principal.username, role(group), held))) throw missingRolePermission(id);
       return { status: 200, body: {} };
     },
   },
@@ -189,7 +226,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     access: 'admin',
     handler: async (req, deps) => {
       const group = await requireRole(deps, readQuery(roleIdQuery, req.query).role_id);
-      const held = await heldGrantsOf(deps.sql, { type: 'group', id: group.id });
+      const held = await heldGrantsOf(deps.sql, { type: 'group', id: group.id }, ROLE_WORKSPACE);
       return { status: 200, body: { role_permissions: held.map((h) => rolePermissionJson(group.id, h)) } };
     },
   },
@@ -205,10 +242,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
       const { held, group } = await requireRolePermission(deps, b.role_permission_id);
       // The same check as adding it, so a level the kind does not take is refused alike.
       const permission = levelOn(held.kind, b.permission);
-      const who = role(group);
-      if (held.pattern) await deps.patternWriter.set(req.principal.username, who, held.kind, held.target, permission);
-      else
-        await deps.grantWriter.update(req.principal.username, who, { kind: held.kind, id: held.target } as Parameters<AdminDeps['grantWriter']['update']>[2], held.permission, permission);
+      if (!(await updateHeld(deps, req.principal.username, role(group), held, permission))) throw missingRolePermission(b.role_permission_id);
       return { status: 200, body: { role_permission: rolePermissionJson(group.id, { ...held, permission }) } };
     },
   },

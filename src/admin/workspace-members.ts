@@ -60,7 +60,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
         const workspace = workspaceOf(req);
         const body = req.body as Record<string, string> & { permission: Permission };
         const name = body[g.nameField]!;
-        const { grantee } = await newGrantee(deps, g, req.principal.username, name);
+        const { grantee } = await newGrantee(deps, g, req.principal, name);
         if ((await deps.grants.get(grantee, WORKSPACE, workspace)) !== undefined)
           throw conflict(`${g.type} '${name}' already holds a role in workspace '${workspace}'; use PATCH to change it`);
         await deps.grantWriter.create(req.principal.username, { grantee, name }, { kind: WORKSPACE, id: workspace }, body.permission);

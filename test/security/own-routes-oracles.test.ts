@@ -179,6 +179,39 @@ describe('class 2: the Manage screens are no user directory', () => {
     }
   });
 
+  it.each(cases)('%s via %s: granting to a group nobody has answers as granting to a username nobody has, and makes no group', async (attacker, prefix) => {
+    const id = managed[attacker]!;
+    const me = as(attacker);
+    // A guessed identity-provider role name: whether a group of that name exists is what `new_group` told her.
+    const guess = `idp-role-${randomHex(4)}`;
+    const grant = (segment: string) => me('POST', `${prefix}/2.0/mlflow/permissions/${segment}/${guess}/experiments/${id}`, { body: { permission: 'READ' } });
+    const [group, user] = [await grant('groups'), await grant('users')];
+    expect(group.status, group.text).toBe(404);
+    expect(group.json).toEqual({ error_code: 'RESOURCE_DOES_NOT_EXIST', message: `Group '${guess}' does not exist` });
+    expect(user.json).toEqual({ error_code: 'RESOURCE_DOES_NOT_EXIST', message: `User '${guess}' does not exist` });
+    expect((await admin('GET', `${V2}/permissions/groups/${guess}/users`)).status).toBe(404);
+    const listed = ok(await me('GET', ui(prefix, id, 'grants')), 'grants').grants as Array<{ name: string }>;
+    expect(listed.map((g) => g.name)).not.toContain(guess);
+    // A group that exists she grants as before: the answer is the grant, never whether the group is new.
+    const known = await me('POST', `${prefix}/2.0/mlflow/permissions/groups/${otherTeam}/experiments/${id}`, { body: { permission: 'READ' } });
+    try {
+      expect(known.status, known.text).toBe(201);
+      expect(known.json).toEqual({ permission: { resource_type: 'experiment', experiment_id: id, group_name: otherTeam, permission: 'READ' } });
+    } finally {
+      ok(await admin('DELETE', `${V2}/permissions/groups/${otherTeam}/experiments/${id}`), 'revoke');
+    }
+  });
+
+  it('an administrator still makes a group by granting to it, and is told so', async () => {
+    const id = managed['m-direct']!;
+    const fresh = `new-team-${randomHex(4)}`;
+    const made = ok(await admin('POST', `${V2}/permissions/groups/${fresh}/experiments/${id}`, { body: { permission: 'READ' } }), 'grant a new group');
+    expect(made).toMatchObject({ new_group: true, permission: { group_name: fresh } });
+    ok(await admin('GET', `${V2}/permissions/groups/${fresh}/users`), 'the group exists');
+    const again = ok(await admin('PATCH', `${V2}/permissions/groups/${fresh}/experiments/${id}`, { body: { permission: 'EDIT' } }), 'change');
+    expect(again).not.toHaveProperty('new_group');
+  });
+
   it.each(cases)('%s via %s: a grant of a user nobody has, and of one without a grant there, read and change alike', async (attacker, prefix) => {
     const id = managed[attacker]!;
     const me = as(attacker);
