@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { forbidden } from '../errors.js';
+import type { Principal } from '../principals/types.js';
 import { requireUser } from './lookups.js';
 import type { IssuedToken } from './api-types.js';
 import type { AdminRoute } from './types.js';
@@ -9,6 +10,24 @@ const accessTokenBody = z.strictObject({
   username: usernameSchema.optional(),
   expiration: z.string({ message: 'must be an ISO 8601 timestamp string' }).optional(),
 });
+
+/**
+ * A caller proven by a bearer JWT (an identity provider's access token, a pod's projected Kubernetes
+ * token) mints no access token or access key for their own account, nor replaces one: the JWT lives
+ * an hour or so and ends with its account at the provider or cluster, while a minted token would live
+ * up to FLOWGATE_TOKEN_MAX_DAYS, renewable with itself, whatever became of the account. So a leaked
+ * or short-lived JWT stays what it was. An administrator acting through a JWT still mints for other
+ * users (an administrator's act, audited); listing and revoking one's own tokens stay open.
+ * Every handler that mints calls this (the batch route runs handlers directly, past the access rule).
+ */
+export function refuseMintingByBearer(principal: Principal, holder: { readonly id: number }): void {
+  if (principal.via === 'bearer' && principal.userId === holder.id)
+    throw forbidden(
+      'Access tokens cannot be created or replaced with a bearer token (a JWT of an identity provider or a Kubernetes cluster): ' +
+        'a token minted with it would outlive it and its account. Create one after signing in (the UI, or an access token you hold), ' +
+        'or ask an administrator',
+    );
+}
 
 export const TOKEN_ROUTES: readonly AdminRoute[] = [
   {
@@ -24,6 +43,7 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
       if (username !== req.principal.username && !req.principal.isAdmin)
         throw forbidden('Only administrators can create tokens for other users');
       const user = await requireUser(deps, username);
+      refuseMintingByBearer(req.principal, user);
       const issued = await deps.tokens.issue(req.principal.username, user, body.expiration);
       const expires = new Date(issued.expiresAt).toISOString();
       return {

@@ -47,6 +47,17 @@ function reasonOf(e: unknown): string {
   return 'the token is malformed';
 }
 
+/**
+ * An OpenID Connect ID token is a sign-in's proof for the client it names, not a credential for an
+ * API: flowgate keeps its own sign-in's in the session and hands it to the provider as the logout
+ * URL's `id_token_hint`, and with the bearer issuer's audience equal to the sign-in client's id it
+ * would otherwise verify as a bearer token. A `nonce` marks one (an authorization-code sign-in sends
+ * one, and OIDC puts it only in the ID token: access tokens, client-credentials tokens and Kubernetes
+ * tokens carry none; Keycloak before 25 also copied it into access tokens), and so does Keycloak's
+ * `typ: "ID"` (its ID tokens, a refreshed one without a nonce too; its access tokens say `Bearer`).
+ */
+const isIdToken = (payload: JWTPayload): boolean => payload.nonce !== undefined || payload.typ === 'ID';
+
 export interface BearerVerifier {
   /** The identity a token proves, or an InvalidToken / KeysUnavailable thrown. */
   verify(token: string): Promise<BearerIdentity>;
@@ -88,6 +99,7 @@ export function createBearerVerifier(config: BearerConfig, onKeyRefreshFailed: (
         throw new InvalidToken(reasonOf(e));
       }
       if (typeof payload.iat === 'number' && payload.iat * 1000 > now() + config.clockSkewSeconds * 1000) throw new InvalidToken('the token is not valid yet');
+      if (isIdToken(payload)) throw new InvalidToken("the token is an ID token (a sign-in's proof for its client), not an access token");
       if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 512) throw new InvalidToken("the token's sub claim is missing or wrong");
       const expiresAt = payload.exp! * 1000;
       return entry.config.kind === 'kubernetes'

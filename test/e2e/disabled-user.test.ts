@@ -69,7 +69,9 @@ async function signIn(login: string): Promise<{ jar: CookieJar; status: number; 
 
 /**
  * A JWT the provider signs for `login`'s account: its ID token from an authorization-code grant with
- * PKCE (a fresh provider session each time, so a new token flowgate has not verified before).
+ * PKCE (a fresh provider session each time, so a new token flowgate has not verified before). No
+ * nonce is sent: flowgate refuses a JWT carrying one as a bearer token (a sign-in's ID token,
+ * test/e2e/bearer-id-token.test.ts), and this provider issues no JWT access tokens to this client.
  */
 async function providerJwt(login: string): Promise<string> {
   const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as { authorization_endpoint: string; token_endpoint: string };
@@ -84,7 +86,6 @@ async function providerJwt(login: string): Promise<string> {
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
     state: randomBytes(8).toString('hex'),
-    nonce: randomBytes(8).toString('hex'),
   }).toString();
   // Stops before the callback: the code is redeemed here, not by flowgate.
   const run = await loginWithFetch(new CookieJar(), auth.href, login, { stopBeforeCallback: true });

@@ -267,3 +267,151 @@ describe('Kubernetes service-account tokens', () => {
     await expectRefused(await signWith(await newKey('k8s-1'), serviceAccountClaims(K8S_ISSUER, 'team-a', 'trainer', AUD)), 'other cluster');
   });
 });
+
+/** An admin-API call with `auth` (a `Bearer …` or `Basic …` value, or a session cookie): status and JSON, never thrown. */
+async function adminWith(auth: { authorization: string } | { cookie: string }, method: string, path: string, body?: unknown) {
+  const r = await fetch(fg.url + path, {
+    method,
+    headers: { ...auth, 'content-type': 'application/json', origin: new URL(fg.url).origin },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await r.text();
+  return { status: r.status, json: (text ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined };
+}
+const bearerAuth = (token: string) => ({ authorization: `Bearer ${token}` });
+/** Every access token or key row the user ever held (revoked ones too): a refused mint leaves none. */
+const tokenRows = async (username: string) =>
+  Number(((await fg.store.sql.get('SELECT count(*) AS n FROM access_tokens t JOIN users u ON u.id = t.user_id WHERE u.username = ?', [username])) as { n: number | string }).n);
+const userRow = (username: string) => fg.store.sql.get('SELECT id FROM users WHERE username = ?', [username]);
+
+/** Every way the admin API mints or replaces an access token or key for `username`, as that user would call it. */
+const MINTS = (username: string): Array<[string, string, unknown]> => [
+  ['PATCH', '/api/2.0/mlflow/permissions/users/access-token', {}],
+  ['PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username, expiration: new Date(Date.now() + 300 * 86_400_000).toISOString() }],
+  ['PATCH', '/api/2.0/mlflow/users/access-token', {}],
+  ['POST', `/api/2.0/mlflow/permissions/users/${username}/access-keys`, { name: 'laptop' }],
+  ['POST', '/api/2.0/mlflow/users/current/tokens', { name: 'pipeline' }],
+  ['POST', `/api/2.0/mlflow/users/${username}/tokens`, { name: 'pipeline' }],
+];
+
+async function expectNoMint(auth: { authorization: string }, username: string, what: string) {
+  for (const [method, path, body] of MINTS(username)) {
+    const r = await adminWith(auth, method, path, body);
+    expect(r.status, `${what}: ${method} ${path}: ${JSON.stringify(r.json)}`).toBe(403);
+    expect(r.json?.error_code, what).toBe('PERMISSION_DENIED');
+    expect(r.json?.message, what).toMatch(/bearer token.*outlive it.*signing in.*administrator/);
+    expect(JSON.stringify(r.json), `${what}: a token in the answer`).not.toMatch(/fgt_/);
+  }
+  expect(await tokenRows(username), `${what}: a token row was written`).toBe(0);
+}
+
+describe('a bearer JWT mints no access token (it would outlive the JWT and its account)', () => {
+  it("a person's JWT cannot mint, replace or create their own access token or key; listing and revoking stay open", async () => {
+    const token = await a.sign(claims(a.issuer, { sub: 'erin-sub', preferred_username: 'erin' }));
+    expect((await me(token))?.username).toBe('erin');
+    await expectNoMint(bearerAuth(token), 'erin', 'person');
+    expect(await adminWith(bearerAuth(token), 'GET', '/api/2.0/mlflow/permissions/users/erin/access-keys')).toEqual({ status: 200, json: { access_keys: [] } });
+    expect((await adminWith(bearerAuth(token), 'GET', '/api/2.0/mlflow/users/current/tokens')).json).toEqual({ tokens: [] });
+    expect((await adminWith(bearerAuth(token), 'DELETE', '/api/2.0/mlflow/permissions/users/erin/access-token')).status).toBe(200);
+  });
+
+  it("a pod's projected Kubernetes token cannot mint one for its service account", async () => {
+    const token = await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-m', 'minter', AUD));
+    expect((await me(token))?.username).toBe('k8s.team-m.minter');
+    await expectNoMint(bearerAuth(token), 'k8s.team-m.minter', 'kubernetes');
+  });
+
+  it('an administrator acting through a JWT mints for other users, never for their own account (the batch route included)', async () => {
+    await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'gina' });
+    const token = await a.sign(claims(a.issuer, { sub: 'frank-sub', preferred_username: 'frank' }));
+    expect((await me(token))?.username).toBe('frank');
+    await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/frank', { is_admin: true });
+    expect((await me(token))?.is_admin).toBe(true);
+    await expectNoMint(bearerAuth(token), 'frank', 'admin for themselves');
+    const batch = await adminWith(bearerAuth(token), 'POST', '/api/2.0/mlflow/permissions/batch', {
+      calls: [{ method: 'POST', path: 'permissions/users/frank/access-keys', body: { name: 'batched' } }],
+    });
+    expect(batch.status, JSON.stringify(batch.json)).toBe(403);
+    expect(await tokenRows('frank')).toBe(0);
+
+    const forGina = await adminWith(bearerAuth(token), 'PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'gina' });
+    expect(forGina.status, JSON.stringify(forGina.json)).toBe(200);
+    expect(forGina.json?.token).toMatch(/^fgt_/);
+    const keyForGina = await adminWith(bearerAuth(token), 'POST', '/api/2.0/mlflow/permissions/users/gina/access-keys', { name: 'from-admin' });
+    expect(keyForGina.status).toBe(201);
+  });
+
+  it('the control: a caller with Basic or a session still mints their own', async () => {
+    await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'hana' });
+    const first = (await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'hana' })).token as string;
+    const viaBasic = { authorization: basic('hana', first) };
+    const key = await adminWith(viaBasic, 'POST', '/api/2.0/mlflow/permissions/users/hana/access-keys', { name: 'laptop' });
+    expect(key.status, JSON.stringify(key.json)).toBe(201);
+    expect((await adminWith(viaBasic, 'POST', '/api/2.0/mlflow/users/current/tokens', { name: 'notebook' })).status).toBe(201);
+    const rotated = await adminWith(viaBasic, 'PATCH', '/api/2.0/mlflow/permissions/users/access-token', {});
+    expect(rotated.status, JSON.stringify(rotated.json)).toBe(200);
+
+    // A session opened on the sign-in page with an access token mints too.
+    const login = await fetch(`${fg.url}/flowgate/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: new URL(fg.url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'hana', token: key.json!.token as string, return_to: '/' }).toString(),
+    });
+    expect(login.status).toBe(302);
+    const cookie = login.headers.getSetCookie().find((c) => /^(__Host-)?flowgate_session=/.test(c))!.split(';')[0]!;
+    const viaSession = await adminWith({ cookie }, 'POST', '/ajax-api/2.0/mlflow/permissions/users/hana/access-keys', { name: 'browser' });
+    expect(viaSession.status, JSON.stringify(viaSession.json)).toBe(201);
+  });
+});
+
+describe('unlinking: what it ends', () => {
+  it("ends the account's JWTs and sessions, not access tokens minted for the user before; revoking them ends those", async () => {
+    const jwt = await a.sign(claims(a.issuer, { sub: 'ivan-sub', preferred_username: 'ivan' }));
+    expect((await me(jwt))?.username).toBe('ivan');
+    const minted = (await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'ivan' })).token as string;
+    const viaBasic = { authorization: basic('ivan', minted) };
+    await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/ivan', { sign_in: 'local' });
+    await expectRefused(jwt, 'unlinked');
+    // The administrator's token is the user's, not the account's: it survives the unlinking…
+    expect((await adminWith(viaBasic, 'GET', '/api/2.0/mlflow/permissions/users/current')).status).toBe(200);
+    // …until it is revoked.
+    await admin.call('DELETE', '/api/2.0/mlflow/permissions/users/ivan/access-token');
+    expect((await adminWith(viaBasic, 'GET', '/api/2.0/mlflow/permissions/users/current')).status).toBe(401);
+  });
+  it("deleting the user does not shut its account out: the account's next JWT is a first use again", async () => {
+    const jwt = await a.sign(claims(a.issuer, { sub: 'kim-sub', preferred_username: 'kim' }));
+    expect((await me(jwt))?.username).toBe('kim');
+    await admin.call('DELETE', '/api/2.0/mlflow/permissions/users/kim');
+    expect(await userRow('kim')).toBeUndefined();
+    expect(await me(jwt)).toMatchObject({ username: 'kim', origin: 'bearer' });
+    const audited = await fg.store.sql.all<{ action: string; actor: string }>("SELECT action, actor FROM audit_log WHERE target = 'user:kim' AND action IN ('user.create', 'user.delete') ORDER BY id");
+    expect(audited).toEqual([
+      { action: 'user.create', actor: 'bearer' },
+      { action: 'user.delete', actor: ADMIN.username },
+      { action: 'user.create', actor: 'bearer' },
+    ]);
+  });
+  it('a service account (Kubernetes, or an issuer of machines) cannot be unlinked: disabling or deleting it ends its tokens', async () => {
+    const token = await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-u', 'job', AUD));
+    expect((await me(token))?.username).toBe('k8s.team-u.job');
+    expect((await adminWith({ authorization: adminAuth() }, 'PATCH', '/api/2.0/mlflow/permissions/users/k8s.team-u.job', { sign_in: 'local' })).status).toBe(400);
+    await admin.call('POST', '/api/2.0/mlflow/permissions/users/k8s.team-u.job/disable', {});
+    await expectRefused(token, 'disabled service account');
+  });
+});
+
+describe('an ID token is no bearer token', () => {
+  it('refuses a JWT with a nonce (an ID token of an authorization-code sign-in), and creates no principal', async () => {
+    const idToken = await a.sign(claims(a.issuer, { sub: 'jill-sub', preferred_username: 'jill', nonce: 'n-0123456789', at_hash: 'x' }));
+    expect(await expectRefused(idToken, 'nonce')).toMatch(/ID token/);
+    expect(await userRow('jill')).toBeUndefined();
+    // Nor for an account already bound (carol's), nor an empty nonce, nor Keycloak's typ "ID" without one.
+    expect(await expectRefused(await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'carol', nonce: 'n' })), 'bound account')).toMatch(/ID token/);
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'jill-sub', preferred_username: 'jill', nonce: '' })), 'empty nonce');
+    await expectRefused(await a.sign(claims(a.issuer, { sub: 'jill-sub', preferred_username: 'jill', typ: 'ID' })), 'typ ID');
+    expect(await userRow('jill')).toBeUndefined();
+    // The same claims as an access token (no nonce; Keycloak's typ "Bearer") are the account.
+    expect((await me(await a.sign(claims(a.issuer, { sub: 'jill-sub', preferred_username: 'jill', typ: 'Bearer' }))))?.username).toBe('jill');
+  });
+});
