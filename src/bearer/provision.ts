@@ -1,4 +1,4 @@
-import type { NameHolder } from '../oidc/provision.js';
+import { nameInOtherCase, type NameHolder } from '../oidc/provision.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Group, Origin, User } from '../principals/types.js';
@@ -35,6 +35,8 @@ const sameIssuer = (a: string, b: string | undefined) => b !== undefined && a.re
  *   them), or binds the OIDC user of that name awaiting a first sign-in (sign-in's issuer only).
  * - A name held by anyone else (the bootstrap admin, a local user or service account, a user bound
  *   to another account of this or another issuer) is refused, and nothing changes.
+ * - A name held only in another case creates no second user: it binds a person SCIM made who awaits
+ *   a first sign-in (sign-in's issuer only), and is refused otherwise (`nameInOtherCase`).
  * Then the memberships become exactly the token's groups (when the issuer says where they are). The
  * admin flag is never changed by a token.
  */
@@ -52,9 +54,15 @@ export async function provisionBearer(
     if ((user?.username ?? id.username) === o.protectedAdmin) return { ok: false, holder: 'bootstrap_admin' };
     if (user?.disabledAt != null) return { ok: false, holder: 'disabled' };
     if (!user) {
-      const named = await directory.userByName(id.username);
+      const mayBindPending = !id.serviceAccount && sameIssuer(id.issuer, o.signInIssuer);
+      let named = await directory.userByName(id.username);
+      if (!named) {
+        const other = await nameInOtherCase(directory, id.username, o.protectedAdmin, mayBindPending);
+        if (other && 'holder' in other) return { ok: false, holder: other.holder };
+        named = other?.bind;
+      }
       if (named) {
-        const holder = named.disabledAt != null ? 'disabled' : refusal(named, !id.serviceAccount && sameIssuer(id.issuer, o.signInIssuer));
+        const holder = named.disabledAt != null ? 'disabled' : refusal(named, mayBindPending);
         if (holder) return { ok: false, holder };
         if (!(await writer.bindSubject(BEARER_ACTOR, named, account))) return { ok: false, holder: 'other_account' };
         user = (await directory.userById(named.id))!;

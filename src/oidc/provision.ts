@@ -17,9 +17,10 @@ export interface ProvisionOptions {
 /**
  * Why a name could not be signed in to, for the log only (the page says the same for all, so a
  * sign-in learns nothing about who holds a name): the bootstrap admin, a local user (tokens, the
- * sign-in page), or an OIDC user linked to another identity-provider account.
+ * sign-in page), an OIDC user linked to another identity-provider account, or a user whose name is
+ * the claim in another case and whom this account may not become (see `nameInOtherCase`).
  */
-export type NameHolder = 'bootstrap_admin' | 'local_user' | 'other_account';
+export type NameHolder = 'bootstrap_admin' | 'local_user' | 'other_account' | 'name_in_other_case';
 
 export type ProvisionResult =
   | { readonly ok: true; readonly user: User; readonly roles: readonly string[]; readonly changed: boolean }
@@ -42,6 +43,9 @@ const ACTOR = 'oidc';
  *   name still awaiting their first sign-in (made by an administrator, or from before bindings).
  * - A name held by anyone else (the bootstrap admin, a local user, a service account, an OIDC user
  *   bound to another account) is refused.
+ * - A name no one holds exactly but someone holds in another case creates no second user: it binds
+ *   that one user when SCIM made them and they await a first sign-in, and is refused otherwise
+ *   (`nameInOtherCase`).
  * Then the admin flag follows the admin role (when one is configured); one group per role is created
  * on first sight; and the user's memberships become exactly the roles in this token. Refusals
  * change nothing.
@@ -69,10 +73,16 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
     // Disabled by an administrator or the identity provider's SCIM: no sign-in re-enables them.
     if (user?.disabledAt != null) return { ok: false, reason: 'disabled', username };
     if (!user) {
-      const named = await directory.userByName(username);
+      let named = await directory.userByName(username);
       const refused = named && refusal(named);
       if (refused) return { ok: false, username, ...refused };
       if (named?.disabledAt != null) return { ok: false, reason: 'disabled', username };
+      if (!named) {
+        const other = await nameInOtherCase(directory, username, o.protectedAdmin, true);
+        if (other && 'holder' in other)
+          return other.holder === 'disabled' ? { ok: false, reason: 'disabled', username } : { ok: false, reason: 'name_taken', username, holder: other.holder };
+        named = other?.bind;
+      }
       // The name's OIDC user awaiting a first sign-in is bound now; of two sign-ins racing for it, one is.
       if (named && !(await writer.bindSubject(ACTOR, named, account))) return { ok: false, reason: 'name_taken', username, holder: 'other_account' };
       user = named ?? (await writer.createUser(ACTOR, { username, displayName, isAdmin: hasAdminRole, isServiceAccount: false, oidc: account, origin: 'oidc' }));
@@ -96,4 +106,34 @@ function refusal(user: User): { reason: 'service_account' | 'name_taken'; holder
   if (user.signIn !== 'oidc') return { reason: 'name_taken', holder: 'local_user' };
   if (user.oidcSubject !== null) return { reason: 'name_taken', holder: 'other_account' };
   return undefined;
+}
+
+/**
+ * Before a name makes a new user (a first sign-in, a bearer token's first use): whether someone holds
+ * it in another case. A second user `Alice` beside `alice` would be an account that whatever manages
+ * `alice` misses: SCIM matches names ignoring case (RFC 7643), so the identity provider's
+ * de-provisioning of `alice` would leave `Alice` working. So no such user is created. The one user
+ * holding the name in another case is bound instead when SCIM made them, they await a first sign-in
+ * and they are no administrator (the identity provider that pushed `alice` means the account it now
+ * calls `Alice`), and only where the caller may bind a person awaiting a first sign-in at all
+ * (`mayBindPending`); anyone else, or two such users, refuse the name. Call inside the provisioning
+ * transaction: it holds the user-name lock, so a SCIM create or another first sign-in on another
+ * replica cannot make the other case meanwhile.
+ */
+export async function nameInOtherCase(
+  directory: Directory,
+  username: string,
+  protectedAdmin: string | undefined,
+  mayBindPending: boolean,
+): Promise<{ readonly bind: User } | { readonly holder: NameHolder | 'disabled' } | undefined> {
+  if (protectedAdmin !== undefined && protectedAdmin.toLowerCase() === username.toLowerCase()) return { holder: 'bootstrap_admin' };
+  await directory.lockUserNames();
+  const others = await directory.usersByNameIgnoringCase(username);
+  if (others.length === 0) return undefined;
+  const only = others.length === 1 ? others[0]! : undefined;
+  const bindable =
+    only !== undefined && mayBindPending && only.origin === 'scim' && !only.isAdmin && !only.isServiceAccount && only.signIn === 'oidc' && only.oidcSubject === null;
+  if (!bindable) return { holder: 'name_in_other_case' };
+  if (only.disabledAt != null) return { holder: 'disabled' };
+  return { bind: only };
 }

@@ -65,6 +65,13 @@ export interface OidcIdentity {
  */
 export const USERS_BY_NAME_IGNORING_CASE = 'SELECT * FROM users WHERE lower(username) = lower(CAST(? AS TEXT)) ORDER BY username';
 
+/**
+ * Held (inside a transaction) by whatever makes a user name new, SCIM's create and rename and a first
+ * sign-in's or bearer token's create, after which each looks for the name in any case: two replicas
+ * cannot both find it free and make `alice` and `Alice`. (The name is older than sign-in's use of it.)
+ */
+const USER_NAMES_LOCK = 'flowgate-scim-user-names';
+
 const SQL = {
   userByName: 'SELECT * FROM users WHERE username = ?',
   usersByNameIgnoringCase: USERS_BY_NAME_IGNORING_CASE,
@@ -123,6 +130,8 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
     userByName: (username: string): Promise<User | undefined> => user(SQL.userByName, [username]),
     /** Every user whose name differs from `username` at most in case (SCIM's userName is caseExact=false). */
     usersByNameIgnoringCase: (username: string): Promise<User[]> => users(SQL.usersByNameIgnoringCase, [username]),
+    /** Inside a transaction: no other new user name until it ends (see USER_NAMES_LOCK). */
+    lockUserNames: (): Promise<void> => sql.lock(USER_NAMES_LOCK),
     userById: (id: number): Promise<User | undefined> => user(SQL.userById, [id]),
     userBySubject: (who: OidcIdentity): Promise<User | undefined> => user(SQL.userBySubject, [who.issuer, who.subject]),
     listUsers: (serviceAccounts?: boolean): Promise<User[]> =>

@@ -1,3 +1,4 @@
+import type { Logger } from '../logging.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { SignIn } from '../principals/types.js';
@@ -26,6 +27,8 @@ export interface ScimBackendDeps {
   readonly usersBase: string;
   /** The bootstrap admin: SCIM never sees, names or changes it. */
   readonly protectedAdmin: string | undefined;
+  /** Refusals an operator should hear of (SCIM touching an administrator). */
+  readonly logger: Logger;
 }
 
 /** Ids in paths and member lists are flowgate's numeric ids; anything else names nothing. */

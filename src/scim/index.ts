@@ -1,4 +1,3 @@
-import type { Logger } from '../logging.js';
 import type { ScimBackendDeps } from './backend-deps.js';
 import { scimGroups } from './groups.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -20,7 +19,6 @@ export interface ScimDeps extends Omit<ScimBackendDeps, 'usersBase'> {
   readonly config: ScimConfig;
   readonly basePath: string;
   readonly maxBodyBytes: number;
-  readonly logger: Logger;
 }
 
 /** SCIM 2.0 provisioning (docs/machine-identity.md#scim): its own route, token and rate limit. */

@@ -15,6 +15,15 @@ const CASELESS = ['userName', 'displayName'] as const;
  * SCIM Users over flowgate's users. SCIM sees people, never service accounts (bearer and Kubernetes
  * principals, machines an administrator made) nor the bootstrap admin, and never sets the admin
  * flag: a user it creates is an ordinary person who signs in through OIDC where that is configured.
+ *
+ * What SCIM may change is bounded too, since its token is one secret held outside flowgate:
+ * - An administrator is listed and read, and their displayName and externalId follow SCIM, but SCIM
+ *   neither renames, deactivates (nor reactivates) nor deletes them: 403. Administrators are
+ *   administrators' to manage (the admin API); a stolen SCIM token locks none of them out.
+ * - A person awaiting their first OIDC sign-in whom SCIM did not create (an administrator made them
+ *   ahead, with grants) keeps their name: the name decides which identity-provider account binds
+ *   them, so a rename would hand them to an account of SCIM's choosing: 400 `mutability`. Once bound
+ *   (or if SCIM created them) they are renamed as anyone else.
  */
 export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
   const { directory, principalWriter: writer } = d;
@@ -62,11 +71,12 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
   /**
    * userName is unique without regard to case (RFC 7643 §4.1.1): `Alice` is refused while `alice`
    * exists. Checked here, not by an index, so stores already holding two such names still open; the
-   * rest of flowgate (sign-in, Basic, grants) keeps matching names exactly. Called inside the
+   * rest of flowgate (Basic, grants) keeps matching names exactly, and a first sign-in makes no second
+   * user of a name in another case (src/oidc/provision.ts, nameInOtherCase). Called inside the
    * writing transaction, under a lock, so two SCIM writes on two replicas cannot both pass it.
    */
   async function nameFree(username: string, self?: User): Promise<void> {
-    await d.sql.lock('flowgate-scim-user-names');
+    await directory.lockUserNames();
     if ((await directory.usersByNameIgnoringCase(username)).some((u) => u.id !== self?.id))
       throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
   }
@@ -94,9 +104,26 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     return record(user);
   }
 
+  /** Administrators are not SCIM's to rename, switch on or off, or delete. */
+  function refuseForAdministrator(user: User, what: string): void {
+    if (!user.isAdmin) return;
+    d.logger.warn({ user: user.username, refused: what }, 'SCIM refused: the user is a flowgate administrator (docs/machine-identity.md#scim)');
+    throw new ScimError(403, null, `User ${user.id} is a flowgate administrator: SCIM does not ${what} administrators (an administrator does, through flowgate's admin API)`);
+  }
+
   async function replace(id: string | undefined, instance: Record<string, unknown>): Promise<ScimRecord> {
     const user = await find(id);
     const username = validName(instance);
+    const renaming = username !== user.username;
+    const wantsActive = instance.active === undefined ? user.disabledAt === null : instance.active !== false;
+    if (renaming) refuseForAdministrator(user, 'rename');
+    if (wantsActive !== (user.disabledAt === null)) refuseForAdministrator(user, wantsActive ? 'reactivate' : 'deactivate');
+    if (renaming && user.signIn === 'oidc' && user.oidcSubject === null && user.origin !== 'scim')
+      throw new ScimError(
+        400,
+        'mutability',
+        `User ${user.id} awaits their first sign-in under the name an administrator gave them: SCIM does not rename them until then (the name decides which account that sign-in binds)`,
+      );
     const externalId = text(instance.externalId) ?? null;
     await externalIdFree(externalId ?? undefined, user);
     const displayName = (text(instance.displayName) ?? '').slice(0, 256);
@@ -112,8 +139,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     });
     // Basic credentials name the user: a renamed user's verified tokens are checked afresh.
     if (renamed) d.forgetUser(user.id);
-    const active = instance.active === undefined ? user.disabledAt === null : instance.active !== false;
-    if (active !== (user.disabledAt === null)) await d.setActive(SCIM_ACTOR, (await directory.userById(user.id))!, active);
+    if (wantsActive !== (user.disabledAt === null)) await d.setActive(SCIM_ACTOR, (await directory.userById(user.id))!, wantsActive);
     else d.principalsChanged();
     return record((await directory.userById(user.id))!);
   }
@@ -130,6 +156,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     // Deleted as the admin API deletes: tokens, sessions, memberships and grants go with the user.
     degress: scimErrors(async (resource) => {
       const user = await find(resource.id);
+      refuseForAdministrator(user, 'delete');
       await writer.deleteUser(SCIM_ACTOR, user);
       await d.endSessionsOf(user.id);
       d.forgetUser(user.id);

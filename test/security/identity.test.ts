@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +20,7 @@ import {
   type OidcFlowgate,
   type TestProvider,
 } from '../helpers/oidc-provider.js';
+import { USER_SCHEMA, scimCalls } from '../helpers/scim.js';
 import { caller, type Caller, type Reply } from './harness/http.js';
 import { randomHex } from './harness/world.js';
 
@@ -28,6 +32,8 @@ import { randomHex } from './harness/world.js';
  */
 const PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow'] as const;
 const SESSION = 'flowgate_session';
+const SCIM_TOKEN = 'identity-scim-token-0123456789abcdef0123456';
+const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const quiet = () => {};
 
 let mlflow: MlflowServer;
@@ -54,9 +60,20 @@ beforeAll(async () => {
       { username: 'alice-twin', preferredUsername: 'alice', name: 'Alice twin', roles: ['mlflow-admin'] },
     ],
   });
+  // SCIM is on too: its token is what an attacker of class 12 may have stolen.
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-identity-'));
+  writeFileSync(join(dir, 'scim-token'), SCIM_TOKEN);
   fg = await startOidcFlowgate(
-    { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_OIDC_ISSUER_URL: idp.issuer, FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin' },
+    {
+      FLOWGATE_UPSTREAM_URL: mlflow.url,
+      FLOWGATE_OIDC_ISSUER_URL: idp.issuer,
+      FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin',
+      FLOWGATE_SCIM_TOKEN_FILE: join(dir, 'scim-token'),
+      FLOWGATE_SCIM_BURST: '1000',
+      FLOWGATE_SCIM_RATE_PER_SECOND: '1000',
+    },
     port,
+    dir,
   );
   admin = caller(base, adminAuth(), quiet);
 }, 300_000);
@@ -289,6 +306,161 @@ describe('class 12: who a new person is, and who may say how they sign in', () =
     // Their credentials still work: nothing was minted, revoked or ended.
     for (const [who, call] of Object.entries(callers))
       for (const prefix of PREFIXES) expect((await call('GET', `${prefix}/experiments/get`, { query: { experiment_id: exp } })).status, `${who} ${prefix}`).toBe(200);
+  });
+});
+
+describe('class 12: a stolen SCIM token does not choose who a person is', () => {
+  const scim = () => scimCalls(base, SCIM_TOKEN);
+  const scimIdOf = async (userName: string): Promise<string | undefined> => {
+    const found = await scim().get(`/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`);
+    expect(found.status, found.text).toBe(200);
+    return (found.body.Resources as Array<{ id: string }> | undefined)?.[0]?.id;
+  };
+  const patch = (id: string, ops: object[]) => scim().patch(`/Users/${id}`, ops);
+  const me = async (jar: CookieJar) => JSON.parse(await (await asSession(jar, '/api/2.0/mlflow/permissions/users/current')).text()).user;
+
+  it('an administrator created ahead (awaiting their first sign-in) is listed but never renamed, deactivated or deleted (403); the account it would have been renamed to signs in as a new, powerless user', async () => {
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'bob', is_admin: true, sign_in: 'oidc' } }), 'create admin bob');
+    const bobId = await scimIdOf('bob');
+    expect(bobId, 'SCIM lists administrators (a provider matching userName finds them)').toBeDefined();
+    const before = await footprint('bob');
+    const attempts: Array<[string, () => PromiseLike<{ status: number; body: any; text: string }>]> = [
+      ['PUT userName', () => scim().put(`/Users/${bobId}`, { schemas: [USER_SCHEMA], userName: 'eve' })],
+      ['PUT userName, case only', () => scim().put(`/Users/${bobId}`, { schemas: [USER_SCHEMA], userName: 'Bob' })],
+      ['PATCH userName', () => patch(bobId!, [{ op: 'replace', path: 'userName', value: 'eve' }])],
+      ['PATCH without path', () => patch(bobId!, [{ op: 'replace', value: { userName: 'eve' } }])],
+      ['PATCH active', () => patch(bobId!, [{ op: 'replace', path: 'active', value: false }])],
+      ['PUT active', () => scim().put(`/Users/${bobId}`, { schemas: [USER_SCHEMA], userName: 'bob', active: false })],
+      ['DELETE', () => scim().delete(`/Users/${bobId}`)],
+    ];
+    for (const [what, attempt] of attempts) {
+      const r = await attempt();
+      expect(r.status, `${what}: ${r.text}`).toBe(403);
+      expect(r.body.schemas, what).toEqual([SCIM_ERROR]);
+    }
+    expect(await footprint('bob')).toBe(before);
+    expect(await userRow('bob')).toMatchObject({ is_admin: 1, sign_in: 'oidc', oidc_subject: null, disabled_at: null });
+    expect(fg.logs.some((l) => l.includes('SCIM refused: the user is a flowgate administrator'))).toBe(true);
+
+    // The account the attacker controls: had the rename passed, this sign-in would have bound admin bob.
+    idp.accounts.set('idp-eve', { username: 'idp-eve', preferredUsername: 'eve', name: 'Eve', roles: [] });
+    const eve = await signIn('idp-eve');
+    expect(eve.status, eve.page).toBe(302);
+    expect(await me(eve.jar)).toMatchObject({ username: 'eve', is_admin: false });
+    for (const prefix of PREFIXES) expect((await asSession(eve.jar, `${prefix}/permissions/users`)).status, prefix).toBe(403);
+    expect(await footprint('bob')).toBe(before);
+
+    // An administrator disabled by an administrator is not SCIM's to bring back either.
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'boss-off', is_admin: true, sign_in: 'local' } }), 'create boss-off');
+    ok(await admin('POST', '/api/2.0/mlflow/permissions/users/boss-off/disable', { body: {} }), 'disable boss-off');
+    const back = await patch((await scimIdOf('boss-off'))!, [{ op: 'replace', path: 'active', value: true }]);
+    expect(back.status, back.text).toBe(403);
+    expect((await userRow('boss-off'))!.disabled_at).not.toBeNull();
+  });
+
+  it('a person an administrator created ahead, with grants, keeps their name until their first sign-in (400 mutability): their grants never go to the account SCIM picks; bound, SCIM renames them', async () => {
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'pia' } }), 'create pia (awaits OIDC sign-in)');
+    const exp = await experiment('pia-work');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/pia/experiments/${exp}`, { body: { permission: 'READ' } }), 'grant pia');
+    const piaId = (await scimIdOf('pia'))!;
+    const before = await footprint('pia');
+    for (const r of [
+      await scim().put(`/Users/${piaId}`, { schemas: [USER_SCHEMA], userName: 'eve2' }),
+      await patch(piaId, [{ op: 'replace', path: 'userName', value: 'eve2' }]),
+      await patch(piaId, [{ op: 'replace', path: 'userName', value: 'Pia' }]),
+    ]) {
+      expect(r.status, r.text).toBe(400);
+      expect(r.body).toMatchObject({ schemas: [SCIM_ERROR], scimType: 'mutability' });
+    }
+    expect(await footprint('pia')).toBe(before);
+    idp.accounts.set('idp-eve2', { username: 'idp-eve2', preferredUsername: 'eve2', name: 'Eve 2', roles: [] });
+    const eve = await signIn('idp-eve2');
+    expect(eve.status).toBe(302);
+    expect(await me(eve.jar)).toMatchObject({ username: 'eve2' });
+    for (const prefix of PREFIXES) expect((await asSession(eve.jar, `${prefix}/experiments/get?experiment_id=${exp}`)).status, prefix).not.toBe(200);
+
+    // Her own sign-in binds her; from then on the binding, not the name, is who she is.
+    idp.accounts.set('idp-pia', { username: 'idp-pia', preferredUsername: 'pia', name: 'Pia', roles: [] });
+    const pia = await signIn('idp-pia');
+    expect(pia.status).toBe(302);
+    const renamed = await patch(piaId, [{ op: 'replace', path: 'userName', value: 'pia.p' }]);
+    expect(renamed.status, renamed.text).toBe(200);
+    const again = await signIn('idp-pia');
+    expect(again.status).toBe(302);
+    expect(await me(again.jar)).toMatchObject({ username: 'pia.p' });
+    expect((await asSession(again.jar, `/api/2.0/mlflow/experiments/get?experiment_id=${exp}`)).status).toBe(200);
+  });
+});
+
+describe('class 12: a name in another case is not a second account', () => {
+  const scim = () => scimCalls(base, SCIM_TOKEN);
+  /** Every user whose name is `name` in any case. */
+  const namesLike = async (name: string) =>
+    (await fg.store.sql.all<{ username: string }>('SELECT username FROM users WHERE lower(username) = lower(?) ORDER BY username', [name])).map((r) => r.username);
+  const scimUser = async (userName: string): Promise<string> => {
+    const r = await scim().post('/Users', { schemas: [USER_SCHEMA], userName, externalId: `ext-${userName}` });
+    expect(r.status, r.text).toBe(201);
+    return r.body.id as string;
+  };
+
+  it('SCIM made `sally`; the provider’s `Sally` binds her (one account), and SCIM’s deactivation of `sally` ends that sign-in', async () => {
+    const sallyId = await scimUser('sally');
+    const exp = await experiment('sally-work');
+    ok(await admin('POST', `/api/2.0/mlflow/permissions/users/sally/experiments/${exp}`, { body: { permission: 'READ' } }), 'grant sally');
+    idp.accounts.set('idp-sally', { username: 'idp-sally', preferredUsername: 'Sally', name: 'Sally S', roles: ['team-s'] });
+    const sally = await signIn('idp-sally');
+    expect(sally.status, sally.page).toBe(302);
+    expect(JSON.parse(await (await asSession(sally.jar, '/api/2.0/mlflow/permissions/users/current')).text()).user.username).toBe('sally');
+    for (const prefix of PREFIXES) expect((await asSession(sally.jar, `${prefix}/experiments/get?experiment_id=${exp}`)).status, prefix).toBe(200);
+    expect(await namesLike('sally')).toEqual(['sally']);
+    expect(await userRow('sally')).toMatchObject({ id: Number(sallyId), oidc_subject: 'idp-sally', origin: 'scim' });
+
+    const off = await scim().patch(`/Users/${sallyId}`, [{ op: 'replace', path: 'active', value: false }]);
+    expect(off.status, off.text).toBe(200);
+    for (const prefix of PREFIXES) expect((await asSession(sally.jar, `${prefix}/experiments/get?experiment_id=${exp}`)).status, prefix).toBe(401);
+    const refused = await signIn('idp-sally');
+    expect(refused.status).toBe(403);
+    expect(refused.page).toContain('Account disabled');
+    expect(await namesLike('sally')).toEqual(['sally']);
+  });
+
+  it('anyone else holding the name in another case refuses the sign-in and nothing changes: the bootstrap admin, a token user, a bound user, a person an administrator made, an administrator SCIM made, two such users', async () => {
+    await tokenUser('lou');
+    idp.accounts.set('idp-kim', { username: 'idp-kim', preferredUsername: 'kim', name: 'Kim', roles: [] });
+    const kim = await signIn('idp-kim');
+    expect(kim.status).toBe(302);
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'pete' } }), 'create pete (awaits OIDC sign-in)');
+    await scimUser('sam');
+    ok(await admin('PATCH', '/api/2.0/mlflow/permissions/users/sam', { body: { is_admin: true } }), 'promote sam');
+    await scimUser('vic');
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'Vic', sign_in: 'local' } }), 'create Vic');
+
+    const cases: Array<[login: string, claim: string, holder: string, name: string]> = [
+      ['idp-shouting-admin', ADMIN.username.toUpperCase(), 'bootstrap_admin', ADMIN.username],
+      ['idp-lou', 'Lou', 'name_in_other_case', 'lou'],
+      ['idp-kim-twin', 'KIM', 'name_in_other_case', 'kim'],
+      ['idp-pete', 'Pete', 'name_in_other_case', 'pete'],
+      ['idp-sam', 'Sam', 'name_in_other_case', 'sam'],
+      ['idp-vic', 'VIC', 'name_in_other_case', 'vic'],
+    ];
+    for (const [login, claim, holder, name] of cases) {
+      idp.accounts.set(login, { username: login, preferredUsername: claim, name: claim, roles: ['mlflow-admin'] });
+      const names = await namesLike(name);
+      const before = await Promise.all(names.map(footprint));
+      await expectRefusedSignIn(login);
+      expect(await namesLike(name), claim).toEqual(names);
+      expect(await Promise.all(names.map(footprint)), claim).toEqual(before);
+      const line = fg.logs.find((l) => l.includes('oidc login refused') && l.includes(`"user":"${claim}"`));
+      expect(line, claim).toBeDefined();
+      expect(JSON.parse(line!)).toMatchObject({ reason: 'name_taken', holder });
+    }
+    // The names' holders are untouched: kim's own account still signs in as kim.
+    expect((await signIn('idp-kim')).status).toBe(302);
+    // And the exact name still binds the person an administrator made.
+    idp.accounts.set('idp-pete-exact', { username: 'idp-pete-exact', preferredUsername: 'pete', name: 'Pete', roles: [] });
+    const pete = await signIn('idp-pete-exact');
+    expect(pete.status).toBe(302);
+    expect(await userRow('pete')).toMatchObject({ sign_in: 'oidc', oidc_subject: 'idp-pete-exact' });
   });
 });
 

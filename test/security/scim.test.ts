@@ -35,6 +35,7 @@ const scim = (fg: TestFlowgate, token = scimToken) => {
   return {
     get: (path: string) => auth(request(fg.url).get(`/scim/v2${path}`)),
     post: (path: string, body: object) => auth(request(fg.url).post(`/scim/v2${path}`)).send(JSON.stringify(body)),
+    put: (path: string, body: object) => auth(request(fg.url).put(`/scim/v2${path}`)).send(JSON.stringify(body)),
     patch: (path: string, ops: object[]) => auth(request(fg.url).patch(`/scim/v2${path}`)).send(JSON.stringify({ schemas: [PATCH_OP], Operations: ops })),
     delete: (path: string) => auth(request(fg.url).delete(`/scim/v2${path}`)),
   };
@@ -239,6 +240,56 @@ describe('what SCIM may not do', () => {
     const me = await request(a.url).get(`${V2}/permissions/users/current`).set('Authorization', adminAuth());
     expect(me.status).toBe(200);
     expect(me.body.user).toMatchObject({ username: 'admin', is_admin: true, disabled: false });
+  });
+
+  it('cannot rename, deactivate, reactivate or delete an administrator (403 in SCIM’s shape, logged), whom it still lists; the administrator keeps working on both flowgates', async () => {
+    await admin(a).post(`${V2}/users/create`, { username: 'scim-boss', is_admin: true }).expect(201);
+    const token = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: 'scim-boss' }).expect(200)).body.token as string;
+    const listed = (await scim(a).get(`/Users?filter=${encodeURIComponent('userName eq "scim-boss"')}`).expect(200)).body;
+    expect(listed.totalResults).toBe(1);
+    const id = listed.Resources[0].id as string;
+    const attempts: Array<[string, () => request.Test]> = [
+      ['PUT userName', () => scim(a).put(`/Users/${id}`, { schemas: [USER_SCHEMA], userName: 'scim-boss-renamed' })],
+      ['PATCH userName', () => scim(a).patch(`/Users/${id}`, [{ op: 'replace', path: 'userName', value: 'Scim-Boss' }])],
+      ['PATCH active', () => scim(a).patch(`/Users/${id}`, [{ op: 'replace', path: 'active', value: false }])],
+      ['PUT active', () => scim(a).put(`/Users/${id}`, { schemas: [USER_SCHEMA], userName: 'scim-boss', active: false })],
+      ['DELETE', () => scim(a).delete(`/Users/${id}`)],
+    ];
+    for (const [what, attempt] of attempts) {
+      const r = await attempt();
+      expect(r.status, `${what}: ${r.text}`).toBe(403);
+      expect(r.body.schemas, what).toEqual([ERROR_SCHEMA]);
+      expect(r.body.detail, what).toContain('administrator');
+    }
+    expect(a.logs.some((l) => l.includes('SCIM refused: the user is a flowgate administrator'))).toBe(true);
+    const after = (await admin(b).get(`${V2}/permissions/users/scim-boss`).expect(200)).body.user;
+    expect(after).toMatchObject({ username: 'scim-boss', is_admin: true, disabled: false });
+    await sleep(600);
+    for (const fg of [a, b]) expect(await readWithToken(fg, 'scim-boss', token)).toBe(200);
+    // What SCIM may set on them: what it shows, their display name and external id.
+    const named = await scim(a).patch(`/Users/${id}`, [{ op: 'replace', path: 'displayName', value: 'The Boss' }]);
+    expect(named.status, named.text).toBe(200);
+    // Disabled by an administrator, they are not SCIM's to switch back on.
+    await admin(a).post(`${V2}/permissions/users/scim-boss/disable`, {}).expect(200);
+    expect((await scim(a).patch(`/Users/${id}`, [{ op: 'replace', path: 'active', value: true }])).status).toBe(403);
+    expect((await admin(a).get(`${V2}/permissions/users/scim-boss`).expect(200)).body.user.disabled).toBe(true);
+  });
+
+  it('cannot rename a person an administrator made who awaits their first sign-in (400 mutability: the name decides who binds them); renames its own', async () => {
+    await admin(a).post(`${V2}/users/create`, { username: 'scim-waiting', sign_in: 'oidc' }).expect(201);
+    const id = (await scim(a).get(`/Users?filter=${encodeURIComponent('userName eq "scim-waiting"')}`).expect(200)).body.Resources[0].id as string;
+    for (const r of [
+      await scim(a).put(`/Users/${id}`, { schemas: [USER_SCHEMA], userName: 'scim-attacker' }),
+      await scim(a).patch(`/Users/${id}`, [{ op: 'replace', path: 'userName', value: 'scim-attacker' }]),
+    ]) {
+      expect(r.status, r.text).toBe(400);
+      expect(r.body).toMatchObject({ schemas: [ERROR_SCHEMA], scimType: 'mutability' });
+    }
+    expect((await admin(a).get(`${V2}/permissions/users/scim-waiting`).expect(200)).body.user).toMatchObject({ sign_in: 'oidc', oidc_linked: false });
+    expect((await admin(a).get(`${V2}/permissions/users/scim-attacker`)).status).toBe(404);
+    // One SCIM made is SCIM's to rename.
+    const own = (await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName: 'scim-own-waiting' }).expect(201)).body.id as string;
+    expect((await scim(a).patch(`/Users/${own}`, [{ op: 'replace', path: 'userName', value: 'scim-own-renamed' }])).status).toBe(200);
   });
 
   it('cannot take over a group it did not make (which may hold grants): not listed, its name a 409, its members untouched', async () => {
