@@ -384,7 +384,7 @@ function experimentOfArtifactPath(path: string, field: string): string {
  * '1_0' and non-ASCII digits. Only the canonical spelling is let through, so the id flowgate
  * decides on is the experiment MLflow acts on.
  */
-function canonicalExperimentId(id: string, field: string): string {
+export function canonicalExperimentId(id: string, field: string): string {
   if (!/^(0|[1-9][0-9]{0,18})$/.test(id)) throw badRequest(`Parameter '${field}' must be an experiment id in plain decimal`);
   return id;
 }

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, ADMIN, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { rowExistsIn } from '../../src/authz/catalog-versions.js';
+import { compareVersions, rowExistsIn } from '../../src/authz/catalog-versions.js';
 import type { HttpMethod } from '../../src/authz/types.js';
 import { runningMlflowVersion, startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { runOps, type Op, type Outcome } from '../helpers/python-ops.js';
@@ -166,6 +166,53 @@ describe('search pagination', () => {
     expect(pages).toHaveLength(3);
     for (const page of pages) expect(page).toHaveLength(2);
     expect(pages.flat().sort()).toEqual(readable);
+  });
+});
+
+describe('experiment ids MLflow reads another way (a NO_PERMISSIONS grant under the default READ)', () => {
+  // `snooper` may read everything (FLOWGATE_DEFAULT_PERMISSION=READ) but B, on which she holds NO_PERMISSIONS.
+  let auth = '';
+  const search = (body: object, target = fgDefaultRead.url, authorization = auth) =>
+    request(target).post('/api/2.0/mlflow/runs/search').set('Authorization', authorization).send(body);
+  const runIds = (body: { runs?: Array<{ info: { run_id: string } }> }) => (body.runs ?? []).map((r) => r.info.run_id);
+  beforeAll(async () => {
+    const r = request(fgDefaultRead.url);
+    const as = (call: request.Test) => call.set('Authorization', adminAuth());
+    expect((await as(r.post('/api/2.0/mlflow/users/create')).send({ username: 'snooper' })).status).toBeLessThan(300);
+    const t = await as(r.patch('/api/2.0/mlflow/permissions/users/access-token')).send({ username: 'snooper', expiration: inDays(1) });
+    auth = `Basic ${Buffer.from(`snooper:${t.body.token as string}`).toString('base64')}`;
+    expect((await as(r.post(`/api/2.0/mlflow/permissions/users/snooper/experiments/${B}`)).send({ permission: 'NO_PERMISSIONS' })).status).toBeLessThan(300);
+  });
+
+  it('reads A and not B as written', async () => {
+    const both = await search({ experiment_ids: [A, B] });
+    expect(runIds(both.body)).toContain(baseRun);
+    expect(runIds(both.body)).not.toContain(runInB);
+  });
+
+  it(`"0<id>" is B to MLflow (Python's int()), and refused through flowgate`, async () => {
+    const direct = await request(mlflow.url).post('/api/2.0/mlflow/runs/search').send({ experiment_ids: [`0${B}`] });
+    expect(runIds(direct.body)).toContain(runInB);
+    for (const body of [{ experiment_ids: [`0${B}`] }, { experiment_ids: [A, `0${B}`] }]) {
+      const res = await search(body);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(JSON.stringify(res.body)).not.toContain(runInB);
+    }
+    const traces = await request(fgDefaultRead.url).get(`/api/2.0/mlflow/traces?experiment_ids=0${B}`).set('Authorization', auth);
+    expect(traces.status).toBe(400);
+  });
+
+  it('the camelCase alias experimentIds is refused through flowgate (MLflow before 3.17 lets it win)', async () => {
+    const body = { experiment_ids: [A], experimentIds: [B] };
+    const direct = await request(mlflow.url).post('/api/2.0/mlflow/runs/search').send(body);
+    if (compareVersions(version, '3.17.0') < 0) expect(runIds(direct.body)).toContain(runInB);
+    else expect(direct.status).toBe(400);
+    for (const sent of [body, { experimentIds: [B] }]) {
+      const res = await search(sent);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.message).toBe("Parameter 'experimentIds' is not read here: write 'experiment_ids'");
+      expect(JSON.stringify(res.body)).not.toContain(runInB);
+    }
   });
 });
 

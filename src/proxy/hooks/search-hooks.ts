@@ -1,8 +1,8 @@
 import { experimentRef } from '../../authz/resolve.js';
 import type { ResourceRef } from '../../authz/types.js';
-import { sendJson, sendJsonText } from '../../errors.js';
+import { badRequest, sendJson, sendJsonText } from '../../errors.js';
 import { filteredSearch } from '../after/filtered-search.js';
-import { listedExperiments, narrowedRequest, type ExperimentList } from '../after/narrow-experiments.js';
+import { listedExperimentId, listedExperiments, narrowedRequest, refuseCamelTwins, type ExperimentList } from '../after/narrow-experiments.js';
 import { rewriteJsonAnswer } from '../after/rewrite-json.js';
 import { SEARCH_KINDS } from '../after/search-specs.js';
 import { canRead, hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
@@ -26,6 +26,10 @@ export const narrowToReadableExperiments: Hook = async (call, ctx) => {
   return narrowedRequest(where, request.body, request.query, keep);
 };
 
+/** The fields a filtered search's body gives that flowgate rewrites before MLflow sees them. */
+const PAGING_FIELDS = ['max_results', 'page_token'] as const;
+const LOGGED_MODEL_FIELDS = [...PAGING_FIELDS, 'experiment_ids'] as const;
+
 /** Experiments, models, versions, logged models: flowgate pages through MLflow's results and answers with the readable ones. */
 export const filterSearchAnswer: Hook = async (call, ctx) => {
   const { entry, principal, request, hook } = call;
@@ -40,9 +44,14 @@ export const filterSearchAnswer: Hook = async (call, ctx) => {
           }),
         )
       : jsonCopy(obj(request.body));
-  if (hook === 'filter_search_logged_models' && Array.isArray(input.experiment_ids)) {
+  // flowgate sets the page size and token MLflow gets (and narrows a logged-model search's experiments):
+  // a camelCase twin in a body would reach MLflow beside them (protobuf JSON reads both spellings).
+  if (method === 'POST') refuseCamelTwins(input, hook === 'filter_search_logged_models' ? LOGGED_MODEL_FIELDS : PAGING_FIELDS);
+  if (hook === 'filter_search_logged_models' && input.experiment_ids !== undefined) {
+    if (!Array.isArray(input.experiment_ids)) throw badRequest("'experiment_ids' must be a list");
     const ids = input.experiment_ids as unknown[];
-    const readable = await Promise.all(ids.map((id) => canRead(ctx, principal, [experimentRef(String(id))])));
+    const listed = ids.map((id) => listedExperimentId(id, 'experiment_ids'));
+    const readable = await Promise.all(listed.map((id) => canRead(ctx, principal, [experimentRef(id)])));
     input.experiment_ids = ids.filter((_, i) => readable[i]);
     if ((input.experiment_ids as unknown[]).length === 0) return nothingFound(call, ctx);
   }
