@@ -162,8 +162,9 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   closer.defer(() => following.stop());
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
-  const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged });
-  const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged: () => policy.reloadPatterns() });
+  const patternsChanged = () => policy.reloadPatterns();
+  const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged, patterns: patternGrants, patternsChanged });
+  const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged });
   const workspaceRules = createWorkspaceGroupRules({ rules: config.workspaceGroupRules, grants, writer: grantWriter, directory, given: createRuleGrantsGiven(sql), logger });
   const principalWriter = createPrincipalWriter({
     sql,

@@ -469,7 +469,8 @@ const workspaceRoutes = [
   admin('POST', `${V3}/workspaces`),
   { ...route('GET', `${V3}/workspaces/:workspace_name`, 'read'), resource: WORKSPACE, id: WORKSPACE_NAMED },
   admin('PATCH', `${V3}/workspaces/:workspace_name`),
-  admin('DELETE', `${V3}/workspaces/:workspace_name`),
+  // MLflow's delete (any `mode`) takes every grant of the workspace and in it with it, once it succeeded.
+  { ...admin('DELETE', `${V3}/workspaces/:workspace_name`), after: 'drop_workspace_grants' as const },
 ];
 
 const webhookRoutes = [...adminCollection(`${V2}/webhooks`, 'webhook_id'), admin('POST', `${V2}/webhooks/:webhook_id/test`)];

@@ -1,7 +1,10 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import { MODEL_KINDS, modelKind, type GatewayKind } from '../resources/kinds.js';
+import { MODEL_KINDS, modelKind, WORKSPACE, type GatewayKind } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
-import type { Grantee, GrantsRepo } from './grants-repo.js';
+import { splitQualified } from '../workspaces/names.js';
+import { inWorkspace } from '../workspaces/request-workspace.js';
+import { keyPrefix, type Grantee, type GrantsRepo } from './grants-repo.js';
+import type { PatternGrantsRepo } from './pattern-grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
 /** A grantee as the audit log names it. */
@@ -11,6 +14,13 @@ export interface NamedGrantee {
 }
 
 const target = (ref: ResourceRef, who: NamedGrantee) => `${ref.kind}:${ref.id}/${who.grantee.type}:${who.name}`;
+
+/** What a deleted workspace took with it: its members and administrators, the grants and the pattern grants kept in it. */
+export interface DroppedWithWorkspace {
+  readonly members: number;
+  readonly grants: number;
+  readonly pattern_grants: number;
+}
 
 /**
  * The one writer of grants: the admin API, the gate's creator and model hooks and any other caller
@@ -22,6 +32,9 @@ export function createGrantWriter(deps: {
   readonly grants: GrantsRepo;
   readonly audit: AuditLog;
   readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
+  /** Pattern grants, for what goes with a deleted workspace (`dropWorkspace`), and how the pattern index is told. */
+  readonly patterns?: Pick<PatternGrantsRepo, 'deleteIn'>;
+  readonly patternsChanged?: () => Promise<void>;
 }) {
   const { sql, grants, audit } = deps;
 
@@ -136,6 +149,42 @@ export function createGrantWriter(deps: {
           });
       });
       await deps.grantsChanged(...changed);
+    },
+
+    /**
+     * MLflow deleted the workspace (in any of its modes): every grant of it and in it goes, in one
+     * transaction with one audit entry (`grant.drop-with-workspace`, the counts): its membership
+     * (USE and MANAGE grants on the workspace, a group rule's included), the grants on resources kept
+     * in it and the pattern grants made in it. A workspace made again under the name starts with none,
+     * as a Kubernetes namespace made again starts without the old one's RoleBindings. Resources MLflow
+     * moved into `default` (SET_DEFAULT) keep none of them either: under `default`'s keys they could meet
+     * grants already there. Pattern grants on the workspace kind (`team-*`) name workspaces, not this
+     * one, and stay. The `default` workspace is never deleted (MLflow refuses it): refused here too.
+     */
+    async dropWorkspace(actor: string, workspace: string): Promise<DroppedWithWorkspace> {
+      const prefix = keyPrefix(workspace);
+      const patterns = deps.patterns;
+      if (patterns === undefined) throw new Error('dropWorkspace needs the pattern grants repository');
+      let inside: ResourceRef[] = [];
+      let dropped: DroppedWithWorkspace = { members: 0, grants: 0, pattern_grants: 0 };
+      await sql.transaction(async () => {
+        inside = await grants.resourcesIn(workspace);
+        dropped = {
+          members: await grants.deleteResource(WORKSPACE, workspace),
+          grants: await grants.deleteIn(workspace),
+          pattern_grants: await patterns.deleteIn(workspace),
+        };
+        if (dropped.members + dropped.grants + dropped.pattern_grants > 0)
+          await audit.record({ actor, action: 'grant.drop-with-workspace', target: `${WORKSPACE}:${workspace}`, oldValue: dropped });
+      });
+      // Each resource re-read in its own workspace, as the store keyed it (the request may name another).
+      const ids = inside.flatMap((ref) => (ref.id.startsWith(prefix) ? [Object.assign({}, ref, { id: splitQualified(ref.id).id })] : []));
+      await Promise.all([
+        dropped.members > 0 ? deps.grantsChanged({ kind: WORKSPACE, id: workspace }) : undefined,
+        ids.length > 0 ? inWorkspace(workspace, () => deps.grantsChanged(...ids)) : undefined,
+        dropped.pattern_grants > 0 ? deps.patternsChanged?.() : undefined,
+      ]);
+      return dropped;
     },
   };
 }

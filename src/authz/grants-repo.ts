@@ -1,7 +1,7 @@
 import { keyedInWorkspace, RESOURCE_KINDS } from '../resources/kinds.js';
 import { BY_RANK } from '../resources/permissions.js';
 import type { Sql } from '../store/sql.js';
-import { DEFAULT_WORKSPACE, qualify, splitQualified } from '../workspaces/names.js';
+import { DEFAULT_WORKSPACE, qualify, splitQualified, workspaceNameProblem } from '../workspaces/names.js';
 import { currentWorkspace } from '../workspaces/request-workspace.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
@@ -91,6 +91,12 @@ const SQL = {
          AND instr(lower(username), lower(CAST(? AS TEXT))) > 0 ORDER BY username LIMIT ? OFFSET ?) AS u
        LEFT JOIN group_members m ON m.user_id = u.id LEFT JOIN groups gr ON gr.id = m.group_id
        ORDER BY u.username, gr.name`,
+  // Grants kept in one workspace: their stored id starts with `<workspace><separator>` (src/workspaces/names.ts).
+  // Compared as text of a length, not by LIKE (no pattern characters to escape) nor by range (PostgreSQL
+  // orders text by its collation, which may skip control characters such as the separator).
+  resourcesUnder: `SELECT DISTINCT resource_kind, resource_id FROM grants
+       WHERE substr(resource_id, 1, length(CAST(? AS TEXT))) = CAST(? AS TEXT)`,
+  deleteUnder: 'DELETE FROM grants WHERE substr(resource_id, 1, length(CAST(? AS TEXT))) = CAST(? AS TEXT)',
   count: 'SELECT count(*) AS n FROM grants',
   resources: 'SELECT DISTINCT resource_kind, resource_id FROM grants ORDER BY resource_kind, resource_id',
   page: `SELECT id, ${INDEXED_COLUMNS} FROM grants WHERE id > ? ORDER BY id LIMIT ?`,
@@ -121,6 +127,16 @@ interface ConcernedRow {
  * passed here again.
  */
 export const storedId = (kind: ResourceKind, id: string): string => (keyedInWorkspace(kind) ? qualify(currentWorkspace(), id) : id);
+
+/**
+ * What every id stored in a workspace other than `default` starts with: `<workspace><separator>`. The
+ * default workspace's ids are stored as they are (or as `default<separator>…`), so this prefix never
+ * reaches them, and a workspace name never holds the separator, so `ws` never reaches `ws-2`'s.
+ */
+export function keyPrefix(workspace: string): string {
+  if (workspace === DEFAULT_WORKSPACE || workspaceNameProblem(workspace) !== undefined) throw new Error(`not a workspace whose grants go by prefix: '${workspace}'`);
+  return qualify(workspace, '');
+}
 
 /** The grants table. Every resource id it takes is keyed in the request's workspace (`storedId`); rows carry stored ids. */
 export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
@@ -182,6 +198,13 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
       }
       return users;
     },
+    /** The resources (by stored id) with grants kept in `workspace`: its own membership is not among them. */
+    resourcesIn: async (workspace: string): Promise<ResourceRef[]> =>
+      (await sql.all<{ resource_kind: ResourceKind; resource_id: string }>(SQL.resourcesUnder, [keyPrefix(workspace), keyPrefix(workspace)])).map(
+        (r) => ({ kind: r.resource_kind, id: r.resource_id }) as ResourceRef,
+      ),
+    /** Removes every grant kept in `workspace` (of any kind, by stored id); its own membership stays. The number removed. */
+    deleteIn: (workspace: string): Promise<number> => sql.run(SQL.deleteUnder, [keyPrefix(workspace), keyPrefix(workspace)]),
     count: async (): Promise<number> => (await sql.get<{ n: number }>(SQL.count))!.n,
     /** Every resource that has at least one grant. */
     resources: async (): Promise<ResourceRef[]> =>

@@ -2,7 +2,7 @@ import { keyedInWorkspace } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
 import { DEFAULT_WORKSPACE, qualify, splitQualified } from '../workspaces/names.js';
 import { currentWorkspace } from '../workspaces/request-workspace.js';
-import type { Grantee } from './grants-repo.js';
+import { keyPrefix, type Grantee } from './grants-repo.js';
 import type { PatternGrant } from './pattern-index.js';
 import { compilePattern } from './pattern-match.js';
 import type { Permission, ResourceKind } from './types.js';
@@ -102,6 +102,11 @@ export function createPatternGrantsRepo(sql: Sql, now: () => number = Date.now) 
         [grantee.id, kind, storedPattern(kind, pattern)],
       );
       return row?.permission;
+    },
+    /** Removes every pattern grant made in `workspace` (stored as `<workspace><separator><pattern>`); the number removed. */
+    deleteIn(workspace: string): Promise<number> {
+      const prefix = keyPrefix(workspace);
+      return sql.run('DELETE FROM pattern_grants WHERE substr(pattern, 1, length(CAST(? AS TEXT))) = CAST(? AS TEXT)', [prefix, prefix]);
     },
     async ofGrantee(grantee: Grantee): Promise<GranteePatternGrant[]> {
       const rows = ordered(await sql.all<Row>(`${COLUMNS} WHERE ${column(grantee)} = ?`, [grantee.id]));

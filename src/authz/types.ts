@@ -159,6 +159,8 @@ export type AfterHook =
   | 'filter_started_jobs'
   /** MLflow's workspace list: only the workspaces the caller holds a role in (MLflow's basic-auth lists those). */
   | 'filter_workspaces'
+  /** A deleted workspace: every grant of it and in it dropped, once MLflow answered the delete with success. */
+  | 'drop_workspace_grants'
   /** Scorers: the registrant's MANAGE, grants dropped with the scorer, lists and online configs filtered. */
   | 'grant_creator_scorer'
   | 'drop_scorer_grants'

@@ -45,6 +45,34 @@ export function onceAnswered(given: (status: number) => void | Promise<void>, on
 }
 
 /**
+ * Runs `act` when MLflow answered with success (any 2xx: a delete answered `204` with no body counts)
+ * and waits for it before the answer goes on unchanged, so the client learns of the change only once
+ * flowgate has followed it. A refusal goes on at once, and `act` does not run. A failed `act` never
+ * turns MLflow's success into an error: it is reported to `onHookError`.
+ */
+export function afterSuccess(given: () => void | Promise<void>, onHookError: (err: unknown) => void): ResponseHandler {
+  const act = keepingWorkspace(given);
+  return (upstream, res) => {
+    const status = upstream.statusCode ?? 502;
+    const relay = () => {
+      res.writeHead(status, upstream.headers);
+      pipeline(upstream.body, res, () => undefined);
+    };
+    if (status < 200 || status > 299) return relay();
+    // Held while `act` runs: an error meanwhile is the pipeline's to meet (it ends the client's answer), not an uncaught one.
+    upstream.body.on('error', () => undefined);
+    void (async () => {
+      try {
+        await act();
+      } catch (err) {
+        onHookError(err);
+      }
+      relay();
+    })();
+  };
+}
+
+/**
  * Reads a (small JSON) upstream answer, lets `inspect` act on it when MLflow succeeded, then relays
  * it to the client unchanged. A hook failure never turns MLflow's success into an error: the side
  * effect is logged by the caller. An answer past the limit is streamed on untouched instead.

@@ -11,7 +11,7 @@ import { filterFoundDatasets, filterSearchAnswer, narrowToReadableExperiments } 
 import { dropSkillGrants, grantCreatorOfSkill, registerSkill } from './skill-hooks.js';
 import type { HookSpec } from './types.js';
 import { verifyAnsweredExperiment } from './verify-hooks.js';
-import { filterWorkspaces } from './workspace-hooks.js';
+import { dropWorkspaceGrants, filterWorkspaces } from './workspace-hooks.js';
 
 /** Every after-hook the catalog names: what it does, whom it works for, and whether it reads the body. */
 export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
@@ -45,6 +45,8 @@ export const HOOKS: Readonly<Record<AfterHook, HookSpec>> = {
   record_job_starter: { run: recordJobStarter, for: 'everyone', readsBody: false },
   filter_started_jobs: { run: filterStartedJobs, for: 'non-admins', readsBody: false },
   filter_workspaces: { run: filterWorkspaces, for: 'non-admins', readsBody: false },
+  // Only administrators delete workspaces; the name is the path's.
+  drop_workspace_grants: { run: dropWorkspaceGrants, for: 'everyone', readsBody: false },
   grant_creator_skill: { run: grantCreatorOfSkill, for: 'everyone', readsBody: false },
   // Makes the Skills resolution marked missing; an administrator's registration is forwarded as it is (MLflow grants administrators nothing either).
   register_skill: { run: registerSkill, for: 'non-admins', readsBody: false },
