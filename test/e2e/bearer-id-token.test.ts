@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startStubUpstream } from '../helpers/flowgate.js';
 import {
@@ -9,6 +8,7 @@ import {
   freePort,
   HTML,
   loginWithFetch,
+  providerIdToken,
   send,
   startOidcFlowgate,
   startOidcProvider,
@@ -76,33 +76,7 @@ async function expectRefusedAsBearer(jwt: string, what: string): Promise<void> {
 }
 
 /** An ID token the provider issues to its client for `login` by an authorization-code grant with PKCE and a nonce. */
-async function idTokenFor(login: string): Promise<string> {
-  const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as { authorization_endpoint: string; token_endpoint: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const redirectUri = `${base}/flowgate/callback`;
-  const auth = new URL(discovery.authorization_endpoint);
-  auth.search = new URLSearchParams({
-    client_id: CLIENT.id,
-    response_type: 'code',
-    scope: 'openid profile groups',
-    redirect_uri: redirectUri,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    state: randomBytes(8).toString('hex'),
-    nonce: randomBytes(8).toString('hex'),
-  }).toString();
-  // Stops before the callback: the code is redeemed here, as a client of the provider would.
-  const run = await loginWithFetch(new CookieJar(), auth.href, login, { stopBeforeCallback: true });
-  const code = new URL(run.callbackUrl!).searchParams.get('code');
-  if (!code) throw new Error(`no code from the provider (${run.final.status})`);
-  const r = await fetch(discovery.token_endpoint, {
-    method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }).toString(),
-  });
-  if (!r.ok) throw new Error(`token endpoint: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { id_token: string }).id_token;
-}
+const idTokenFor = (login: string) => providerIdToken(idp.issuer, `${base}/flowgate/callback`, login, { nonce: true });
 
 describe("the provider's ID tokens are not bearer tokens", () => {
   it('the ID token of flowgate\'s own sign-in (the sign-out URL\'s id_token_hint) is refused; the session still mints an access token', async () => {

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, removeDir } from '../helpers/flowgate.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
@@ -8,6 +7,7 @@ import {
   flowgateClientAt,
   freePort,
   loginWithFetch,
+  providerIdToken,
   send,
   startOidcFlowgate,
   startOidcProvider,
@@ -73,32 +73,7 @@ async function signIn(login: string): Promise<{ jar: CookieJar; status: number; 
  * nonce is sent: flowgate refuses a JWT carrying one as a bearer token (a sign-in's ID token,
  * test/e2e/bearer-id-token.test.ts), and this provider issues no JWT access tokens to this client.
  */
-async function providerJwt(login: string): Promise<string> {
-  const discovery = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as { authorization_endpoint: string; token_endpoint: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const redirectUri = `${base}/flowgate/callback`;
-  const auth = new URL(discovery.authorization_endpoint);
-  auth.search = new URLSearchParams({
-    client_id: CLIENT.id,
-    response_type: 'code',
-    scope: 'openid profile groups',
-    redirect_uri: redirectUri,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    state: randomBytes(8).toString('hex'),
-  }).toString();
-  // Stops before the callback: the code is redeemed here, not by flowgate.
-  const run = await loginWithFetch(new CookieJar(), auth.href, login, { stopBeforeCallback: true });
-  const code = new URL(run.callbackUrl!).searchParams.get('code');
-  if (!code) throw new Error(`no code from the provider (${run.final.status})`);
-  const r = await fetch(discovery.token_endpoint, {
-    method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }).toString(),
-  });
-  if (!r.ok) throw new Error(`token endpoint: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { id_token: string }).id_token;
-}
+const providerJwt = (login: string) => providerIdToken(idp.issuer, `${base}/flowgate/callback`, login);
 
 const withSession = (jar: CookieJar, path: string) => send(jar, base + path, { headers: { accept: 'application/json' } });
 const withBearer = (token: string, path: string) => fetch(base + path, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });

@@ -28,3 +28,27 @@ export function jsonCaller(base: () => string) {
     },
   };
 }
+
+/**
+ * Calls as `who` ('admin' is the bootstrap admin, anyone else a user made by `withTokens`) in workspace
+ * `ws` (no header when undefined): `send` answers whatever came back, `ok` throws on anything but
+ * 2xx; `auditMark` is the newest audit entry's id, so an attempt that changes nothing leaves it
+ * where it was.
+ */
+export function workspaceCaller(base: () => string) {
+  const json = jsonCaller(base);
+  const send = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => {
+    const headers = new Headers({ Authorization: who === 'admin' ? adminAuth() : json.basicOf(who), 'Content-Type': 'application/json' });
+    if (ws !== undefined) headers.set('X-MLFLOW-WORKSPACE', ws);
+    const r = await fetch(base() + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await r.text();
+    return { status: r.status, text, json: (text === '' ? {} : JSON.parse(text)) as Record<string, any> };
+  };
+  const ok = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => {
+    const r = await send(who, ws, method, path, body);
+    if (r.status >= 300) throw new Error(`${who} ${method} ${path} in ${ws} → ${r.status} ${r.text}`);
+    return r.json;
+  };
+  const auditMark = async () => ((await ok('admin', undefined, 'GET', '/api/2.0/mlflow/permissions/audit?max_results=1')).entries as Array<{ id: number }>)[0]?.id ?? 0;
+  return { ...json, send, ok, auditMark };
+}

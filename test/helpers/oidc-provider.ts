@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
@@ -261,6 +262,38 @@ export async function loginWithFetch(
     return { final: new Response(body, { status: res.status, headers: res.headers }), finalUrl: url };
   }
   throw new Error('login did not finish within 20 hops');
+}
+
+/**
+ * The ID token the provider issues to `CLIENT` for `login`'s account by an authorization-code grant
+ * with PKCE, redeemed here as any client of the provider would (a fresh provider session each time,
+ * so a token flowgate has not seen). With `nonce`, the authorization request sends one, as a sign-in
+ * does, and the token carries it.
+ */
+export async function providerIdToken(issuer: string, redirectUri: string, login: string, opts: { nonce?: boolean } = {}): Promise<string> {
+  const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as { authorization_endpoint: string; token_endpoint: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const auth = new URL(discovery.authorization_endpoint);
+  auth.search = new URLSearchParams({
+    client_id: CLIENT.id,
+    response_type: 'code',
+    scope: 'openid profile groups',
+    redirect_uri: redirectUri,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    state: randomBytes(8).toString('hex'),
+    ...(opts.nonce ? { nonce: randomBytes(8).toString('hex') } : {}),
+  }).toString();
+  const run = await loginWithFetch(new CookieJar(), auth.href, login, { stopBeforeCallback: true });
+  const code = new URL(run.callbackUrl!).searchParams.get('code');
+  if (!code) throw new Error(`no code from the provider (${run.final.status})`);
+  const r = await fetch(discovery.token_endpoint, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }).toString(),
+  });
+  if (!r.ok) throw new Error(`token endpoint: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { id_token: string }).id_token;
 }
 
 /** Follows the provider's sign-out confirmation page (posting "yes") and any redirects after it. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonCaller } from '../helpers/admin-calls.js';
-import { adminAuth, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { workspaceCaller } from '../helpers/admin-calls.js';
+import { startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 
 /**
@@ -22,21 +22,8 @@ const V3 = '/api/3.0/mlflow';
 describe('deleting a workspace, attacked', () => {
   let mlflow: MlflowServer;
   let fg: TestFlowgate;
-  const { basicOf, withTokens } = jsonCaller(() => fg.url);
-  const send = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => {
-    const headers = new Headers({ Authorization: who === 'admin' ? adminAuth() : basicOf(who), 'Content-Type': 'application/json' });
-    if (ws !== undefined) headers.set('X-MLFLOW-WORKSPACE', ws);
-    const r = await fetch(fg.url + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const text = await r.text();
-    return { status: r.status, text, json: (text === '' ? {} : JSON.parse(text)) as Record<string, any> };
-  };
-  const ok = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => {
-    const r = await send(who, ws, method, path, body);
-    if (r.status >= 300) throw new Error(`${who} ${method} ${path} in ${ws} → ${r.status} ${r.text}`);
-    return r.json;
-  };
+  const { withTokens, send, ok, auditMark } = workspaceCaller(() => fg.url);
   const status = async (who: string, ws: string | undefined, method: string, path: string, body?: unknown) => (await send(who, ws, method, path, body)).status;
-  const auditMark = async () => ((await ok('admin', undefined, 'GET', `${V2}/permissions/audit?max_results=1`)).entries as Array<{ id: number }>)[0]?.id ?? 0;
   const newAudit = async (since: number) =>
     ((await ok('admin', undefined, 'GET', `${V2}/permissions/audit?max_results=50`)).entries as Array<{ id: number; actor: string; action: string; target: string; old_value: unknown }>)
       .filter((e) => e.id > since)
