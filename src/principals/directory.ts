@@ -96,7 +96,7 @@ const SQL = {
   // Only a user still awaiting their first sign-in is bound: of two sign-ins racing, one binds.
   bindSubject: "UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ? AND sign_in = 'oidc' AND oidc_subject IS NULL",
   setSignIn: 'UPDATE users SET sign_in = ?, oidc_issuer = NULL, oidc_subject = NULL WHERE id = ?',
-  makeBootstrapAdmin: "UPDATE users SET is_admin = 1, is_service_account = 0, sign_in = 'local', oidc_issuer = NULL, oidc_subject = NULL WHERE id = ?",
+  makeBootstrapAdmin: "UPDATE users SET is_admin = 1, is_service_account = 0, sign_in = 'local', oidc_issuer = NULL, oidc_subject = NULL, disabled_at = NULL WHERE id = ?",
   deleteUser: 'DELETE FROM users WHERE id = ?',
   groupByName: 'SELECT * FROM groups WHERE name = ?',
   listGroups: 'SELECT * FROM groups ORDER BY name',

@@ -87,11 +87,11 @@ export function createPrincipalWriter(deps: {
     },
 
     /**
-     * Makes the configured bootstrap admin what configuration says (an administrator, a person, no
-     * sign-in) when the store says otherwise; audited with what it was. False when nothing was wrong.
+     * Makes the configured bootstrap admin what configuration says (an enabled administrator, a person,
+     * no sign-in) when the store says otherwise; audited with what it was. False when nothing was wrong.
      */
     async repairBootstrapAdmin(actor: string, user: User): Promise<boolean> {
-      if (user.isAdmin && !user.isServiceAccount && user.signIn === 'local' && user.oidcSubject === null) return false;
+      if (user.isAdmin && !user.isServiceAccount && user.signIn === 'local' && user.oidcSubject === null && user.disabledAt === null) return false;
       return sql.transaction(async () => {
         await directory.makeBootstrapAdmin(user.id);
         const after = (await directory.userById(user.id))!;

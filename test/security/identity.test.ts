@@ -501,15 +501,15 @@ describe('class 9: the operator cannot be locked out', () => {
     const minted = ok(await admin('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { body: { username: ADMIN.username, expiration: expiration() } }), 'mint').token as string;
     let replica: TestFlowgate = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: mlflow.url }, fg.dir);
     try {
-      // What an older flowgate, or someone with the store, could leave: demoted, a service account, linked to a sign-in.
-      await fg.store.sql.run("UPDATE users SET is_admin = 0, is_service_account = 1, sign_in = 'oidc', oidc_issuer = ?, oidc_subject = 'idp-admin' WHERE username = ?", [
-        idp.issuer,
-        ADMIN.username,
-      ]);
+      // What an older flowgate, or someone with the store, could leave: demoted, a service account, linked to a sign-in, disabled.
+      await fg.store.sql.run(
+        "UPDATE users SET is_admin = 0, is_service_account = 1, sign_in = 'oidc', oidc_issuer = ?, oidc_subject = 'idp-admin', disabled_at = ? WHERE username = ?",
+        [idp.issuer, Date.now(), ADMIN.username],
+      );
       fg = await fg.restart();
       replica = await replica.restart();
 
-      expect(await userRow(ADMIN.username)).toMatchObject({ is_admin: 1, is_service_account: 0, sign_in: 'local', oidc_issuer: null, oidc_subject: null });
+      expect(await userRow(ADMIN.username)).toMatchObject({ is_admin: 1, is_service_account: 0, sign_in: 'local', oidc_issuer: null, oidc_subject: null, disabled_at: null });
       const repairs = await fg.store.sql.all<{ actor: string; old_value: string }>("SELECT actor, old_value FROM audit_log WHERE action = 'user.repair' AND target = ?", [`user:${ADMIN.username}`]);
       expect(repairs).toHaveLength(1);
       expect(repairs[0]!.actor).toBe('flowgate');
@@ -520,6 +520,12 @@ describe('class 9: the operator cannot be locked out', () => {
         expect((await caller(url, basic(ADMIN.username, minted), quiet)('GET', '/api/2.0/mlflow/permissions/users')).status).toBe(401);
       }
       await expectRefusedSignIn('idp-admin');
+
+      // Disabled and nothing else: break-glass still works after the next start.
+      await fg.store.sql.run('UPDATE users SET disabled_at = ? WHERE username = ?', [Date.now(), ADMIN.username]);
+      fg = await fg.restart();
+      expect(await userRow(ADMIN.username)).toMatchObject({ is_admin: 1, disabled_at: null });
+      expect((await caller(fg.url, adminAuth(), quiet)('GET', '/api/2.0/mlflow/permissions/users')).status).toBe(200);
     } finally {
       await replica.close();
     }
