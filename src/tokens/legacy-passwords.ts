@@ -1,3 +1,4 @@
+import { FlowgateError } from '../errors.js';
 import { LazyLru } from '../lazy-lru.js';
 import type { LegacyPasswordRepo } from './legacy-password-repo.js';
 import { hashToken } from './token.js';
@@ -16,7 +17,9 @@ export interface LegacyPasswordOptions {
   readonly ttlMs?: number;
   /**
    * Hash checks running at once, beyond which a check is refused rather than queued: each costs a
-   * slow KDF (scrypt's 32 MiB), so wrong passwords sent in bulk must not exhaust CPU or memory.
+   * slow KDF (scrypt's 32 MiB), so wrong passwords sent in bulk must not exhaust CPU or memory. The
+   * refusal is a 503 with Retry-After, not a 401: a right password arriving during a flood of wrong
+   * ones is told to come back (MLflow's client retries a 503), not that it is wrong.
    */
   readonly maxConcurrent?: number;
   readonly now?: () => number;
@@ -25,6 +28,9 @@ export interface LegacyPasswordOptions {
 }
 
 const DEFAULT_TTL_MS = 60_000;
+
+const busy = () =>
+  new FlowgateError('TEMPORARILY_UNAVAILABLE', 'Too many password checks are running at once; retry in a second', { 'Retry-After': '1' });
 
 /**
  * Passwords imported from MLflow basic-auth (`flowgate import mlflow-basic-auth`), checked against
@@ -56,7 +62,7 @@ export function createLegacyPasswordVerifier(opts: LegacyPasswordOptions) {
       }
       return undefined;
     }
-    if (running >= maxConcurrent) return undefined;
+    if (running >= maxConcurrent) throw busy();
     running++;
     try {
       return (await werkzeugPasswordMatches(hash, decoded.slice(colon + 1))) ? { userId: row.user_id, username: row.username } : undefined;

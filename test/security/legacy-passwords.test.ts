@@ -10,10 +10,11 @@ import { mlflowVenv, runPython } from '../helpers/mlflow-server.js';
 /**
  * Passwords imported from MLflow basic-auth (issue 37), from an attacker's side: a wrong password, a
  * password of another imported user, a hash flowgate cannot check, a password after its user minted
- * a token, a password with legacy passwords turned off. Each is a 401 and nothing else.
+ * a token, a password with legacy passwords turned off. Each is a 401 and nothing else; more checks at
+ * once than flowgate runs are a 503 to retry, so a flood of wrong passwords never calls a right one wrong.
  */
 const CURRENT = '/api/2.0/mlflow/users/current';
-const PW = { ana: 'ana-old-password-1', ben: 'ben-old-password-2', cy: 'cy-old-password-3' };
+const PW = { ana: 'ana-old-password-1', ben: 'ben-old-password-2', cy: 'cy-old-password-3', dee: 'dee-old-password-4' };
 
 let hashes: Record<string, string>;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const venv = await mlflowVenv();
   const r = await runPython(
     venv,
-    `import json\nfrom werkzeug.security import generate_password_hash as g\nprint(json.dumps({"ana": g(${JSON.stringify(PW.ana)}), "ben": g(${JSON.stringify(PW.ben)}, method="pbkdf2:sha256:600000")}))`,
+    `import json\nfrom werkzeug.security import generate_password_hash as g\nprint(json.dumps({"ana": g(${JSON.stringify(PW.ana)}), "ben": g(${JSON.stringify(PW.ben)}, method="pbkdf2:sha256:600000"), "dee": g(${JSON.stringify(PW.dee)}, method="pbkdf2:sha256:600000")}))`,
   );
   expect(r.code, r.stderr).toBe(0);
   hashes = JSON.parse(r.stdout) as Record<string, string>;
@@ -38,6 +39,8 @@ beforeAll(async () => {
       { username: 'ben', isAdmin: false, isServiceAccount: false, passwordHash: hashes.ben! },
       // A hash of a kind flowgate does not check (werkzeug's removed plain method): refused, never compared as text.
       { username: 'cy', isAdmin: false, isServiceAccount: false, passwordHash: `plain$$${PW.cy}` },
+      // Signs in only during the flood below: her right password is not remembered before it.
+      { username: 'dee', isAdmin: false, isServiceAccount: false, passwordHash: hashes.dee! },
     ]),
     importStore(fg.store.sql, 'admin'),
     { actor: 'test', dryRun: false },
@@ -110,15 +113,36 @@ describe('imported basic-auth passwords', () => {
 });
 
 describe('the legacy password check under load', () => {
-  it('refuses beyond its concurrent hash checks instead of queueing a slow KDF per attempt', async () => {
+  it('refuses beyond its concurrent hash checks instead of queueing a slow KDF per attempt, as busy (503, Retry-After), not as a wrong password', async () => {
     const repo = createLegacyPasswordRepo(fg.store.sql);
     const verifier = createLegacyPasswordVerifier({ repo, cacheSize: 16, maxConcurrent: 1 });
     const encoded = (pw: string) => Buffer.from(`ana:${pw}`).toString('base64');
-    const answers = await Promise.all([verifier.verify(encoded(PW.ana)), verifier.verify(encoded(PW.ana))]);
-    // One check ran and succeeded; the one beyond the limit was refused, not run.
-    expect(answers.filter((a) => a !== undefined)).toHaveLength(1);
+    const answers = await Promise.allSettled([verifier.verify(encoded(PW.ana)), verifier.verify(encoded(PW.ana))]);
+    // One check ran and succeeded; the one beyond the limit was refused, not run, and not called wrong.
+    expect(answers.filter((a) => a.status === 'fulfilled' && a.value !== undefined)).toHaveLength(1);
+    const refused = answers.find((a) => a.status === 'rejected') as PromiseRejectedResult | undefined;
+    expect(refused?.reason).toMatchObject({ code: 'TEMPORARILY_UNAVAILABLE', status: 503, headers: { 'Retry-After': '1' } });
     expect(verifier.cached(encoded(PW.ana))).toMatchObject({ username: 'ana' });
     expect(verifier.cached(encoded('wrong'))).toBeUndefined();
+  });
+
+  it('through flowgate, a flood of wrong passwords makes the right one wait (503, Retry-After), never wrong (401)', async () => {
+    // Each wrong password is a full KDF check, and dee's right one was never remembered.
+    const wrong = Array.from({ length: 12 }, (_, i) => get(basic('dee', `wrong-${i}`)));
+    const right = get(basic('dee', PW.dee));
+    const answers = await Promise.all([...wrong, right]);
+    const rightAnswer = answers.at(-1)!;
+    expect([200, 503]).toContain(rightAnswer.status);
+    const statuses = answers.slice(0, -1).map((r) => r.status);
+    expect(statuses.every((s) => s === 401 || s === 503), statuses.join(',')).toBe(true);
+    const busy = answers.filter((r) => r.status === 503);
+    expect(busy.length, 'more checks at once than the limit (4) were busy').toBeGreaterThan(0);
+    for (const r of busy) {
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(await r.json()).toMatchObject({ error_code: 'TEMPORARILY_UNAVAILABLE' });
+    }
+    // Once the flood is over, the right password works.
+    expect((await get(basic('dee', PW.dee))).status).toBe(200);
   });
 
   it('compares digests in constant time (node:crypto timingSafeEqual), whatever the password', async () => {
