@@ -6,7 +6,7 @@
  */
 import type { CheckName } from '../authz/route-checks.js';
 import type { RouteEntry } from '../authz/types.js';
-import type { Origin, SignIn } from '../principals/types.js';
+import type { DisabledBy, Origin, SignIn } from '../principals/types.js';
 import type { KINDS, ResourceKind } from '../resources/kind-table.js';
 import type { Permission } from '../resources/permissions.js';
 import type { GrantReason, Reason, WorkspaceReason } from '../resources/reasons.js';
@@ -54,6 +54,8 @@ export interface UserJson {
   readonly origin: Origin;
   /** No credential or sign-in of theirs works until an administrator (or SCIM) enables them. */
   readonly disabled: boolean;
+  /** Who disabled them (null when enabled): SCIM's `active: true` enables only a user SCIM disabled (`scim`). */
+  readonly disabled_by: DisabledBy | null;
 }
 
 /** A user as an administrator's views show them (`adminUserJson`). */

@@ -1,5 +1,5 @@
 import type { Sql, SqlValue } from '../store/sql.js';
-import type { Group, Origin, SignIn, User } from './types.js';
+import type { DisabledBy, Group, Origin, SignIn, User } from './types.js';
 
 interface UserRow {
   id: number;
@@ -14,6 +14,7 @@ interface UserRow {
   origin: Origin;
   external_id: string | null;
   disabled_at: number | null;
+  disabled_by: string | null;
 }
 interface GroupRow {
   id: number;
@@ -37,6 +38,8 @@ const toUser = (r: UserRow): User => ({
   externalId: r.external_id,
   // PostgreSQL's BIGINT arrives as a string.
   disabledAt: r.disabled_at === null ? null : Number(r.disabled_at),
+  // Only 'scim' is SCIM's to undo: anything else disabled (an older flowgate's row) is an administrator's.
+  disabledBy: r.disabled_at === null ? null : r.disabled_by === 'scim' ? 'scim' : 'admin',
 });
 const toGroup = (r: GroupRow): Group => ({ id: r.id, name: r.name, createdAt: r.created_at, origin: r.origin, externalId: r.external_id });
 
@@ -85,8 +88,13 @@ const SQL = {
   setExternalId: 'UPDATE users SET external_id = ? WHERE id = ?',
   renameUser: 'UPDATE users SET username = ? WHERE id = ?',
   // Only a change writes: an UPDATE moves the policy generation, which every flowgate on the store follows.
-  disable: 'UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
-  enable: 'UPDATE users SET disabled_at = NULL WHERE id = ? AND disabled_at IS NOT NULL',
+  // The conditions are what SCIM may not undo, decided in the one statement that writes: SCIM's disable
+  // leaves an administrator's as it is, an administrator's takes over SCIM's (keeping when), and SCIM's
+  // enable reaches only a user SCIM disabled (an older flowgate's row, disabled_by NULL, is an administrator's).
+  disableByScim: "UPDATE users SET disabled_at = ?, disabled_by = 'scim' WHERE id = ? AND disabled_at IS NULL",
+  disableByAdmin: "UPDATE users SET disabled_at = COALESCE(disabled_at, ?), disabled_by = 'admin' WHERE id = ? AND (disabled_at IS NULL OR disabled_by = 'scim')",
+  enableByScim: "UPDATE users SET disabled_at = NULL, disabled_by = NULL WHERE id = ? AND disabled_at IS NOT NULL AND disabled_by = 'scim'",
+  enableByAdmin: 'UPDATE users SET disabled_at = NULL, disabled_by = NULL WHERE id = ? AND disabled_at IS NOT NULL',
   groupById: 'SELECT * FROM groups WHERE id = ?',
   groupByExternalId: 'SELECT * FROM groups WHERE external_id = ?',
   listGroupsOf: 'SELECT * FROM groups WHERE origin = ? ORDER BY name',
@@ -96,7 +104,7 @@ const SQL = {
   // Only a user still awaiting their first sign-in is bound: of two sign-ins racing, one binds.
   bindSubject: "UPDATE users SET oidc_issuer = ?, oidc_subject = ? WHERE id = ? AND sign_in = 'oidc' AND oidc_subject IS NULL",
   setSignIn: 'UPDATE users SET sign_in = ?, oidc_issuer = NULL, oidc_subject = NULL WHERE id = ?',
-  makeBootstrapAdmin: "UPDATE users SET is_admin = 1, is_service_account = 0, sign_in = 'local', oidc_issuer = NULL, oidc_subject = NULL, disabled_at = NULL WHERE id = ?",
+  makeBootstrapAdmin: "UPDATE users SET is_admin = 1, is_service_account = 0, sign_in = 'local', oidc_issuer = NULL, oidc_subject = NULL, disabled_at = NULL, disabled_by = NULL WHERE id = ?",
   deleteUser: 'DELETE FROM users WHERE id = ?',
   groupByName: 'SELECT * FROM groups WHERE name = ?',
   listGroups: 'SELECT * FROM groups ORDER BY name',
@@ -156,9 +164,17 @@ export function createDirectory(sql: Sql, now: () => number = Date.now) {
     renameUser: async (id: number, username: string): Promise<void> => {
       await sql.run(SQL.renameUser, [username, id]);
     },
-    /** False when it already was so (nothing written). */
-    setDisabled: async (id: number, disabled: boolean): Promise<boolean> =>
-      (await (disabled ? sql.run(SQL.disable, [now(), id]) : sql.run(SQL.enable, [id]))) > 0,
+    /**
+     * Disables or enables the user on `by`'s behalf; false when nothing changed: it already was so, or
+     * SCIM asked to enable a user an administrator disabled. An administrator's disable of a user SCIM
+     * disabled changes who did it (true), so SCIM's enable no longer reaches them.
+     */
+    setDisabled: async (id: number, disabled: boolean, by: DisabledBy): Promise<boolean> => {
+      const changed = disabled
+        ? await sql.run(by === 'scim' ? SQL.disableByScim : SQL.disableByAdmin, [now(), id])
+        : await sql.run(by === 'scim' ? SQL.enableByScim : SQL.enableByAdmin, [id]);
+      return changed > 0;
+    },
     updateUser: async (id: number, displayName: string, isAdmin: boolean): Promise<void> => {
       await sql.run(SQL.updateUser, [displayName, isAdmin ? 1 : 0, id]);
     },

@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { badRequest } from '../errors.js';
 import type { Sql } from '../store/sql.js';
 import type { Directory, OidcIdentity } from './directory.js';
-import { userJson, type Group, type Origin, type SignIn, type User } from './types.js';
+import { userJson, type DisabledBy, type Group, type Origin, type SignIn, type User } from './types.js';
 
 /**
  * The one writer of users, groups and memberships: the admin API, sign-in provisioning and the
@@ -147,14 +147,23 @@ export function createPrincipalWriter(deps: {
     },
 
     /**
-     * Disables (no credential of theirs works, no sign-in reaches them) or enables the user; false
-     * when it already was so. The caller ends their tokens and sessions (src/principals/user-switch.ts).
+     * Disables (no credential of theirs works, no sign-in reaches them) or enables the user on behalf
+     * of `by`, which the store keeps: SCIM (`scim`) disables and enables only what it disabled, an
+     * administrator (`admin`) either (docs/machine-identity.md#scim). False when nothing changed (it
+     * already was so, or SCIM asked to enable a user an administrator disabled). The caller ends their
+     * tokens and sessions (src/principals/user-switch.ts).
      */
-    async setDisabled(actor: string, user: User, disabled: boolean): Promise<boolean> {
+    async setDisabled(actor: string, user: User, disabled: boolean, by: DisabledBy): Promise<boolean> {
       if (disabled) refuseForBootstrapAdmin(user, 'be disabled');
       return sql.transaction(async () => {
-        const changed = await directory.setDisabled(user.id, disabled);
-        if (changed) await audit.record({ actor, action: disabled ? 'user.disable' : 'user.enable', target: `user:${user.username}` });
+        const changed = await directory.setDisabled(user.id, disabled, by);
+        if (changed)
+          await audit.record({
+            actor,
+            action: disabled ? 'user.disable' : 'user.enable',
+            target: `user:${user.username}`,
+            ...(disabled ? { newValue: { disabled_by: by } } : {}),
+          });
         return changed;
       });
     },

@@ -19,7 +19,16 @@ export interface User {
   readonly externalId: string | null;
   /** When the user was disabled (SCIM `active: false`, or an administrator): no credential of theirs works. */
   readonly disabledAt: number | null;
+  /**
+   * Who disabled them (null when enabled): SCIM's `active: true` enables only a user SCIM disabled,
+   * an administrator's enable either. A disabled row naming neither (an older flowgate wrote it) reads
+   * as `admin`, the side SCIM cannot undo.
+   */
+  readonly disabledBy: DisabledBy | null;
 }
+
+/** Who disabled a user: an administrator (admin API, Users screen) or the identity provider's SCIM. */
+export type DisabledBy = 'admin' | 'scim';
 
 export type SignIn = 'local' | 'oidc';
 
@@ -67,5 +76,6 @@ export function userJson(u: User) {
     oidc_linked: u.signIn === 'oidc' && u.oidcSubject !== null,
     origin: u.origin,
     disabled: u.disabledAt != null,
+    disabled_by: u.disabledBy,
   };
 }

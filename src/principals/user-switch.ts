@@ -1,5 +1,5 @@
 import type { PrincipalWriter } from './principal-writer.js';
-import type { User } from './types.js';
+import type { DisabledBy, User } from './types.js';
 
 export interface UserSwitchDeps {
   readonly principalWriter: PrincipalWriter;
@@ -19,8 +19,12 @@ export interface UserSwitchDeps {
  * ended, so an enabled-again user starts with no credential from before. Enabling gives nothing back.
  */
 export function createUserSwitch(d: UserSwitchDeps) {
-  return async function setActive(actor: string, user: User, active: boolean): Promise<boolean> {
-    const changed = await d.principalWriter.setDisabled(actor, user, !active);
+  /**
+   * `by` is who asks: `scim` enables only a user SCIM disabled (false, nothing changed, for one an
+   * administrator disabled), `admin` enables either and takes over a disable SCIM made.
+   */
+  return async function setActive(actor: string, user: User, active: boolean, by: DisabledBy): Promise<boolean> {
+    const changed = await d.principalWriter.setDisabled(actor, user, !active, by);
     if (!active) {
       // Also when it already was disabled: a token minted in between must not outlive the flag.
       await d.revokeTokens(actor, user);

@@ -20,6 +20,8 @@ const CASELESS = ['userName', 'displayName'] as const;
  * - An administrator is listed and read, and their displayName and externalId follow SCIM, but SCIM
  *   neither renames, deactivates (nor reactivates) nor deletes them: 403. Administrators are
  *   administrators' to manage (the admin API); a stolen SCIM token locks none of them out.
+ * - A user an administrator disabled stays disabled whatever SCIM sends: SCIM enables only the users
+ *   it disabled (the store records who did), and answers `active: false` (see keptDisabled).
  * - A person awaiting their first OIDC sign-in whom SCIM did not create (an administrator made them
  *   ahead, with grants) keeps their name: the name decides which identity-provider account binds
  *   them, so a rename would hand them to an account of SCIM's choosing: 400 `mutability`. Once bound
@@ -98,7 +100,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
       });
     });
     if (instance.active === false) {
-      await d.setActive(SCIM_ACTOR, user, false);
+      await d.setActive(SCIM_ACTOR, user, false, 'scim');
       user = (await directory.userById(user.id))!;
     }
     return record(user);
@@ -115,9 +117,10 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     const user = await find(id);
     const username = validName(instance);
     const renaming = username !== user.username;
-    const wantsActive = instance.active === undefined ? user.disabledAt === null : instance.active !== false;
+    const active = user.disabledAt === null;
+    const wantsActive = instance.active === undefined ? active : instance.active !== false;
     if (renaming) refuseForAdministrator(user, 'rename');
-    if (wantsActive !== (user.disabledAt === null)) refuseForAdministrator(user, wantsActive ? 'reactivate' : 'deactivate');
+    if (wantsActive !== active) refuseForAdministrator(user, wantsActive ? 'reactivate' : 'deactivate');
     if (renaming && user.signIn === 'oidc' && user.oidcSubject === null && user.origin !== 'scim')
       throw new ScimError(
         400,
@@ -139,9 +142,27 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     });
     // Basic credentials name the user: a renamed user's verified tokens are checked afresh.
     if (renamed) d.forgetUser(user.id);
-    if (wantsActive !== (user.disabledAt === null)) await d.setActive(SCIM_ACTOR, (await directory.userById(user.id))!, wantsActive);
+    // SCIM switches off and on again only what it switched off: an administrator's disable stays
+    // (the store's condition decides, should an administrator disable them meanwhile).
+    const mayEnable = !wantsActive || user.disabledBy === 'scim';
+    if (wantsActive !== active && mayEnable) await d.setActive(SCIM_ACTOR, (await directory.userById(user.id))!, wantsActive, 'scim');
     else d.principalsChanged();
-    return record((await directory.userById(user.id))!);
+    const after = (await directory.userById(user.id))!;
+    if (wantsActive && after.disabledAt !== null) keptDisabled(after);
+    return record(after);
+  }
+
+  /**
+   * SCIM asked to enable a user an administrator disabled: the rest of its change is made, the user
+   * stays disabled, and the answer says `active: false` (a 200, as RFC 7644 lets a server ignore
+   * what it is sent and answer the resource as it is; an error would fail the provider's whole
+   * profile sync, which Okta and Entra ID send with `active: true` every time).
+   */
+  function keptDisabled(user: User): void {
+    d.logger.warn(
+      { user: user.username, id: user.id },
+      'SCIM left the user disabled: an administrator disabled them, and only an administrator enables them (docs/machine-identity.md#scim)',
+    );
   }
 
   return {

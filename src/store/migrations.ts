@@ -679,4 +679,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX users_by_lower_username ON users (lower(username));
     `,
   },
+  {
+    version: 19,
+    description: "who disabled each disabled user ('admin' or 'scim'), so SCIM's active: true does not undo an administrator's disable",
+    // NULL while the user is enabled. Users disabled before this version become 'admin': nothing
+    // recorded who disabled them, and of the two mistakes 'admin' is the one that opens nothing. A
+    // user SCIM had disabled then stays disabled until an administrator enables them (one click),
+    // whereas 'scim' on an account an administrator shut out (compromised, say) would let the
+    // identity provider's next profile sync (Okta and Entra ID send active: true every time) open it
+    // again. No CHECK, as for origin (migration 16): the code writes only the values
+    // principals/types.ts names, and reads any other value (an older flowgate's NULL) as 'admin'.
+    sqlite: `
+      ALTER TABLE users ADD COLUMN disabled_by TEXT;
+      UPDATE users SET disabled_by = 'admin' WHERE disabled_at IS NOT NULL;
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN disabled_by TEXT;
+      UPDATE users SET disabled_by = 'admin' WHERE disabled_at IS NOT NULL;
+    `,
+  },
 ];

@@ -147,6 +147,81 @@ describe('de-provisioning reaches every flowgate on the store within 1 s', () =>
   });
 });
 
+describe('an administrator’s disable is not SCIM’s to undo', () => {
+  /** Okta's and Entra ID's profile sync: the whole user again, `active: true` every time. */
+  const profileSync = (id: string, userName: string, displayName: string) =>
+    scim(a).put(`/Users/${id}`, { schemas: [USER_SCHEMA], userName, externalId: `idp-${userName}`, displayName, active: true });
+  const stateOf = async (userName: string) => {
+    const user = (await admin(b).get(`${V2}/permissions/users/${userName}`).expect(200)).body.user;
+    return { disabled: user.disabled as boolean, disabled_by: user.disabled_by as string | null };
+  };
+
+  it('PUT or PATCH active=true leaves a user an administrator disabled disabled: 200 answering active=false, the rest of the change made, a warning naming them, their token still 401; an administrator’s enable works', async () => {
+    const held = await provisioned('scim-held');
+    const t0 = Date.now();
+    await admin(b).post(`${V2}/permissions/users/scim-held/disable`, {}).expect(200);
+    await expectDead(t0, 'scim-held', held);
+
+    const put = await profileSync(held.id, 'scim-held', 'Held By Admin');
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({ active: false, displayName: 'Held By Admin' });
+    const patched = await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', path: 'active', value: true }]);
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.active).toBe(false);
+    const valueForm = await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', value: { active: true } }]);
+    expect(valueForm.status, valueForm.text).toBe(200);
+    expect(valueForm.body.active).toBe(false);
+    // SCIM's own disable of them changes nothing either: the disable stays the administrator's.
+    await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', path: 'active', value: false }]).expect(200);
+    expect((await profileSync(held.id, 'scim-held', 'Held By Admin')).body.active).toBe(false);
+
+    expect((await scim(b).get(`/Users/${held.id}`).expect(200)).body.active).toBe(false);
+    expect(await stateOf('scim-held')).toEqual({ disabled: true, disabled_by: 'admin' });
+    const warned = a.logs.filter((l) => l.includes('SCIM left the user disabled'));
+    expect(warned.length).toBeGreaterThanOrEqual(3);
+    expect(warned[0]).toContain('"user":"scim-held"');
+    for (const line of warned) expect(line).not.toContain(scimToken);
+    await sleep(600);
+    for (const fg of [a, b]) {
+      expect(await readWithToken(fg, 'scim-held', held.token)).toBe(401);
+      expect(await readWithCookie(fg, held.cookie)).toBe(401);
+    }
+    // A token minted meanwhile proves nothing either, until an administrator enables them.
+    const minted = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: 'scim-held' }).expect(200)).body.token as string;
+    await sleep(600);
+    for (const fg of [a, b]) expect(await readWithToken(fg, 'scim-held', minted)).toBe(401);
+
+    const on = await admin(a).post(`${V2}/permissions/users/scim-held/enable`, {});
+    expect(on.status, on.text).toBe(200);
+    expect(on.body.user).toMatchObject({ disabled: false, disabled_by: null });
+    await within(BOUND_MS, [a, b], async (fg) => (await readWithToken(fg, 'scim-held', minted)) === 200);
+    expect((await profileSync(held.id, 'scim-held', 'Held By Admin')).body.active).toBe(true);
+  });
+
+  it('SCIM’s own disable round-trips; once an administrator disables the user too, SCIM’s enable no longer reaches them', async () => {
+    const held = await provisioned('scim-own-off');
+    const off = await scim(a).patch(`/Users/${held.id}`, [{ op: 'replace', path: 'active', value: false }]);
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.active).toBe(false);
+    expect(await stateOf('scim-own-off')).toEqual({ disabled: true, disabled_by: 'scim' });
+    const on = await profileSync(held.id, 'scim-own-off', 'Own');
+    expect(on.status, on.text).toBe(200);
+    expect(on.body.active).toBe(true);
+    expect(await stateOf('scim-own-off')).toEqual({ disabled: false, disabled_by: null });
+    const minted = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: 'scim-own-off' }).expect(200)).body.token as string;
+    await within(BOUND_MS, [a, b], async (fg) => (await readWithToken(fg, 'scim-own-off', minted)) === 200);
+
+    // The identity provider disables them, then an administrator does too (the account is compromised, say).
+    await scim(a).put(`/Users/${held.id}`, { schemas: [USER_SCHEMA], userName: 'scim-own-off', active: false }).expect(200);
+    await admin(b).post(`${V2}/permissions/users/scim-own-off/disable`, {}).expect(200);
+    expect(await stateOf('scim-own-off')).toEqual({ disabled: true, disabled_by: 'admin' });
+    expect((await profileSync(held.id, 'scim-own-off', 'Own')).body.active).toBe(false);
+    expect(await stateOf('scim-own-off')).toEqual({ disabled: true, disabled_by: 'admin' });
+    await sleep(600);
+    for (const fg of [a, b]) expect(await readWithToken(fg, 'scim-own-off', minted)).toBe(401);
+  });
+});
+
 describe('the SCIM token', () => {
   it('no token, a wrong one, another scheme, or an administrator’s own credentials: 401 in SCIM’s shape, with a Bearer challenge, and nothing is created', async () => {
     const body = JSON.stringify({ schemas: [USER_SCHEMA], userName: 'scim-intruder' });

@@ -37,6 +37,9 @@ async function sqliteStoreWithData(path: string) {
   await sql.run("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('workspace', 'ws-a', 1, 'USE', 5, 5)");
   await sql.run("INSERT INTO job_owners (job_id, user_id, created_at) VALUES ('job-1', 2, 5)");
   await sql.run("INSERT INTO legacy_passwords (user_id, password_hash, source, imported_at) VALUES (3, 'pbkdf2:sha256:1$s$h', 'mlflow-basic-auth', 5)");
+  // Disabled users, one by an administrator and one by SCIM: who did it decides whether SCIM may enable them.
+  await sql.run("UPDATE users SET disabled_at = 77, disabled_by = 'admin' WHERE id = 4");
+  await sql.run("UPDATE users SET disabled_at = 78, disabled_by = 'scim', origin = 'scim' WHERE id = 5");
   return sql;
 }
 
@@ -59,6 +62,10 @@ describe('flowgate store copy', () => {
     const store = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
     try {
       expect(await store.sql.get('SELECT username, is_admin FROM users WHERE id = 1')).toEqual({ username: 'u1', is_admin: 1 });
+      expect(await store.sql.all('SELECT id, disabled_by FROM users WHERE disabled_at IS NOT NULL ORDER BY id')).toEqual([
+        { id: 4, disabled_by: 'admin' },
+        { id: 5, disabled_by: 'scim' },
+      ]);
       const key = await store.sql.get<{ key: Buffer }>('SELECT key FROM page_token_key WHERE id = 1');
       expect(key!.key.equals(Buffer.alloc(32, 7))).toBe(true);
       const next = await store.sql.get<{ id: number }>("INSERT INTO users (username, display_name, created_at) VALUES ('new', 'New', 1) RETURNING id");

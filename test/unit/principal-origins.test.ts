@@ -47,13 +47,13 @@ describe('a disabled user', () => {
     if (!signedIn.ok || !bot.ok) throw new Error('set-up failed');
     const cache = createPrincipalCache(w.directory, 100);
     expect(await cache.principal(signedIn.user.id, 'session')).toBeDefined();
-    for (const user of [signedIn.user, bot.user]) expect(await w.writer.setDisabled('admin', user, true)).toBe(true);
+    for (const user of [signedIn.user, bot.user]) expect(await w.writer.setDisabled('admin', user, true, 'admin')).toBe(true);
     cache.invalidate();
     expect(await w.signIn('d-sub', 'dora')).toEqual({ ok: false, reason: 'disabled', username: 'dora' });
     expect(await w.bearer('bot-sub', 'bot', undefined)).toEqual({ ok: false, holder: 'disabled' });
     expect(await cache.principal(signedIn.user.id, 'session')).toBeUndefined();
     expect(await cache.principal(bot.user.id, 'bearer')).toBeUndefined();
-    await w.writer.setDisabled('admin', signedIn.user, false);
+    await w.writer.setDisabled('admin', signedIn.user, false, 'admin');
     cache.invalidate();
     expect(await w.signIn('d-sub', 'dora')).toMatchObject({ ok: true });
     expect(await cache.principal(signedIn.user.id, 'session')).toBeDefined();
@@ -62,7 +62,7 @@ describe('a disabled user', () => {
   it('the bootstrap admin cannot be disabled', async () => {
     const w = world();
     const admin = await w.writer.createUser('flowgate', { username: 'admin', displayName: 'admin', isAdmin: true, isServiceAccount: false });
-    await expect(w.writer.setDisabled('someone', admin, true)).rejects.toThrow(/bootstrap administrator/);
+    await expect(w.writer.setDisabled('someone', admin, true, 'admin')).rejects.toThrow(/bootstrap administrator/);
     expect((await w.directory.userById(admin.id))?.disabledAt).toBeNull();
   });
 });
