@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
+import { notFound } from '../errors.js';
 import { MODEL_KINDS, modelKind, WORKSPACE, type GatewayKind } from '../resources/kinds.js';
 import type { Sql } from '../store/sql.js';
 import { splitQualified } from '../workspaces/names.js';
@@ -14,6 +15,14 @@ export interface NamedGrantee {
 }
 
 const target = (ref: ResourceRef, who: NamedGrantee) => `${ref.kind}:${ref.id}/${who.grantee.type}:${who.name}`;
+
+/**
+ * Callers check that a grant exists before changing it; one removed between that check and the write
+ * (another request, another replica) is a 404, with nothing written or audited, not a change reported
+ * as made.
+ */
+const goneMeanwhile = (ref: ResourceRef, who: NamedGrantee) =>
+  notFound(`The ${who.grantee.type} '${who.name}' holds no grant on that ${ref.kind.replace(/_/g, ' ')} any more`);
 
 /** What a deleted workspace took with it: its members and administrators, the grants and the pattern grants kept in it. */
 export interface DroppedWithWorkspace {
@@ -49,7 +58,7 @@ export function createGrantWriter(deps: {
 
     async update(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission, permission: Permission): Promise<void> {
       await sql.transaction(async () => {
-        await grants.update(who.grantee, ref.kind, ref.id, permission);
+        if (!(await grants.update(who.grantee, ref.kind, ref.id, permission))) throw goneMeanwhile(ref, who);
         await audit.record({ actor, action: 'grant.update', target: target(ref, who), oldValue: old, newValue: permission });
       });
       await deps.grantsChanged(ref);
@@ -57,7 +66,7 @@ export function createGrantWriter(deps: {
 
     async remove(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission): Promise<void> {
       await sql.transaction(async () => {
-        await grants.delete(who.grantee, ref.kind, ref.id);
+        if (!(await grants.delete(who.grantee, ref.kind, ref.id))) throw goneMeanwhile(ref, who);
         await audit.record({ actor, action: 'grant.delete', target: target(ref, who), oldValue: old });
       });
       await deps.grantsChanged(ref);
