@@ -4,7 +4,7 @@ import { MODEL_KINDS, modelKind, WORKSPACE, type GatewayKind } from '../resource
 import type { Sql } from '../store/sql.js';
 import { splitQualified } from '../workspaces/names.js';
 import { inWorkspace } from '../workspaces/request-workspace.js';
-import { keyPrefix, type Grantee, type GrantsRepo } from './grants-repo.js';
+import type { Grantee, GrantsRepo } from './grants-repo.js';
 import type { PatternGrantsRepo } from './pattern-grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from './types.js';
 
@@ -171,7 +171,6 @@ export function createGrantWriter(deps: {
      * one, and stay. The `default` workspace is never deleted (MLflow refuses it): refused here too.
      */
     async dropWorkspace(actor: string, workspace: string): Promise<DroppedWithWorkspace> {
-      const prefix = keyPrefix(workspace);
       const patterns = deps.patterns;
       if (patterns === undefined) throw new Error('dropWorkspace needs the pattern grants repository');
       let inside: ResourceRef[] = [];
@@ -186,8 +185,8 @@ export function createGrantWriter(deps: {
         if (dropped.members + dropped.grants + dropped.pattern_grants > 0)
           await audit.record({ actor, action: 'grant.drop-with-workspace', target: `${WORKSPACE}:${workspace}`, oldValue: dropped });
       });
-      // Each resource re-read in its own workspace, as the store keyed it (the request may name another).
-      const ids = inside.flatMap((ref) => (ref.id.startsWith(prefix) ? [Object.assign({}, ref, { id: splitQualified(ref.id).id })] : []));
+      // Each resource re-read in its own workspace, by its id there (the request may name another workspace).
+      const ids = inside.map((ref) => Object.assign({}, ref, { id: splitQualified(ref.id).id }));
       await Promise.all([
         dropped.members > 0 ? deps.grantsChanged({ kind: WORKSPACE, id: workspace }) : undefined,
         ids.length > 0 ? inWorkspace(workspace, () => deps.grantsChanged(...ids)) : undefined,
