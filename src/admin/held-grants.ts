@@ -69,10 +69,15 @@ const column = (g: Grantee) => (g.type === 'user' ? 'user_id' : 'group_id');
  * routes in the request's: another workspace's grants are not theirs to show or change.
  */
 export async function heldGrantsOf(sql: Sql, grantee: Grantee, workspace: string = DEFAULT_WORKSPACE): Promise<HeldGrant[]> {
+  return (await everyHeldGrantOf(sql, grantee)).filter((h) => h.workspace === workspace);
+}
+
+/** Every grant and pattern grant the grantee holds, in every workspace (each says which), grants first. */
+export async function everyHeldGrantOf(sql: Sql, grantee: Grantee): Promise<HeldGrant[]> {
   const c = column(grantee);
   const grants = await sql.all<Row>(`${GRANTS} WHERE ${c} = ? ORDER BY id`, [grantee.id]);
   const patterns = await sql.all<Row>(`${PATTERNS} WHERE ${c} = ? ORDER BY id`, [grantee.id]);
-  return [...grants.map(held(false)), ...patterns.map(held(true))].filter((h) => h.workspace === workspace);
+  return [...grants.map(held(false)), ...patterns.map(held(true))];
 }
 
 /** The grant or pattern grant a `role_permission_id` names, if any, in whichever workspace it is kept (the caller checks which). */

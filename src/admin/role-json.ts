@@ -1,7 +1,7 @@
 import type { Group, User } from '../principals/types.js';
 import { notFound } from '../errors.js';
 import { splitQualified } from '../workspaces/names.js';
-import { heldGrantsOf, type HeldGrant } from './held-grants.js';
+import { everyHeldGrantOf, heldGrantsOf, type HeldGrant } from './held-grants.js';
 import { mlflowPatternOf, ROLE_WORKSPACE, toMlflowLevel } from './mlflow-params.js';
 import type { AdminDeps } from './types.js';
 
@@ -67,19 +67,20 @@ export interface UserPermissionRow {
 
 /**
  * Every grant a user holds: their own (under MLflow's name for a user's own role, `__user_<id>__`,
- * with `role_id` 0: flowgate keeps them on the user, in no role) and each of their groups'.
+ * with `role_id` 0: flowgate keeps them on the user, in no role) and each of their groups', in every
+ * workspace (each row names its own).
  */
 export async function userPermissionRows(deps: AdminDeps, user: User): Promise<UserPermissionRow[]> {
   const row = (roleId: number, roleName: string) => (h: HeldGrant): UserPermissionRow => ({
     role_id: roleId,
     role_name: roleName,
-    workspace: h.pattern ? ROLE_WORKSPACE : splitQualified(h.target).workspace,
+    workspace: h.workspace,
     resource_type: h.kind,
     resource_pattern: shownPattern(h),
     permission: toMlflowLevel(h.permission),
   });
-  const rows = (await heldGrantsOf(deps.sql, { type: 'user', id: user.id })).map(row(0, `__user_${user.id}__`));
+  const rows = (await everyHeldGrantOf(deps.sql, { type: 'user', id: user.id })).map(row(0, `__user_${user.id}__`));
   for (const group of await deps.directory.groupsOfUser(user.id))
-    rows.push(...(await heldGrantsOf(deps.sql, { type: 'group', id: group.id })).map(row(group.id, group.name)));
+    rows.push(...(await everyHeldGrantOf(deps.sql, { type: 'group', id: group.id })).map(row(group.id, group.name)));
   return rows;
 }
