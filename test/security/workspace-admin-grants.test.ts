@@ -69,8 +69,8 @@ describe("MLflow's admin routes under workspaces, attacked", () => {
       await ok('mallory', 'ws-m', 'POST', `${V3}/users/permissions/grant`, { username: 'bob', resource_type: 'registered_model', resource_id: 'X', permission: 'EDIT' });
       expect(await bobOn('ws-m', 'X')).toBe('EDIT');
       // Bob's own list, and an administrator's list of his, name each grant with its workspace, whichever the request's.
-      const rows = (answer: { permissions: Array<{ workspace: string; resource_type: string; resource_pattern: string; permission: string }> }) =>
-        answer.permissions.filter((p) => p.resource_type === 'registered_model').map((p) => `${p.workspace} ${p.resource_pattern} ${p.permission}`).sort();
+      const rows = (answer: Record<string, unknown>) =>
+        (answer.permissions as Array<{ workspace: string; resource_type: string; resource_pattern: string; permission: string }>).filter((p) => p.resource_type === 'registered_model').map((p) => `${p.workspace} ${p.resource_pattern} ${p.permission}`).sort();
       expect(rows(await ok('bob', undefined, 'GET', `${V3}/users/current/permissions`))).toEqual(['default X READ', 'ws-m X EDIT']);
       expect(rows(await ok('admin', 'ws-m', 'GET', `${V3}/users/permissions/list?username=bob`))).toEqual(['default X READ', 'ws-m X EDIT']);
       const mark = await auditMark();
