@@ -1,6 +1,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import { FlowgateError } from '../errors.js';
+import { IDENTITY_HEADER, withoutFlowgateCookies } from '../http/client-credentials.js';
 import { framingHeader, type BodyFraming } from '../http/framing.js';
 
 export interface ForwardTarget {
@@ -101,13 +102,28 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
   };
 }
 
-/** The client's headers minus hop-by-hop ones and those its `Connection` header names. */
+/**
+ * Credentials meant for flowgate or for MLflow behind it: a browser attaches its session cookie (and
+ * any Basic credentials it cached) to a same-host model route, and a model server is not trusted with
+ * them. The route's key (`x-api-key`) is removed by the gateway once checked.
+ */
+const CLIENT_CREDENTIALS = new Set(['authorization', 'proxy-authorization']);
+
+/**
+ * The client's headers minus hop-by-hop ones, those its `Connection` header names, its credentials,
+ * identity headers only flowgate may set, and flowgate's cookies.
+ */
 function forwardedHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
   const named = new Set((incoming.connection ?? '').split(',').map((h) => h.trim().toLowerCase()));
   const out: OutgoingHttpHeaders = {};
   for (const name in incoming) {
     const value = incoming[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || CLIENT_CREDENTIALS.has(name) || IDENTITY_HEADER.test(name)) continue;
+    if (name === 'cookie') {
+      const kept = withoutFlowgateCookies(value as string);
+      if (kept) out.cookie = kept;
+      continue;
+    }
     out[name] = value;
   }
   return out;

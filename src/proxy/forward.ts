@@ -3,16 +3,12 @@ import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { FlowgateError, sendError } from '../errors.js';
+import { IDENTITY_HEADER, withoutFlowgateCookies } from '../http/client-credentials.js';
 import { requestFraming, type BodyFraming } from '../http/framing.js';
 import { upstreamFailure, type MlflowConnection } from '../upstream/mlflow-connection.js';
 import type { Listening, SilenceWatch } from '../upstream/silence-watch.js';
 import type { TraceHeaders } from '../tracing/types.js';
 
-/** Identity headers only flowgate may set; a client's copy, in any case or `_` spelling, is dropped. */
-const IDENTITY_HEADER = /^x[-_](forwarded[-_](user|email|groups|preferred[-_]username|access[-_]token)|auth[-_]request[-_].*|remote[-_]user|user|email|flowgate[-_].*)$/i;
-
-/** flowgate's own cookies (session, login binding) are credentials: MLflow never sees them. */
-const FLOWGATE_COOKIE = /^(__Host-)?flowgate_[^=]*=/i;
 
 export interface ForwardRequest {
   /** Normalized, percent-encoded path (without the upstream static prefix) and raw query. */
@@ -96,17 +92,6 @@ function namesHost(origin: string, host: string | undefined): boolean {
   if (host === undefined || host === '') return false;
   const start = origin.indexOf('://');
   return start > 0 && origin.length - start - 3 === host.length && origin.endsWith(host.toLowerCase());
-}
-
-const MENTIONS_FLOWGATE_COOKIE = /flowgate_/i;
-
-function withoutFlowgateCookies(cookie: string): string {
-  if (!MENTIONS_FLOWGATE_COOKIE.test(cookie)) return cookie;
-  return cookie
-    .split(';')
-    .filter((c) => !FLOWGATE_COOKIE.test(c.trim()))
-    .join(';')
-    .trim();
 }
 
 /** MLflow's answer as an after-hook sees it: header names in lower case, hop-by-hop headers gone. */

@@ -247,7 +247,7 @@ describe('credentials never reach MLflow', () => {
     const res = await request(fg.url)
       .get('/api/2.0/mlflow/experiments/get?experiment_id=1')
       .set('Authorization', basic('eve', eve))
-      .set('Cookie', 'flowgate_session=abc; theme=dark; __Host-flowgate_login=xyz; FLOWGATE_SESSION=q');
+      .set('Cookie', 'flowgate_session=abc; theme=dark; __Host-flowgate_login=xyz; FLOWGATE_SESSION=q; __Secure-flowgate_session=r');
     expect(res.status).toBe(200);
     const seen = upstream.seen.find((s) => s.headers['x-forwarded-user'] === 'eve')!;
     expect(seen.headers.authorization).toBeUndefined();

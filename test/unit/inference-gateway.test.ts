@@ -106,6 +106,34 @@ upstreamTimeoutSeconds: 0.3
     expect(upstream.requests[0]!.headers.host).toBe(new URL(upstream.url).host);
   });
 
+  it("keeps the caller's credentials for flowgate and MLflow from the model server: session cookies, Authorization, identity headers", async () => {
+    // A browser on the same host attaches its session cookie (and cached Basic credentials) to a model route; a model server that logs requests must not hold them.
+    const r = await send(base, '/models/iris/invocations', {
+      method: 'POST',
+      headers: [
+        ['x-api-key', IRIS_KEY],
+        ['authorization', 'Basic YWxpY2U6Zmd0X3NlY3JldA=='],
+        ['proxy-authorization', 'Basic YWxpY2U6Zmd0X3NlY3JldA=='],
+        ['cookie', '__Host-flowgate_session=s3cr3t; model_ui=keep; __Secure-flowgate_session=s3cr3t2; FLOWGATE_login=b1nd'],
+        ['x-forwarded-user', 'admin'],
+        ['X_Flowgate_User', 'admin'],
+        ['x-request-tag', 'kept'],
+      ],
+      body: '{}',
+    });
+    expect(r.status).toBe(200);
+    const seen = upstream.requests[0]!.headers;
+    expect(seen.authorization).toBeUndefined();
+    expect(seen['proxy-authorization']).toBeUndefined();
+    expect(seen.cookie).toBe('model_ui=keep');
+    expect(seen['x-forwarded-user']).toBeUndefined();
+    expect(Object.keys(seen).filter((h) => /flowgate/i.test(h))).toEqual([]);
+    expect(seen['x-request-tag']).toBe('kept');
+    // Only flowgate's cookies in the header: no Cookie header at all.
+    await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', IRIS_KEY], ['cookie', 'flowgate_session=s3cr3t']], body: '{}' });
+    expect(upstream.requests[1]!.headers.cookie).toBeUndefined();
+  });
+
   it.each([
     ['/v1/models/iris:predict', 'POST'],
     ['/v2/models/iris/versions/1/infer', 'POST'],
