@@ -194,6 +194,23 @@ describe('class 5: a session is bound to the credential that opened it', () => {
   });
 });
 
+describe('cookie tossing: a second session cookie of the same name', () => {
+  it("never acts as the session a sibling host or a longer path tossed in: two of them are no session (401), each alone still works", async () => {
+    const victim = await signIn(a, 's5-victim', await newUser('s5-victim'));
+    const attacker = await signIn(a, 's5-tosser', await newUser('s5-tosser'));
+    const whoAmI = async (cookie: string) => {
+      const r = await request(a.url).get(`${V2}/users/current`).set('Cookie', cookie);
+      return r.status === 200 ? (r.body.user?.username as string) : r.status;
+    };
+    expect(await whoAmI(victim.cookie)).toBe('s5-victim');
+    expect(await whoAmI(attacker.cookie)).toBe('s5-tosser');
+    // The browser sends the longer-path (tossed) cookie first; a parser keeps the first value.
+    expect(await whoAmI(`${attacker.cookie}; theme=dark; ${victim.cookie}`)).toBe(401);
+    expect(await whoAmI(`${victim.cookie}; ${attacker.cookie}`)).toBe(401);
+    expect(await read(a, `${attacker.cookie}; ${victim.cookie}`, '/ajax-api')).toBe(401);
+  });
+});
+
 describe('class 6: ending sessions reaches every flowgate on the store', () => {
   it('a sign-out on one flowgate ends the session on the other within 1 s', async () => {
     const { cookie } = await signIn(a, 's6-out', await newUser('s6-out'));
