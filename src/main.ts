@@ -406,6 +406,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const listener = createRequestListener({
     basePath: config.basePath,
     trustedRequestIdHeader: config.trustedRequestIdHeader,
+    ...(config.oidc?.redirectUrl !== undefined ? { externalOrigin: new URL(config.oidc.redirectUrl).origin } : {}),
     logger,
     authenticate: countedAuthentication(
       [

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
-import { FlowgateError, sendJson, unauthenticated } from '../errors.js';
+import { FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { WorkspaceEntry } from '../workspaces/request-entry.js';
 import type { Authenticator } from '../http/credentials.js';
+import { fromAnotherSite } from '../http/cross-site.js';
 import { continueAuthorized } from '../http/expect-continue.js';
+import { isStateChanging } from '../oidc/csrf.js';
 import type { Forwarder } from './forward.js';
 import type { GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
@@ -56,6 +58,8 @@ export interface AppDeps {
   readonly tracing?: Tracing;
   /** MLflow's workspaces: each request handled in the one it names (absent: MLflow's workspaces are not followed). */
   readonly workspaces?: WorkspaceEntry;
+  /** The origin browsers see flowgate at, when configured (the OIDC redirect URL's): a same-origin page's `Origin`. */
+  readonly externalOrigin?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -145,6 +149,9 @@ export function createRequestListener(deps: AppDeps) {
         const m = deps.adminApi.match(method, encodedPath);
         scope.route = m ? m.route.path : 'admin-unmatched';
         if (!auth.principal) throw unauthenticated();
+        // Whatever the credential: Basic credentials a browser cached ride along on another site's form post too.
+        if (isStateChanging(method) && fromAnotherSite(req, deps.externalOrigin))
+          throw forbidden('Cross-site request refused: flowgate does not change anything for a page of another site');
         if (!m) {
           const allowed = deps.adminApi.allowedMethods(encodedPath);
           if (allowed.length > 0) throw notAllowed(req.method ?? '', path, allowed);
