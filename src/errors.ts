@@ -85,6 +85,7 @@ export function sendJsonText(
     'Content-Type': 'application/json',
     'Content-Length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
     'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
   });
   res.end(payload);
 }

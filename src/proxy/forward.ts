@@ -103,6 +103,13 @@ export interface UpstreamResponse {
 
 export type ResponseHandler = (upstream: UpstreamResponse, res: ServerResponse) => void;
 
+/**
+ * What an answer without caching rules of MLflow's own is given: answers depend on who asked (filtered
+ * lists, what a grant lets one read), and MLflow's JSON says nothing, so a shared cache that keys on the
+ * URL alone (a CDN or ingress cache ignoring cookies) would serve one caller's answer to the next.
+ */
+const PER_CALLER = 'private';
+
 /** Response headers that describe MLflow's hop to flowgate, not the answer: Node frames the client's own. */
 const HOP_BY_HOP_RESPONSE = /^(connection|keep-alive|proxy-connection|transfer-encoding|upgrade|te|trailer)$/i;
 
@@ -115,14 +122,19 @@ const HOP_BY_HOP_RESPONSE = /^(connection|keep-alive|proxy-connection|transfer-e
 function relayedHeaderList(raw: Buffer[]): string[] {
   const out: string[] = [];
   let length: string | undefined;
+  let caching = false;
   for (let i = 0; i < raw.length; i += 2) {
     // latin1 both ways: each byte MLflow sent goes to the client unchanged, UTF-8 file names included.
     const name = raw[i]!.toString('latin1');
     if (HOP_BY_HOP_RESPONSE.test(name)) continue;
     const value = raw[i + 1]!.toString('latin1');
     if (name.length === 14 && name.toLowerCase() === 'content-length') length = value;
-    else out.push(name, value);
+    else {
+      if (name.length === 13 && name.toLowerCase() === 'cache-control') caching = true;
+      out.push(name, value);
+    }
   }
+  if (!caching) out.push('Cache-Control', PER_CALLER);
   if (length !== undefined) out.push('Content-Length', length);
   return out;
 }
@@ -136,6 +148,7 @@ function relayedHeaderRecord(raw: Buffer[]): Record<string, string | string[]> {
     const given = out[name];
     out[name] = given === undefined ? value : Array.isArray(given) ? [...given, value] : [given, value];
   }
+  if (out['cache-control'] === undefined) out['cache-control'] = PER_CALLER;
   return out;
 }
 
