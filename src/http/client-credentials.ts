@@ -21,3 +21,8 @@ export function withoutFlowgateCookies(cookie: string): string {
     .join(';')
     .trim();
 }
+
+/** Whether a `Set-Cookie` value sets one of flowgate's cookies (which only flowgate may set on its host). */
+export function setsFlowgateCookie(setCookie: string): boolean {
+  return FLOWGATE_COOKIE.test(setCookie.trimStart());
+}

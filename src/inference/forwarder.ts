@@ -1,7 +1,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import { FlowgateError } from '../errors.js';
-import { IDENTITY_HEADER, withoutFlowgateCookies } from '../http/client-credentials.js';
+import { IDENTITY_HEADER, setsFlowgateCookie, withoutFlowgateCookies } from '../http/client-credentials.js';
 import { framingHeader, type BodyFraming } from '../http/framing.js';
 
 export interface ForwardTarget {
@@ -132,17 +132,31 @@ function forwardedHeaders(incoming: IncomingHttpHeaders): OutgoingHttpHeaders {
 /**
  * The model server's raw header list, hop-by-hop headers left out and `Content-Length` last (Node
  * re-encodes a `Content-Disposition` written after a known length, nodejs/node#46528).
+ *
+ * A model server's answer is served from flowgate's origin (a route without `hosts` shares the UI's
+ * host), and what a model server runs is what a user with EDIT on an experiment logged: its answer
+ * must not act in that origin. So it is never rendered as a page there (a sandbox CSP, added to any of
+ * its own, and `nosniff`), and it cannot set flowgate's cookies (a session of the attacker's own,
+ * tossed into the victim's browser).
  */
 function relayedHeaders(raw: readonly string[]): string[] {
   const out: string[] = [];
   let length: string | undefined;
+  let nosniff = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
+    const value = raw[i + 1]!;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP_RESPONSE.has(lower)) continue;
-    if (lower === 'content-length') length = raw[i + 1]!;
-    else out.push(name, raw[i + 1]!);
+    if (lower === 'content-length') length = value;
+    else if (lower === 'set-cookie' && setsFlowgateCookie(value)) continue;
+    else {
+      if (lower === 'x-content-type-options') nosniff = true;
+      out.push(name, value);
+    }
   }
+  out.push('Content-Security-Policy', "sandbox; default-src 'none'");
+  if (!nosniff) out.push('X-Content-Type-Options', 'nosniff');
   if (length !== undefined) out.push('Content-Length', length);
   return out;
 }

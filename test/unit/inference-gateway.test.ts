@@ -134,6 +134,22 @@ upstreamTimeoutSeconds: 0.3
     expect(upstream.requests[1]!.headers.cookie).toBeUndefined();
   });
 
+  it("serves a model server's answer so it cannot act in flowgate's origin: never a page, never flowgate's cookies", async () => {
+    // What a model server runs is what a user with EDIT on an experiment logged; a route without hosts shares the UI's origin.
+    upstream.handler = (req, res) => {
+      req.resume();
+      res.setHeader('Content-Type', 'text/html');
+      res.setHeader('Set-Cookie', ['flowgate_session=attackers-own; Path=/api', '__Host-flowgate_login=x; Path=/; Secure', 'model_pref=1; Path=/models']);
+      res.end('<script>fetch("/api/2.0/mlflow/permissions/batch",{method:"POST"})</script>');
+    };
+    const r = await send(base, '/models/iris/v2/health/ready', { headers: [['x-api-key', IRIS_KEY]] });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+    expect(r.headers['set-cookie']).toEqual(['model_pref=1; Path=/models']);
+    expect(r.body).toContain('<script>');
+  });
+
   it.each([
     ['/v1/models/iris:predict', 'POST'],
     ['/v2/models/iris/versions/1/infer', 'POST'],
