@@ -321,11 +321,14 @@ const genaiRoutes = [
   // The optimization worker runs with no caller identity: it loads the source prompt, the experiment's
   // scorers the config names, the dataset and the reflection model's endpoint, so each needs the
   // caller's right (MLflow's rules; READ on the dataset is flowgate's, as the worker reads its records
-  // into a run of the caller's experiment). The job is also its starter's to poll by job id.
+  // into a run of the caller's experiment). The worker ends by registering its output as a new version
+  // of the source prompt (`register_prompt(name=<source prompt>)`, straight to the database): EDIT on
+  // the prompt, as creating a version of it through flowgate needs. The job is also its starter's to
+  // poll by job id.
   {
     ...startsJobs(onExperiment('POST', `${V3}/prompt-optimization/jobs`, 'edit')),
     also: [
-      { id: { kind: 'prompt_uri', field: 'source_prompt_uri', from: 'body' } as IdSource, need: 'read' as const },
+      { id: { kind: 'prompt_uri', field: 'source_prompt_uri', from: 'body' } as IdSource, need: 'edit' as const },
       { id: { kind: 'scorer_names', field: 'config.scorers', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
       { id: { kind: 'dataset_id', field: 'config.dataset_id', from: 'body' } as IdSource, need: 'read' as const },
       { id: { kind: 'reflection_endpoint', field: 'config.optimizer_config_json', from: 'body' } as IdSource, need: 'use' as const },

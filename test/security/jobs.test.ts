@@ -184,15 +184,25 @@ describe("mallory and alice's jobs", () => {
     expect(seen.length).toBe(before);
   });
 
-  it('starts a prompt optimization only on a prompt she may read, under any spelling of the fields', async () => {
-    await api().post('/api/2.0/mlflow/permissions/users/mallory/prompts/open-tone').set('Authorization', adminAuth()).send({ permission: 'READ' }).expect(201);
+  it('starts a prompt optimization only on a prompt she may edit (its result is registered there), under any spelling of the fields', async () => {
     const optimize = (body: Record<string, unknown>) =>
       api().post('/api/3.0/mlflow/prompt-optimization/jobs').set('Authorization', as('mallory')).send({ experiment_id: '1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA' }, ...body });
+    // flowgate's own look-ups (a dataset's experiments) may reach MLflow; no refused create may.
+    const creates = () => seen.filter((s) => s.method === 'POST' && s.url.endsWith('/prompt-optimization/jobs')).length;
+    // The worker ends with register_prompt(name=<source prompt>, template=<its output>), straight to
+    // MLflow's database: READ on the prompt would let her write a version of her choosing into it.
+    await api().post('/api/2.0/mlflow/permissions/users/mallory/prompts/open-tone').set('Authorization', adminAuth()).send({ permission: 'READ' }).expect(201);
+    const readOnly = creates();
+    for (const source of ['prompts:/open-tone/1', 'prompts:/open-tone@production', 'open-tone']) {
+      const r = await optimize({ source_prompt_uri: source });
+      expect(r.status, source).toBe(403);
+      expect(r.body.error_code, source).toBe('PERMISSION_DENIED');
+    }
+    expect(creates()).toBe(readOnly);
+    await api().patch('/api/2.0/mlflow/permissions/users/mallory/prompts/open-tone').set('Authorization', adminAuth()).send({ permission: 'EDIT' }).expect(200);
     const control = await optimize({ source_prompt_uri: 'prompts:/open-tone/1' });
     expect(control.status).toBe(200);
     expect((await optimize({ source_prompt_uri: 'prompts:/open-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', dataset_id: 'd-mine' } })).status).toBe(200);
-    // flowgate's own look-ups (a dataset's experiments) may reach MLflow; no refused create may.
-    const creates = () => seen.filter((s) => s.method === 'POST' && s.url.endsWith('/prompt-optimization/jobs')).length;
     const before = creates();
     const attempts: Array<[Record<string, unknown>, number]> = [
       [{ source_prompt_uri: 'prompts:/closed-tone/1' }, 403],
