@@ -5,6 +5,7 @@ import type { Directory } from '../principals/directory.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { OwnRoute } from '../http/own-route.js';
 import type { CredentialLoader } from '../http/credentials.js';
+import { createRateLimiter } from '../http/rate-limit.js';
 import type { Sql } from '../store/sql.js';
 import { createIdentityProvider, type IdentityProvider } from './client.js';
 import { cookiePolicy } from './cookies.js';
@@ -49,6 +50,13 @@ export interface OidcModule {
 
 const API_PATH = /^\/(api|ajax-api)\//;
 
+/**
+ * Sign-ins a flowgate starts, all clients together (behind an ingress every client has its address):
+ * far above what people signing in need, and a bound on the pending logins a flood writes between two
+ * purges (10 minutes: at most some 12,000 rows, not one per request).
+ */
+const LOGIN_STARTS = { perSecond: 20, burst: 200, maxClients: 1 };
+
 /** OIDC login for the MLflow UI: built once from the validated config by the composition root. */
 export function createOidc(d: OidcDeps): OidcModule {
   const cookies = cookiePolicy(d.basePath, d.cookieSecure);
@@ -82,6 +90,7 @@ export function createOidc(d: OidcDeps): OidcModule {
     pending,
     cookies,
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
+    loginStarts: createRateLimiter(LOGIN_STARTS),
     neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim],
     groupsClaim: d.config.groupsClaim,
     provision: async (claims) => {

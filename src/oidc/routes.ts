@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client';
 import type { Logger } from '../logging.js';
 import type { OwnRoute } from '../http/own-route.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { LoginRejected, ProviderUnavailable, type IdentityProvider } from './client.js';
 import { clearCookie, readCookie, setCookie, type CookiePolicy } from './cookies.js';
 import { CSRF_HEADER, csrfAllows } from './csrf.js';
@@ -39,6 +40,8 @@ export interface OidcRouteDeps {
   readonly provision: (claims: Claims) => Promise<ProvisionResult>;
   readonly logger: Logger;
   readonly usernameOf: (userId: number) => string | undefined | Promise<string | undefined>;
+  /** Sign-ins started, on this flowgate: each one writes a pending login to the store before anyone is known. */
+  readonly loginStarts: RateLimiter;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, ctx: { search: string; requestId: string }) => Promise<void> | void;
@@ -85,6 +88,12 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
   const ID = /^[A-Za-z0-9_-]{43}$/;
 
   const login: Handler = async (req, res, ctx) => {
+    // Anyone may start a sign-in, and each start is a row in the store: a flood must not hold the store's writes from everyone else's.
+    const wait = d.loginStarts.take('every client');
+    if (wait > 0)
+      return sendPage(res, 503, messagePage('Too many sign-ins at once', 'More sign-ins are starting than this service takes in at once. Please try again in a moment.', again), {
+        'Retry-After': String(wait),
+      });
     const returnTo = safeReturnTo(new URLSearchParams(ctx.search).get('return_to'), d.basePath);
     const existing = readCookie(req, d.cookies.binding);
     const binding = existing !== undefined && ID.test(existing) ? existing : randomId();

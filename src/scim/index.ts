@@ -1,6 +1,6 @@
 import type { ScimBackendDeps } from './backend-deps.js';
 import { scimGroups } from './groups.js';
-import { createRateLimiter } from './rate-limit.js';
+import { createRateLimiter } from '../http/rate-limit.js';
 import { createScimRoute } from './routes.js';
 import { declareScimResources } from './scimmy.js';
 import { createScimToken } from './token-file.js';

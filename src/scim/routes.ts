@@ -5,7 +5,7 @@ import { isClientGone, readBody } from '../http/body.js';
 import type { OwnRoute } from '../http/own-route.js';
 import type { Logger } from '../logging.js';
 import { ScimError, scimErrorBody, toScimError } from './errors.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { ScimBackend } from './scimmy.js';
 import type { ScimToken } from './token-file.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/scim/rate-limit.js';
+import { createRateLimiter } from '../../src/http/rate-limit.js';
 import { singleEquality } from '../../src/scim/shapes.js';
 import { createScimToken } from '../../src/scim/token-file.js';
 import { adminAuth, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
