@@ -114,10 +114,23 @@ export function createGrantWriter(deps: {
       return removed;
     },
 
-    /** A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow it. */
+    /**
+     * A registered model (or prompt) was renamed (`newName`) or deleted (undefined): its grants follow
+     * it. Grants already on the new name, of either kind, belonged to no model MLflow has (it refuses a
+     * name in use): one deleted outside flowgate, or a grant given on a name before anyone took it. They
+     * are pruned first (`grant.prune-stale`), as for a creator, never merged into the renamed model's:
+     * a rename needs only EDIT, and a MANAGE held on the free name must not come to rule the model.
+     * A rename to the name it has changes nothing.
+     */
     async followModel(actor: string, name: string, newName: string | undefined): Promise<void> {
+      if (newName === name) return;
       let changed = 0;
       await sql.transaction(async () => {
+        if (newName !== undefined)
+          for (const kind of MODEL_KINDS) {
+            const stale = await grants.deleteResource(kind, newName);
+            if (stale > 0) await audit.record({ actor, action: 'grant.prune-stale', target: `${kind}:${newName}`, oldValue: { grants: stale } });
+          }
         for (const kind of MODEL_KINDS)
           changed += newName === undefined ? await grants.deleteResource(kind, name) : await grants.moveResource(kind, name, newName);
         if (changed > 0)

@@ -69,7 +69,8 @@ const SQL = {
        JOIN groups gr ON gr.id = g.group_id WHERE g.resource_kind = ? AND g.resource_id = ? ORDER BY gr.name`,
   deleteResource: 'DELETE FROM grants WHERE resource_kind = ? AND resource_id = ?',
   // A grantee holding grants on both names keeps the one of the resource that moved, as
-  // `UPDATE OR REPLACE` did: the target's colliding rows go first.
+  // `UPDATE OR REPLACE` did: the target's colliding rows go first. Only those: the grant writer
+  // prunes the target's other grants itself (audited) before it moves any, so none is merged.
   dropCollisions: `DELETE FROM grants WHERE resource_kind = ? AND resource_id = ? AND (
        user_id IN (SELECT user_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND user_id IS NOT NULL)
        OR group_id IN (SELECT group_id FROM grants WHERE resource_kind = ? AND resource_id = ? AND group_id IS NOT NULL))`,
@@ -171,7 +172,10 @@ export function createGrantsRepo(sql: Sql, now: () => number = Date.now) {
       return { users, groups };
     },
     deleteResource: (kind: ResourceKind, id: string): Promise<number> => sql.run(SQL.deleteResource, [kind, storedId(kind, id)]),
-    /** Call inside a transaction: the collisions dropped and the move are one change. */
+    /**
+     * Call inside a transaction: the collisions dropped and the move are one change. Grants on `toId`
+     * held by other grantees stay: a caller that must not merge them prunes them first.
+     */
     async moveResource(kind: ResourceKind, fromId: string, toId: string): Promise<number> {
       const from = storedId(kind, fromId);
       const to = storedId(kind, toId);

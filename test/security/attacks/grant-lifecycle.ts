@@ -13,9 +13,11 @@ async function usersOn(ctx: AttackContext, kind: Kind, name: string): Promise<Ar
   return ok(await ctx.admin('GET', `${V2}/permissions/${kind}/${encodeURIComponent(name)}/users`), `grants on ${name}`).users ?? [];
 }
 
-async function adminModel(ctx: AttackContext, kind: Kind, name: string, grantAliceRead = true): Promise<void> {
+/** The admin's model or prompt; `marked`: tagged with the world's marker, for one mallory must never read. */
+async function adminModel(ctx: AttackContext, kind: Kind, name: string, grantAliceRead = true, marked = true): Promise<void> {
   const tags = kind === 'prompts' ? [{ key: 'mlflow.prompt.is_prompt', value: 'true' }] : [];
-  ok(await ctx.admin('POST', `${V2}/registered-models/create`, { body: { name, tags: [...tags, { key: 'secret', value: `${ctx.target.prefix}squat-${name}` }] } }), 'admin creates');
+  if (marked) tags.push({ key: 'secret', value: `${ctx.target.prefix}squat-${name}` });
+  ok(await ctx.admin('POST', `${V2}/registered-models/create`, { body: { name, tags } }), 'admin creates');
   if (grantAliceRead) ok(await ctx.admin('POST', `${V2}/permissions/users/alice/${kind}/${encodeURIComponent(name)}`, { body: { permission: 'READ' } }), 'grant alice');
 }
 
@@ -85,6 +87,74 @@ function onlyAdmin(ctx: AttackContext, users: Array<{ username: string }>, where
   if (users.some((u) => u.username === 'mallory')) ctx.flag(`${where}: mallory's stale grant sits on the admin's model`);
 }
 
+/*
+ * A rename needs only EDIT, and grants can sit on a name MLflow does not have (given ahead of time,
+ * left by a model deleted outside flowgate, or granted by a pattern's MANAGE holder). Mallory, an
+ * editor of the admin's model through a group, holds MANAGE directly on a free name (of both kinds)
+ * and renames the model into it: the grants on the new name must be pruned, not merged, so she can
+ * neither delete the renamed model nor manage its grants.
+ */
+const renamedOntoStaleGrant = (kind: Kind): Attack => ({
+  name: `${kind}: mallory, an editor through a group, renames the admin's model onto a name she holds MANAGE on`,
+  class: '6 grant lifecycle',
+  control: 'none',
+  async run(ctx) {
+    const name = `prod-${kind}-${randomHex(4)}`;
+    const renamed = `${name}-v2`;
+    // Not marked: mallory may read it (she edits it), and the rename answers it.
+    await adminModel(ctx, kind, name, true, false);
+    const group = `editors-${randomHex(4)}`;
+    ok(await ctx.admin('POST', `${V2}/permissions/groups/${group}/${kind}/${encodeURIComponent(name)}`, { body: { permission: 'EDIT' } }), 'grant the group EDIT');
+    ok(await ctx.admin('POST', `${V2}/permissions/groups/${group}/users`, { body: { username: 'mallory' } }), 'mallory joins the group');
+    if ((await ctx.mlflow('GET', `${V2}/registered-models/get`, { query: { name: renamed } })).status !== 404) throw new Error(`MLflow has ${renamed} already`);
+    for (const side of ['registered-models', 'prompts'] as const)
+      ok(await ctx.admin('POST', `${V2}/permissions/users/mallory/${side}/${encodeURIComponent(renamed)}`, { body: { permission: 'MANAGE' } }), `mallory's MANAGE on the free name (${side})`);
+    const mark = ((await ctx.admin('GET', `${V2}/permissions/audit`, { query: { max_results: '1' } })).json as { entries: Array<{ id: number }> }).entries[0]?.id ?? 0;
+
+    ok(await ctx.mallory('POST', `${V2}/registered-models/rename`, { body: { name, new_name: renamed } }), 'mallory renames the model with her EDIT');
+    if ((await ctx.mlflow('GET', `${V2}/registered-models/get`, { query: { name: renamed } })).status !== 200) throw new Error('MLflow did not rename the model');
+
+    for (const side of ['registered-models', 'prompts'] as const)
+      if ((await usersOn(ctx, side, renamed)).some((u) => u.username === 'mallory')) ctx.flag(`${renamed}: mallory's stale MANAGE (${side}) was merged into the renamed model's grants`);
+    if (!(await usersOn(ctx, kind, renamed)).some((u) => u.username === 'alice' && u.permission === 'READ')) ctx.flag(`${renamed}: alice's grant did not follow the rename`);
+    const groups = (ok(await ctx.admin('GET', `${V2}/permissions/${kind}/${encodeURIComponent(renamed)}/groups`), 'groups on the new name').groups ?? []) as Array<{ group_name: string; permission: string }>;
+    if (!groups.some((g) => g.group_name === group && g.permission === 'EDIT')) ctx.flag(`${renamed}: the group's EDIT did not follow the rename`);
+
+    const aliceGrant = `${V2}/permissions/users/alice/${kind}/${encodeURIComponent(renamed)}`;
+    const raised = await ctx.mallory('PATCH', aliceGrant, { body: { permission: 'MANAGE' } });
+    if (raised.status < 400) ctx.flag(`mallory changes a grant on the renamed model (${raised.status})`);
+    const listed = await ctx.mallory('GET', `${V2}/permissions/${kind}/${encodeURIComponent(renamed)}/users`);
+    if (listed.status < 400) ctx.flag(`mallory lists the renamed model's grants (${listed.status})`);
+    const revoked = await ctx.mallory('DELETE', aliceGrant);
+    if (revoked.status < 400) ctx.flag(`mallory revokes a grant on the renamed model (${revoked.status})`);
+    const deleted = await ctx.mallory('DELETE', `${V2}/registered-models/delete`, { body: { name: renamed } });
+    if (deleted.status < 400 || (await ctx.mlflow('GET', `${V2}/registered-models/get`, { query: { name: renamed } })).status !== 200)
+      ctx.flag(`mallory deletes the renamed model (${deleted.status})`);
+
+    const entries = ((await ctx.admin('GET', `${V2}/permissions/audit`, { query: { max_results: '100' } })).json as {
+      entries: Array<{ id: number; action: string; target: string; actor: string }>;
+    }).entries.filter((e) => e.id > mark);
+    const pruned = entries.filter((e) => e.action === 'grant.prune-stale' && e.actor === 'mallory' && e.target.endsWith(`:${renamed}`));
+    if (pruned.length !== 2) ctx.flag(`the audit log shows ${pruned.length} grant.prune-stale entries on ${renamed} (of its two kinds), not 2`);
+  },
+});
+
+/** A rename to the name the model already has moves nothing, and must not drop the model's grants either. */
+const renamedOntoItself = (kind: Kind): Attack => ({
+  name: `${kind}: mallory, an editor, renames the admin's model to its own name`,
+  class: '6 grant lifecycle',
+  control: 'none',
+  async run(ctx) {
+    const name = `same-${kind}-${randomHex(4)}`;
+    await adminModel(ctx, kind, name, true, false);
+    ok(await ctx.admin('POST', `${V2}/permissions/users/mallory/${kind}/${encodeURIComponent(name)}`, { body: { permission: 'EDIT' } }), 'grant mallory EDIT');
+    const before = (await usersOn(ctx, kind, name)).map((u) => `${u.username}=${u.permission}`).sort();
+    await ctx.mallory('POST', `${V2}/registered-models/rename`, { body: { name, new_name: name } });
+    const after = (await usersOn(ctx, kind, name)).map((u) => `${u.username}=${u.permission}`).sort();
+    if (after.join() !== before.join()) ctx.flag(`${name}: a rename onto itself changed its grants from ${before.join()} to ${after.join()}`);
+  },
+});
+
 export const grantLifecycleAttacks: Attack[] = [
   deletedThenTaken('registered-models', 'create'),
   deletedThenTaken('registered-models', 'rename'),
@@ -94,4 +164,8 @@ export const grantLifecycleAttacks: Attack[] = [
   renamedThenTaken('prompts', 'new_name'),
   staleOwnGrant('DELETE with a double-encoded body', (ctx, name) => ctx.mallory('DELETE', `${V2}/registered-models/delete`, { body: JSON.stringify({ name }) })),
   staleOwnGrant('DELETE on the ajax-api twin', (ctx, name) => ctx.mallory('DELETE', `/ajax-api/2.0/mlflow/registered-models/delete`, { body: { name } })),
+  renamedOntoStaleGrant('registered-models'),
+  renamedOntoStaleGrant('prompts'),
+  renamedOntoItself('registered-models'),
+  renamedOntoItself('prompts'),
 ];
