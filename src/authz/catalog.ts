@@ -1,4 +1,5 @@
 import { EXPERIMENT, GATEWAY_ENDPOINT, GATEWAY_MODEL_DEFINITION, GATEWAY_SECRET, type GatewayKind, MCP_SERVER, PROMPT, SCORER, SKILL, WORKSPACE } from '../resources/kinds.js';
+import { LATEST_OF_EACH } from './registered-scorers.js';
 import type { AfterHook, FieldGuard, HttpMethod, IdLocation, IdSource, Need, RouteEntry } from './types.js';
 
 /*
@@ -323,13 +324,21 @@ const genaiRoutes = [
   // caller's right (MLflow's rules; READ on the dataset is flowgate's, as the worker reads its records
   // into a run of the caller's experiment). The worker ends by registering its output as a new version
   // of the source prompt (`register_prompt(name=<source prompt>)`, straight to the database): EDIT on
-  // the prompt, as creating a version of it through flowgate needs. The job is also its starter's to
-  // poll by job id.
+  // the prompt, as creating a version of it through flowgate needs. A scorer name the worker does not
+  // take as a built-in loads the experiment's registered scorer of that name at its latest version, whose
+  // judge the worker runs: USE on the endpoints that judge calls, as for a registered scorer `scorer/invoke`
+  // or `genai/evaluate/invoke` loads (every name MLflow has a registered scorer for is looked up, a
+  // built-in's namesake too; after READ on it, so no look-up for a caller who may not read it). The job is
+  // also its starter's to poll by job id.
   {
     ...startsJobs(onExperiment('POST', `${V3}/prompt-optimization/jobs`, 'edit')),
     also: [
       { id: { kind: 'prompt_uri', field: 'source_prompt_uri', from: 'body' } as IdSource, need: 'edit' as const },
       { id: { kind: 'scorer_names', field: 'config.scorers', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
+      {
+        id: { kind: 'registered_scorers', shape: 'lists', field: 'config.scorers', versions: LATEST_OF_EACH, experiment: 'experiment_id', from: 'body', yields: 'judge_endpoints' } as IdSource,
+        need: 'use' as const,
+      },
       { id: { kind: 'dataset_id', field: 'config.dataset_id', from: 'body' } as IdSource, need: 'read' as const },
       { id: { kind: 'reflection_endpoint', field: 'config.optimizer_config_json', from: 'body' } as IdSource, need: 'use' as const },
     ],

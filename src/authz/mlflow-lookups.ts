@@ -39,10 +39,11 @@ export interface MlflowLookups {
   scorerExists?(id: string): Promise<boolean>;
   /**
    * One version of a registered scorer as MLflow hands it to a job (its judges' gateway endpoints named as
-   * they are named now): asked now, never cached, as a decision to spend an endpoint is. RESOURCE_DOES_NOT_EXIST
-   * when MLflow has no such version.
+   * they are named now): the version given, or `latest`, the highest MLflow has (what a job given the name
+   * alone loads). Asked now, never cached, as a decision to spend an endpoint is. RESOURCE_DOES_NOT_EXIST
+   * when MLflow has no such version (or, for `latest`, no such scorer).
    */
-  registeredScorer?(experimentId: string, name: string, version: number): Promise<StoredScorer>;
+  registeredScorer?(experimentId: string, name: string, version: number | 'latest'): Promise<StoredScorer>;
 }
 
 /** A registered scorer's version as MLflow stores it. */
@@ -76,7 +77,7 @@ export interface CachedMlflowLookups extends MlflowLookups {
   gatewayEndpointName(name: string): Promise<string>;
   skillExists(id: string): Promise<boolean>;
   scorerExists(id: string): Promise<boolean>;
-  registeredScorer(experimentId: string, name: string, version: number): Promise<StoredScorer>;
+  registeredScorer(experimentId: string, name: string, version: number | 'latest'): Promise<StoredScorer>;
   mcpServerExists(name: string): Promise<boolean>;
   /** After an AI-gateway object is renamed, updated or deleted (`id`), or one is created (no id): names and ids it had. */
   invalidateGateway(id?: string): void;
@@ -458,11 +459,13 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     // server) decides what it needs: asked afresh every time.
     scorerExists: (id) => existsNow(SCORER, id),
     registeredScorer: async (experimentId, name, version) => {
-      const what = `version ${version} of scorer '${name}' in experiment ${experimentId}`;
-      const json = await getJson(what, '/api/3.0/mlflow/scorers/get', { experiment_id: experimentId, name, version: String(version) });
+      const latest = version === 'latest';
+      const what = `${latest ? 'the latest version' : `version ${version}`} of scorer '${name}' in experiment ${experimentId}`;
+      // Without a version MLflow's get answers the highest one, as the job worker's `get_scorer(name=…)` loads.
+      const json = await getJson(what, '/api/3.0/mlflow/scorers/get', latest ? { experiment_id: experimentId, name } : { experiment_id: experimentId, name, version: String(version) });
       const scorer = (json as { scorer?: Record<string, unknown> } | null)?.scorer;
       // MLflow answered about the experiment and version it was asked about, or this is not the scorer it will load.
-      if (String(scorer?.experiment_id) !== experimentId || String(scorer?.scorer_version) !== String(version)) required(what, undefined);
+      if (String(scorer?.experiment_id) !== experimentId || (!latest && String(scorer?.scorer_version) !== String(version))) required(what, undefined);
       return { name: required(what, pick(scorer, ['scorer_name'])), serializedScorer: required(what, pick(scorer, ['serialized_scorer'])) };
     },
     mcpServerExists: (name) => existsNow(MCP_SERVER, name),

@@ -12,8 +12,18 @@ import type { IdSource } from './types.js';
 
 export interface RegisteredScorer {
   readonly name: string;
-  readonly version: number;
+  /** The version MLflow loads: the one named, or the highest it has (`latest`, a name given alone). */
+  readonly version: number | 'latest';
 }
+
+/**
+ * The `versions` of a `registered_scorers` source whose list (`field`) holds bare scorer names, no
+ * versions beside them: MLflow loads each name's latest version. A prompt optimization's `config.scorers`
+ * is one: its worker takes each name that is not a built-in scorer as `get_scorer(name=…)` of the
+ * experiment, the highest version (mlflow/genai/optimize/job.py `_load_scorers`). No field of MLflow's is
+ * spelt this way.
+ */
+export const LATEST_OF_EACH = '(latest of each)';
 
 /** More registered scorers than this in one evaluation is refused rather than looked up one by one. */
 export const MAX_REGISTERED_SCORERS = 100;
@@ -87,7 +97,27 @@ export function registeredScorerNamedIn(body: Record<string, unknown> | undefine
   return [{ name: name as string, version }];
 }
 
-/** The registered scorers a `registered_scorers` source names in a body already read as a JSON object. */
+/**
+ * Each scorer a list of bare names (`LATEST_OF_EACH`) makes MLflow load, at its latest version: the names
+ * as the request gives them (read where MLflow reads the list), each once. A name MLflow would not store is
+ * a 400, as is a list longer than flowgate looks up one by one.
+ */
+export function latestOfEach(names: readonly string[], field: string): RegisteredScorer[] {
+  const found = new Map<string, RegisteredScorer>();
+  for (const name of names) {
+    const problem = scorerNameProblem(name);
+    if (problem !== undefined) throw badRequest(`Invalid value for parameter '${field}': ${problem}`);
+    found.set(name, { name, version: 'latest' });
+    if (found.size > MAX_REGISTERED_SCORERS) throw badRequest(`Invalid value for parameter '${field}': at most ${MAX_REGISTERED_SCORERS} scorers in one request`);
+  }
+  return [...found.values()];
+}
+
+/**
+ * The registered scorers a `registered_scorers` source names in a body already read as a JSON object. A
+ * `LATEST_OF_EACH` source's names are read by the resolver (src/authz/resolve.ts), where every list is.
+ */
 export function registeredScorersOf(body: Record<string, unknown> | undefined, id: Extract<IdSource, { kind: 'registered_scorers' }>): RegisteredScorer[] {
+  if (id.versions === LATEST_OF_EACH) throw new Error(`'${id.field}' names bare scorers: read it with latestOfEach`);
   return id.shape === 'one' ? registeredScorerNamedIn(body, id.field, id.versions) : registeredScorersIn(body, id.field, id.versions);
 }

@@ -4,7 +4,7 @@ import { mcpServerNameProblem } from '../resources/mcp-server-identity.js';
 import { scorerId, scorerNameProblem } from '../resources/scorer-identity.js';
 import { organizationProblem, skillId, skillNameProblem } from '../resources/skill-identity.js';
 import { judgeEndpoints, reflectionEndpoint, sourcePromptName } from './job-inputs.js';
-import { registeredScorersOf, type RegisteredScorer } from './registered-scorers.js';
+import { LATEST_OF_EACH, latestOfEach, registeredScorersOf, type RegisteredScorer } from './registered-scorers.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
@@ -262,7 +262,7 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return [...new Set(readMany(request, id.from, id.field).flatMap((text) => judgeEndpoints(text, id.field)))];
     case 'registered_scorers':
       // The names; which endpoints their stored judges call takes a look-up (resolve).
-      return [...new Set(registeredScorersOf(bodyObject(request.body), id).map((s) => s.name))];
+      return [...new Set(registeredScorersNamed(id, request).map((s) => s.name))];
     case 'run_id': {
       if (id.entry !== undefined) {
         const values = present(entryValues(bodyLeavesOf(request.body, id.field), id.entry, id.field));
@@ -277,6 +277,15 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
       return value === undefined ? [] : [value];
     }
   }
+}
+
+/**
+ * The registered scorers a request makes MLflow load: a version beside each name (read as MLflow's handler
+ * reads the pair), or bare names read where MLflow reads the list, each at its latest version.
+ */
+function registeredScorersNamed(id: Extract<IdSource, { kind: 'registered_scorers' }>, request: ResolveRequest): RegisteredScorer[] {
+  if (id.versions === LATEST_OF_EACH) return latestOfEach(readMany(request, id.from, id.field), id.field);
+  return registeredScorersOf(bodyObject(request.body), id);
 }
 
 /**
@@ -537,16 +546,26 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
    * The AI-gateway endpoints the stored judges of registered scorers call: MLflow's job worker loads each
    * version and calls them unseen. A version MLflow does not have is its 404 (the caller may read the
    * scorer: that was checked first); one stored under another spelling of the name is a 400, since the
-   * caller's right was decided on the name sent.
+   * caller's right was decided on the name sent. A bare name (its latest version) MLflow has no scorer
+   * for calls nothing here: it is a built-in scorer, or one the worker does not find either.
    */
   async function registeredJudgeEndpoints(experimentId: string, scorers: readonly RegisteredScorer[], field: string): Promise<ResourceRef[]> {
     const lookUp = lookups.registeredScorer;
     if (lookUp === undefined) throw new Error('no scorer look-ups');
-    const stored = await Promise.all(scorers.map((s) => lookUp(experimentId, s.name, s.version)));
+    const stored = await Promise.all(
+      scorers.map((s) =>
+        s.version !== 'latest'
+          ? lookUp(experimentId, s.name, s.version)
+          : lookUp(experimentId, s.name, s.version).catch((e: unknown) => {
+              if (e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') return undefined;
+              throw e;
+            }),
+      ),
+    );
     stored.forEach((one, i) => {
-      if (one.name !== scorers[i]!.name) throw badRequest(`Parameter '${field}': name the registered scorer '${one.name}' as MLflow stores it`);
+      if (one !== undefined && one.name !== scorers[i]!.name) throw badRequest(`Parameter '${field}': name the registered scorer '${one.name}' as MLflow stores it`);
     });
-    const names = [...new Set(stored.flatMap((one) => judgeEndpoints(one.serializedScorer, field)))];
+    const names = [...new Set(stored.flatMap((one) => (one === undefined ? [] : judgeEndpoints(one.serializedScorer, field))))];
     return Promise.all(names.map((name) => gatewayByName(GATEWAY_ENDPOINT, name)));
   }
 
@@ -609,7 +628,7 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       case 'scorer_names':
         return scorersNamed(id, request);
       case 'registered_scorers': {
-        const named = registeredScorersOf(bodyObject(request.body), id);
+        const named = registeredScorersNamed(id, request);
         const experimentId = scorersExperiment(id, request);
         if (id.yields === 'judge_endpoints') return registeredJudgeEndpoints(experimentId, named, id.field);
         return [...new Set(named.map((s) => s.name))].map((name): ResourceRef => ({ kind: SCORER, id: scorerId({ experimentId, name }) }));

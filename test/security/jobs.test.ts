@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { serializedJudge } from '../helpers/scorers.js';
 
 /*
  * Issue 35, jobs with owners, from mallory's side. alice and mallory may both edit experiment 1; each
@@ -21,6 +22,30 @@ let nextJob = 0;
 const allJobs: string[] = [];
 let searchAnswer: 'json' | 'garbage' = 'json';
 const tokens: Record<string, string> = {};
+/**
+ * The registered scorers of experiment 1, as MLflow's `scorers/get` answers them: each name's versions,
+ * the last the highest (what it answers without a version, and what the optimization worker loads).
+ * `gw-judge`'s first version calls no gateway endpoint; its latest calls `secret-endpoint`.
+ */
+const REGISTERED: Record<string, string[]> = {
+  'open-judge': [serializedJudge('open-judge')],
+  'gw-judge': [serializedJudge('gw-judge'), serializedJudge('gw-judge', 'Is {{ outputs }} polite?', 'gateway:/secret-endpoint')],
+  'own-gw-judge': [serializedJudge('own-gw-judge', 'Is {{ outputs }} kind?', 'gateway:/her-endpoint')],
+  'secret-judge': [serializedJudge('secret-judge', 'Is {{ outputs }} leaking?', 'gateway:/secret-endpoint')],
+};
+/** A database collation's match: MLflow finds `gw-judge` when asked for `GW-JUDGE`. */
+const COLLATED: Record<string, string> = { 'GW-JUDGE': 'gw-judge' };
+
+/** MLflow's `scorers/get`: the version asked for, or the highest without one; 404 for what it does not have. */
+function scorerAnswer(q: URLSearchParams): [number, unknown] {
+  const name = COLLATED[q.get('name') ?? ''] ?? q.get('name') ?? '';
+  if (name === 'broken-judge') return [500, { error_code: 'INTERNAL_ERROR', message: 'database is locked' }];
+  const versions = q.get('experiment_id') === '1' ? REGISTERED[name] : undefined;
+  const version = q.has('version') ? Number(q.get('version')) : (versions?.length ?? 0);
+  const text = versions?.[version - 1];
+  if (text === undefined) return [404, { error_code: 'RESOURCE_DOES_NOT_EXIST', message: `Scorer with name '${name}' not found for experiment 1.` }];
+  return [200, { scorer: { experiment_id: 1, scorer_name: name, scorer_version: version, serialized_scorer: text, creation_time: 1, scorer_id: `sc-${name}` } }];
+}
 const as = (user: string) => (user === 'admin' ? adminAuth() : basic(user, tokens[user]!));
 
 function scriptedMlflow(): Promise<string> {
@@ -35,6 +60,8 @@ function scriptedMlflow(): Promise<string> {
         res.end(text);
       };
       const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/api/3.0/mlflow/scorers/get') return send(...scorerAnswer(url.searchParams));
+      if (url.pathname === '/api/3.0/mlflow/gateway/endpoints/get') return send(200, { endpoint: { endpoint_id: `e-${url.searchParams.get('name')}`, name: url.searchParams.get('name') } });
       if (url.pathname.endsWith('/scorer/invoke')) {
         const parsed = JSON.parse(body || '{}') as { claim?: string; fail?: boolean };
         if (parsed.fail) return send(400, { error_code: 'INVALID_PARAMETER_VALUE', message: 'no traces' });
@@ -234,6 +261,53 @@ describe("mallory and alice's jobs", () => {
       expect(r.body.error_code, JSON.stringify(body)).toBeTypeOf('string');
     }
     expect(creates()).toBe(before);
+  });
+
+  it("starts a prompt optimization only when she may use every endpoint the judges of its registered scorers call, at their latest versions", async () => {
+    const grant = (path: string, permission: string) =>
+      api().post(`/api/2.0/mlflow/permissions/users/mallory/${path}`).set('Authorization', adminAuth()).send({ permission }).expect(201);
+    await grant('prompts/judged-tone', 'EDIT');
+    // She reads every scorer named below but `secret-judge`; she may list `secret-endpoint` (READ), not spend it.
+    for (const name of ['open-judge', 'gw-judge', 'own-gw-judge', 'GW-JUDGE', 'broken-judge', 'Correctness']) await grant(`scorers/1/${name}`, 'READ');
+    await grant('gateways/endpoints/secret-endpoint', 'READ');
+    await grant('gateways/endpoints/her-endpoint', 'USE');
+    const optimize = (scorers: unknown) =>
+      api()
+        .post('/api/3.0/mlflow/prompt-optimization/jobs')
+        .set('Authorization', as('mallory'))
+        .send({ experiment_id: '1', source_prompt_uri: 'prompts:/judged-tone/1', config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', scorers } });
+    const creates = () => seen.filter((s) => s.method === 'POST' && s.url.endsWith('/prompt-optimization/jobs')).length;
+    const lookups = (name: string) => seen.filter((s) => s.url.startsWith('/api/3.0/mlflow/scorers/get') && new URL(s.url, 'http://x').searchParams.get('name') === name);
+
+    // The controls: judges on another provider, or on an endpoint she may use; a built-in, which MLflow has no registered scorer for.
+    for (const scorers of [['open-judge'], ['own-gw-judge'], ['Correctness'], ['open-judge', 'own-gw-judge', 'Correctness']]) {
+      const r = await optimize(scorers);
+      expect(r.status, `${JSON.stringify(scorers)}: ${JSON.stringify(r.body)}`).toBe(200);
+    }
+    // What is looked up is the version the worker loads: the latest, asked without a version.
+    expect(lookups('open-judge').length).toBeGreaterThan(0);
+    expect(lookups('open-judge').every((s) => !new URL(s.url, 'http://x').searchParams.has('version'))).toBe(true);
+
+    const before = creates();
+    // `gw-judge`'s latest version calls `secret-endpoint` (its first does not): the worker would call it from MLflow's process, unseen.
+    for (const scorers of [['gw-judge'], ['open-judge', 'gw-judge'], ['Correctness', 'own-gw-judge', 'gw-judge'], 'gw-judge']) {
+      const r = await optimize(scorers);
+      expect(r.status, JSON.stringify(scorers)).toBe(403);
+      expect(r.body.error_code, JSON.stringify(scorers)).toBe('PERMISSION_DENIED');
+      expect(JSON.stringify(r.body)).not.toContain('secret-endpoint');
+    }
+    // A scorer she may not read is refused before MLflow is asked about it (its existence is no oracle).
+    expect((await optimize(['open-judge', 'secret-judge'])).status).toBe(403);
+    expect(lookups('secret-judge')).toEqual([]);
+    // A name MLflow stores under another spelling is not the scorer she was decided on; a look-up MLflow fails is no allow.
+    expect((await optimize(['GW-JUDGE'])).status).toBe(400);
+    expect((await optimize(['broken-judge'])).status).toBeGreaterThanOrEqual(500);
+    expect(creates()).toBe(before);
+
+    // USE on the endpoint (not READ, which lists it in the judge form) lets her spend it.
+    await api().patch('/api/2.0/mlflow/permissions/users/mallory/gateways/endpoints/secret-endpoint').set('Authorization', adminAuth()).send({ permission: 'USE' }).expect(200);
+    expect((await optimize(['open-judge', 'gw-judge'])).status).toBe(200);
+    expect(creates()).toBe(before + 1);
   });
 
   it("reads, cancels and deletes a prompt optimization by its experiment's rights, not another experiment's", async () => {
