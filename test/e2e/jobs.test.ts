@@ -166,7 +166,7 @@ describe('MLflow jobs behind flowgate: their starters’, and administrators’'
     expect(await searchIds('ann')).toContain(jobId);
   });
 
-  it('prompt optimization needs EDIT on the experiment, READ on the source prompt and USE on the reflection endpoint; the job is decided by its experiment', async () => {
+  it('prompt optimization needs EDIT on the experiment, EDIT on the source prompt and USE on the reflection endpoint; the job is decided by its experiment', async () => {
     const registered = await runPython(
       mlflow.venv,
       `
@@ -186,8 +186,10 @@ print("@@OK@@")
         source_prompt_uri: source,
         config: { optimizer_type: 'OPTIMIZER_TYPE_GEPA', optimizer_config_json: JSON.stringify({ reflection_model: reflection, max_metric_calls: 2 }) },
       });
-    expect((await optimize('ann', 'prompts:/tone/1')).status).toBe(403); // no READ on the prompt yet
+    expect((await optimize('ann', 'prompts:/tone/1')).status).toBe(403); // no right on the prompt yet
     await asAdmin('POST', '/api/2.0/mlflow/permissions/users/ann/prompts/tone', { permission: 'READ' });
+    expect((await optimize('ann', 'prompts:/tone/1')).status).toBe(403); // READ: the worker registers its result as a new version of the prompt
+    await asAdmin('PATCH', '/api/2.0/mlflow/permissions/users/ann/prompts/tone', { permission: 'EDIT' });
     expect((await optimize('ann', 'prompts:/tone/1')).status).toBe(403); // no USE on the endpoint yet
     await asAdmin('POST', '/api/2.0/mlflow/permissions/users/ann/gateways/endpoints/reflector', { permission: 'USE' });
     expect((await optimize('ann', 'prompts:/secret-tone/1')).status).toBe(403);
