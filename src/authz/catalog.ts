@@ -113,6 +113,9 @@ const V2 = '/api/2.0/mlflow';
 const V3 = '/api/3.0/mlflow';
 const ARTIFACTS = '/api/2.0/mlflow-artifacts';
 const AJAX_V2 = '/ajax-api/2.0/mlflow';
+
+/** Experiment names MLflow gives AI-gateway endpoints' usage experiments (`gateway/<endpoint>`): administrators' only. */
+const USAGE_EXPERIMENT_NAMES = (field: string) => ({ kind: 'reserved_name_prefix', field, prefix: 'gateway/' }) as const;
 const AJAX_V3 = '/ajax-api/3.0/mlflow';
 
 const experimentRoutes = [
@@ -122,17 +125,19 @@ const experimentRoutes = [
     ...onExperiment('GET', `${V2}/experiments/get-by-name`, 'read', { kind: 'experiment_name', field: 'experiment_name', from: 'auto' }),
     after: 'verify_answered_experiment' as const,
   },
-  // An artifact location chosen by the caller could lie inside another experiment's artifacts.
+  // An artifact location chosen by the caller could lie inside another experiment's artifacts. A name
+  // under `gateway/` is one MLflow takes over as an endpoint's usage experiment (it reuses one that exists):
+  // made ahead of the endpoint, it would collect every caller's prompts and answers for its maker.
   {
     ...route('POST', `${V2}/experiments/create`, 'create', EXPERIMENT, NONE, 'grant_creator_experiment'),
-    guards: [{ kind: 'admin_only', field: 'artifact_location' }] as const,
+    guards: [{ kind: 'admin_only', field: 'artifact_location' }, USAGE_EXPERIMENT_NAMES('name')] as const,
   },
   authenticated('POST', `${V2}/experiments/search`, 'filter_search_experiments'),
   authenticated('GET', `${V2}/experiments/search`, 'filter_search_experiments'),
   onExperiment('GET', `${V2}/experiments/get`, 'read'),
   { ...onExperiment('POST', `${V2}/experiments/delete`, 'manage'), after: 'forget_experiment_names' as const },
   { ...onExperiment('POST', `${V2}/experiments/restore`, 'manage'), after: 'forget_experiment_names' as const },
-  { ...onExperiment('POST', `${V2}/experiments/update`, 'edit'), after: 'forget_experiment_names' as const, renames: 'new_name' },
+  { ...onExperiment('POST', `${V2}/experiments/update`, 'edit'), after: 'forget_experiment_names' as const, renames: 'new_name', guards: [USAGE_EXPERIMENT_NAMES('new_name')] as const },
   onExperiment('POST', `${V2}/experiments/set-experiment-tag`, 'edit'),
   onExperiment('POST', `${V2}/experiments/delete-experiment-tag`, 'edit'),
   // MLflow registers this one without the slash after `2.0` (a typo in its handler table); it is

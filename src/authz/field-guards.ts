@@ -51,6 +51,12 @@ export function guardedField(guard: FieldGuard, request: ResolveRequest): string
       const key = otlpExportOf(request)?.tagKeys.find(isReserved);
       return key === undefined ? undefined : `tag '${key}' (through an OTLP attribute)`;
     }
+    case 'reserved_name_prefix':
+      // Folded as a case-insensitive, space-padding database (MySQL's default collation) compares names.
+      for (const field of spellings(guard.field))
+        for (const name of bodyLeavesOf(request.body, field))
+          if (typeof name === 'string' && name.trimStart().toLowerCase().startsWith(guard.prefix)) return `a name under '${guard.prefix}' (${field})`;
+      return undefined;
     case 'reserved_tag_map':
       for (const map of bodyLeavesOf(request.body, guard.field))
         if (typeof map === 'object' && map !== null)

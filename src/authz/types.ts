@@ -120,6 +120,8 @@ export type FieldGuard =
   | { readonly kind: 'reserved_tag_key'; readonly field: string }
   | { readonly kind: 'reserved_tag_list'; readonly field: string }
   | { readonly kind: 'reserved_tag_map'; readonly field: string }
+  /** A name under a prefix MLflow makes names under itself (an endpoint's usage experiment: `gateway/<endpoint>`). */
+  | { readonly kind: 'reserved_name_prefix'; readonly field: string; readonly prefix: string }
   /** The trace tags an OTLP export sets (root-span `mlflow.traceTag.*` and resource attributes). */
   | { readonly kind: 'otlp_reserved_tags'; readonly field: 'body' };
 

@@ -41,7 +41,7 @@ const N = {
   ghost: `ghost-${tag}`,
   minePattern: `mine-${tag}-*`,
 };
-const ids = { aKey: '', aAntKey: '', aDef: '', aDef2: '', aAntDef: '', aChat: '', aAnt: '', aProxy: '', aRead: '', aShared: '', aliceExp: '', mKey: '', mDef: '', mChat: '', mMlflow: '' };
+const ids = { aKey: '', aAntKey: '', aDef: '', aDef2: '', aAntDef: '', aChat: '', aAnt: '', aProxy: '', aRead: '', aShared: '', aliceExp: '', mKey: '', mDef: '', mChat: '', mMlflow: '', mExp: '' };
 /** The experiments `gateway/<name>` alice keeps, by endpoint name. */
 const traps: Record<string, string> = {};
 
@@ -184,8 +184,11 @@ beforeAll(async () => {
   ids.aProxy = await endpoint(alice, 'proxy', ids.aDef);
   ids.aRead = await endpoint(alice, N.aRead, ids.aDef);
   ids.aShared = await endpoint(alice, N.aShared, ids.aDef);
-  // Experiments alice keeps whose names an endpoint's usage experiment would take.
-  for (const name of [N.aTrap, N.aTrap2]) traps[name] = ok(await alice('POST', `${V2}/experiments/create`, { body: { name: `gateway/${name}` } }), 'trap').experiment_id as string;
+  // Experiments alice keeps whose names an endpoint's usage experiment would take (only an administrator makes one).
+  for (const name of [N.aTrap, N.aTrap2]) {
+    traps[name] = ok(await admin('POST', `${V2}/experiments/create`, { body: { name: `gateway/${name}` } }), 'trap').experiment_id as string;
+    ok(await admin('POST', `${V2}/permissions/users/alice/experiments/${traps[name]}`, { body: { permission: 'MANAGE' } }), 'trap is alice\'s');
+  }
   ids.aliceExp = ok(await alice('POST', `${V2}/experiments/create`, { body: { name: `${VIC}-exp` } }), 'experiment').experiment_id as string;
 
   ids.mKey = await secret(mallory, N.mKey, SECRETS.mallory);
@@ -547,6 +550,32 @@ describe("an endpoint's usage experiment", () => {
     expect(experiment.experiment.name).toBe(`gateway/${N.mChat}`);
     refused(await mallory('GET', `${V2}/experiments/get`, { query: { experiment_id: traps[N.aTrap]! } }));
     refused(await mallory('GET', `${V2}/experiments/get`, { query: { experiment_id: traps[N.aTrap2]! } }));
+  });
+});
+
+describe("squatting a future endpoint's usage experiment", () => {
+  // MLflow reuses an existing `gateway/<name>` as the usage experiment of an endpoint made later: every
+  // caller's prompts and answers would land in the squatter's experiment (who could grant its creator EDIT first).
+  const future = `future-${tag}`;
+  it.each([
+    ['create', 'experiments/create', () => ({ name: `gateway/${future}` })],
+    ['create, upper case (a case-insensitive database)', 'experiments/create', () => ({ name: `GATEWAY/${future}` })],
+    ['create, leading space', 'experiments/create', () => ({ name: ` gateway/${future}` })],
+    ['rename', 'experiments/update', () => ({ experiment_id: ids.mExp, new_name: `gateway/${future}` })],
+    ['rename, lowerCamelCase (MLflow before 3.17 reads it)', 'experiments/update', () => ({ experiment_id: ids.mExp, newName: `gateway/${future}` })],
+  ] as const)('mallory may not take a gateway/ name: %s is refused and nothing is made', async (_label, path, body) => {
+    if (!ids.mExp) ids.mExp = ok(await mallory('POST', `${V2}/experiments/create`, { body: { name: `mal-${tag}-own` } }), 'own').experiment_id as string;
+    const reply = await mallory('POST', `${V2}/${path}`, { body: body() });
+    refused(reply);
+    expect(reply.json.message).toMatch(/gateway\//);
+    const found = await direct('GET', `${V2}/experiments/get-by-name`, { query: { experiment_name: `gateway/${future}` } });
+    expect(found.status).toBe(404);
+  });
+
+  it('an administrator still may, and her own names elsewhere are untouched', async () => {
+    const made = ok(await admin('POST', `${V2}/experiments/create`, { body: { name: `gateway/${future}-admin` } }), 'admin');
+    expect(made.experiment_id).toBeTruthy();
+    ok(await mallory('POST', `${V2}/experiments/update`, { body: { experiment_id: ids.mExp, new_name: `mal-${tag}-gateway/ok` } }), 'rename elsewhere');
   });
 });
 
