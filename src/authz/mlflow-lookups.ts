@@ -410,10 +410,15 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
       const json = await getJson(`label schema ${schemaId}`, '/api/3.0/mlflow/label-schemas/get', { schema_id: schemaId });
       return required(`label schema ${schemaId}`, pick(json, ['label_schema', 'experiment_id']));
     }, onCache),
-    // The experiment is the one the job was created in (its params), never changed.
+    // The experiment is the one the job was created in (its params), never changed. MLflow answers these
+    // routes for a job of any kind (an evaluation's, an issue detection's: their ids are tags on runs any
+    // reader sees), reading the experiment from its params; only a prompt optimization is decided here
+    // as one (it alone has a source prompt). Any other job stays its starter's, on the jobs routes.
     prompt_optimization_job: cachedLookup('prompt_optimization_job_experiment', { max }, async (jobId) => {
-      const json = await getJson(`prompt optimization job ${jobId}`, `/api/3.0/mlflow/prompt-optimization/jobs/${encodeURIComponent(jobId)}`);
-      return required(`prompt optimization job ${jobId}`, pick(json, ['job', 'experiment_id']));
+      const what = `prompt optimization job ${jobId}`;
+      const json = await getJson(what, `/api/3.0/mlflow/prompt-optimization/jobs/${encodeURIComponent(jobId)}`);
+      if (pick(json, ['job', 'source_prompt_uri']) === undefined) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `${what} does not exist`);
+      return required(what, pick(json, ['job', 'experiment_id']));
     }, onCache),
   };
 

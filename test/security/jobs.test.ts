@@ -86,8 +86,13 @@ function scriptedMlflow(): Promise<string> {
       // The look-up flowgate makes for a dataset: `d-mine` belongs to experiment 1, any other to experiment 3.
       if (dataset) return send(200, { experiment_ids: [dataset[1] === 'd-mine' ? '1' : '3'] });
       const optimization = /\/prompt-optimization\/jobs\/([^/]+)(?:\/cancel)?$/.exec(url.pathname);
-      // The look-up flowgate makes: a job's experiment is the one it was created in.
-      if (optimization) return send(200, { job: { job_id: optimization[1], experiment_id: optimization[1]!.startsWith('opt-other') ? '3' : '1', state: { status: 'JOB_STATUS_RUNNING' } } });
+      // The look-up flowgate makes: a job's experiment is the one it was created in. MLflow answers these
+      // routes for a job of any kind; only a prompt optimization has a source prompt (`eval-…`: an evaluation's).
+      if (optimization) {
+        const id = optimization[1]!;
+        const source = id.startsWith('eval-') ? {} : { source_prompt_uri: 'prompts:/tone/1' };
+        return send(200, { job: { job_id: id, experiment_id: id.startsWith('opt-other') ? '3' : '1', ...source, state: { status: 'JOB_STATUS_RUNNING' } } });
+      }
       const job = /\/jobs\/(?:cancel\/)?([^/]+)$/.exec(url.pathname);
       if (job) return send(200, { job_id: decodeURIComponent(job[1]!), status: 'RUNNING' });
       send(200, {});
@@ -319,6 +324,17 @@ describe("mallory and alice's jobs", () => {
     expect((await api().post('/api/3.0/mlflow/prompt-optimization/jobs/opt-mine/cancel').set('Authorization', as('mallory')).send({})).status).toBe(200);
     expect((await api().delete('/api/3.0/mlflow/prompt-optimization/jobs/opt-mine').set('Authorization', as('mallory'))).status).toBe(403);
     expect(seen.filter((s) => s.url.includes('opt-other-1') && s.auth === as('mallory'))).toEqual([]);
+  });
+
+  it("reaches no other kind of job through the prompt-optimization routes: an evaluation's in her own experiment stays its starter's", async () => {
+    // Its id is a tag on the evaluation's run, which any reader of the experiment sees; MLflow's routes take any job id.
+    const id = 'eval-alices-1';
+    const r = await api().get(`/api/3.0/mlflow/prompt-optimization/jobs/${id}`).set('Authorization', as('mallory'));
+    expect(r.status, r.text).toBe(404);
+    expect(r.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
+    expect((await api().post(`/api/3.0/mlflow/prompt-optimization/jobs/${id}/cancel`).set('Authorization', as('mallory')).send({})).status).toBe(404);
+    expect((await api().delete(`/api/3.0/mlflow/prompt-optimization/jobs/${id}`).set('Authorization', as('mallory'))).status).toBe(404);
+    expect(seen.filter((s) => s.url.includes(id) && s.auth === as('mallory'))).toEqual([]);
   });
 
   it('without credentials, learns nothing about any job', async () => {
