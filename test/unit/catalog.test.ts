@@ -141,8 +141,11 @@ describe('route catalog', () => {
 
   it('guards the fields MLflow reads as storage locations', () => {
     const guarded = (method: string, path: string) => matcher.match(method, path)?.entry.guards?.map((g) => `${g.kind}:${g.field}`);
-    expect(guarded('POST', '/api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location']);
-    expect(guarded('POST', '/ajax-api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location']);
+    expect(guarded('POST', '/api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location', 'reserved_name_prefix:name']);
+    expect(guarded('POST', '/ajax-api/2.0/mlflow/experiments/create')).toEqual(['admin_only:artifact_location', 'reserved_name_prefix:name']);
+    // An endpoint's usage experiment (`gateway/<endpoint>`) is MLflow's to name.
+    expect(guarded('POST', '/api/2.0/mlflow/experiments/update')).toEqual(['reserved_name_prefix:new_name']);
+    expect(guarded('POST', '/ajax-api/2.0/mlflow/experiments/update')).toEqual(['reserved_name_prefix:new_name']);
     for (const path of ['/api/2.0/mlflow/traces/tr-1/tags', '/api/3.0/mlflow/traces/tr-1/tags', '/ajax-api/3.0/mlflow/traces/tr-1/tags'])
       for (const method of ['PATCH', 'DELETE']) expect(guarded(method, path), `${method} ${path}`).toEqual(['reserved_tag_key:key']);
     expect(guarded('POST', '/api/3.0/mlflow/traces')).toEqual(['reserved_tag_map:trace.trace_info.tags']);
