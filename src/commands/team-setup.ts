@@ -50,16 +50,59 @@ async function promptFor(client: AdminClient, name: string): Promise<Resource> {
   return { kind: PROMPT_SHAPE, id: name };
 }
 
-async function ensureServiceAccount(client: AdminClient, username: string, team: string, io: Io): Promise<void> {
+/** The display name team-setup gives the service account it creates: how a later run knows the account is this team's. */
+export const serviceAccountDisplayName = (team: string) => `${team} service account`;
+/** The display names of a team's service account made by a team setup: this command's, and the console's Team setup screen's (ui/src/screens/team-setup.tsx). */
+const teamDisplayNames = (team: string) => [serviceAccountDisplayName(team), `${team} pipelines`];
+
+interface AccountUser {
+  readonly is_service_account: boolean;
+  readonly display_name: string;
+}
+
+/**
+ * Whether `username` may become (or stay) this team's service account, asked before anything is changed:
+ * 'absent' (it is created in step 3), 'ours' (an earlier run for this team made it) or 'reused'
+ * (`--reuse-service-account`). An account of that name made for anything else is refused: its token is
+ * revoked and replaced by one this team's Secret holds, and this team's grants are added to whatever it
+ * holds already, so another team's pods would break and this team's would act with the other team's grants.
+ */
+async function serviceAccountFor(client: AdminClient, username: string, team: string, reuse: boolean): Promise<'absent' | 'ours' | 'reused'> {
+  let user: AccountUser;
   try {
-    await client.call('POST', 'users/create', { username, display_name: `${team} service account`, is_admin: false, is_service_account: true });
-    io.err(`3. created service account ${username}\n`);
+    ({ user } = await client.call<{ user: AccountUser }>('GET', `permissions/users/${encodeURIComponent(username)}`));
   } catch (e) {
-    if (!(e instanceof ApiError && e.status === 409)) throw e;
-    const { user } = await client.call<{ user: { is_service_account: boolean } }>('GET', `permissions/users/${encodeURIComponent(username)}`);
-    if (!user.is_service_account) throw new UsageError(`'${username}' exists and is a person, not a service account`);
-    io.err(`3. service account ${username} exists\n`);
+    if (e instanceof ApiError && e.status === 404) return 'absent';
+    throw e;
   }
+  if (!user.is_service_account) throw new UsageError(`'${username}' exists and is a person, not a service account`);
+  if (teamDisplayNames(team).includes(user.display_name)) return 'ours';
+  if (reuse) return 'reused';
+  throw new UsageError(
+    `service account '${username}' exists and was not made by team-setup for team ${team} (its display name is '${user.display_name}', ` +
+      `not '${serviceAccountDisplayName(team)}'): using it would revoke its token and give it this team's grants on top of its own. ` +
+      'Nothing was changed. Name a new --service-account, or pass --reuse-service-account if this account is meant to be the team\'s',
+  );
+}
+
+async function ensureServiceAccount(client: AdminClient, username: string, team: string, reuse: boolean, io: Io): Promise<void> {
+  let found = await serviceAccountFor(client, username, team, reuse);
+  if (found === 'absent') {
+    try {
+      await client.call('POST', 'users/create', { username, display_name: serviceAccountDisplayName(team), is_admin: false, is_service_account: true });
+      io.err(`3. created service account ${username}\n`);
+      return;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 409)) throw e;
+      // Made since it was checked: judged as any existing account.
+      found = await serviceAccountFor(client, username, team, reuse);
+    }
+  }
+  io.err(
+    found === 'reused'
+      ? `3. service account ${username} exists; reused (--reuse-service-account): its grants stay, its token is replaced below\n`
+      : `3. service account ${username} exists (team ${team}'s)\n`,
+  );
 }
 
 interface Manifest {
@@ -98,7 +141,7 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : v =
 
 /** Which access the team's pods get: a flowgate service account's token in a Secret, or a projected Kubernetes token. */
 type Access =
-  | { readonly kind: 'secret'; readonly serviceAccount: string }
+  | { readonly kind: 'secret'; readonly serviceAccount: string; readonly reuse: boolean }
   | { readonly kind: 'projected'; readonly account: KubernetesServiceAccount; readonly audience: string; readonly trackingAuth: TrackingAuth };
 
 function accessOf(values: ActionContext['values']): Access {
@@ -106,9 +149,9 @@ function accessOf(values: ActionContext['values']): Access {
   const k8s = values['kubernetes-service-account'] as string | undefined;
   if (sa && k8s) throw new UsageError('give --service-account (a token in a Secret) or --kubernetes-service-account (a projected token), not both');
   if (!sa && !k8s) throw new UsageError('--service-account or --kubernetes-service-account is required');
-  const misplaced = (k8s ? ['expires', 'namespace'] : ['audience', 'kubernetes-group', 'tracking-auth']).filter((o) => values[o] !== undefined);
+  const misplaced = (k8s ? ['expires', 'namespace', 'reuse-service-account'] : ['audience', 'kubernetes-group', 'tracking-auth']).filter((o) => values[o] !== undefined);
   if (misplaced.length > 0) throw new UsageError(`--${misplaced[0]} does not go with ${k8s ? '--kubernetes-service-account' : '--service-account'}`);
-  if (sa) return { kind: 'secret', serviceAccount: sa };
+  if (sa) return { kind: 'secret', serviceAccount: sa, reuse: values['reuse-service-account'] === true };
   const audience = values.audience as string | undefined;
   if (!audience) throw new UsageError("--audience is required with --kubernetes-service-account: the audience of flowgate's kubernetes issuer (FLOWGATE_BEARER_ISSUERS)");
   return { kind: 'projected', account: parseServiceAccount(k8s!), audience, trackingAuth: trackingAuthNamed(values['tracking-auth'] as string | undefined) };
@@ -116,7 +159,7 @@ function accessOf(values: ActionContext['values']): Access {
 
 export const TEAM_SETUP: Action = {
   usage:
-    'flowgate team-setup --team TEAM --service-account NAME --expires ISO-8601 (--experiment NAME|ID | --model NAME | --prompt NAME)… ' +
+    'flowgate team-setup --team TEAM --service-account NAME [--reuse-service-account] --expires ISO-8601 (--experiment NAME|ID | --model NAME | --prompt NAME)… ' +
     '[--permission EDIT] [--namespace NS] [--label KEY] [--tracking-uri URL]\n' +
     '   or: flowgate team-setup --team TEAM --kubernetes-service-account NS:NAME --audience AUD (--experiment … | --model … | --prompt …)… ' +
     '[--permission EDIT] [--kubernetes-group GROUP] [--tracking-auth kubernetes|kubernetes-namespaced] [--label KEY] [--tracking-uri URL]   (no token, no Secret)',
@@ -126,6 +169,7 @@ export const TEAM_SETUP: Action = {
     model: { type: 'string', multiple: true },
     prompt: { type: 'string', multiple: true },
     'service-account': { type: 'string' },
+    'reuse-service-account': { type: 'boolean' },
     permission: { type: 'string' },
     expires: { type: 'string' },
     namespace: { type: 'string' },
@@ -148,6 +192,8 @@ export const TEAM_SETUP: Action = {
     const named: Array<[unknown, Kind]> = [[v.experiment, EXPERIMENT_SHAPE], [v.model, MODEL_SHAPE], [v.prompt, PROMPT_SHAPE]];
     let permission: Permission = permissionNamed(word);
     for (const [given, kind] of named) if (list(given).length > 0) permission = permissionNamed(word, kind);
+    // Another team's (or anyone's) service account is refused before anything is created or granted.
+    if (how.kind === 'secret') await serviceAccountFor(client, how.serviceAccount, team, how.reuse);
 
     const resources: Resource[] = [];
     for (const e of list(v.experiment)) resources.push(await experimentFor(client, e, io));
@@ -176,7 +222,7 @@ export const TEAM_SETUP: Action = {
       return;
     }
     const sa = how.serviceAccount;
-    await ensureServiceAccount(client, sa, team, io);
+    await ensureServiceAccount(client, sa, team, how.reuse, io);
     // Service accounts cannot join groups: without a direct grant the account could read nothing.
     for (const r of resources) await setGrant(client, { segment: 'users', name: sa }, r.kind, r.id, permission);
     io.err(`   ${sa}: ${permission} on the same ${resources.length === 1 ? 'resource' : 'resources'}\n`);
