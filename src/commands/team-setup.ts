@@ -3,7 +3,7 @@ import type { Action, ActionContext } from './admin-cli/action.js';
 import { ApiError, type AdminClient } from './admin-cli/client.js';
 import { UsageError } from './admin-cli/connection.js';
 import { setGrant } from './admin-cli/grants.js';
-import { createExperiment, findExperiment, registeredModelExists } from './admin-cli/mlflow-lookups.js';
+import { createExperiment, experimentNamed, isDigits, registeredModelExists } from './admin-cli/mlflow-lookups.js';
 import type { Io } from './admin-cli/output.js';
 import { kindShape, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
 import { EXPERIMENT, modelKind } from '../resources/kinds.js';
@@ -27,27 +27,38 @@ interface Resource {
   readonly id: string;
 }
 
-async function experimentFor(client: AdminClient, idOrName: string, io: Io): Promise<Resource> {
-  const found = await findExperiment(client, idOrName);
+/** A resource to grant on: one MLflow has, or one step 1 creates (after every name was looked up, so a refusal changes nothing). */
+type Wanted = Resource | { readonly create: 'experiment' | 'model'; readonly name: string };
+
+async function experimentFor(client: AdminClient, idOrName: string): Promise<Wanted> {
+  // Digits are looked up as an id and as a name; when they are two experiments, experimentNamed refuses.
+  const found = await experimentNamed(client, idOrName);
   if (found) return { kind: EXPERIMENT_SHAPE, id: found.id };
-  if (/^\d+$/.test(idOrName)) throw new UsageError(`MLflow has no experiment with id ${idOrName}`);
-  const id = await createExperiment(client, idOrName);
-  io.err(`1. created experiment '${idOrName}' (id ${id})\n`);
-  return { kind: EXPERIMENT_SHAPE, id };
+  if (isDigits(idOrName)) throw new UsageError(`MLflow has no experiment with id ${idOrName} nor one named '${idOrName}'`);
+  return { create: 'experiment', name: idOrName };
 }
 
-async function modelFor(client: AdminClient, name: string, io: Io): Promise<Resource> {
-  if (!(await registeredModelExists(client, name))) {
-    await client.call('POST', 'registered-models/create', { name });
-    io.err(`1. created registered model '${name}'\n`);
-  }
-  return { kind: MODEL_SHAPE, id: name };
+async function modelFor(client: AdminClient, name: string): Promise<Wanted> {
+  return (await registeredModelExists(client, name)) ? { kind: MODEL_SHAPE, id: name } : { create: 'model', name };
 }
 
 async function promptFor(client: AdminClient, name: string): Promise<Resource> {
   // A prompt needs its first template, which only its author can give: it must exist already.
   if (!(await registeredModelExists(client, name))) throw new UsageError(`MLflow has no prompt named '${name}': register it first`);
   return { kind: PROMPT_SHAPE, id: name };
+}
+
+/** Step 1: what is not there yet is created. */
+async function created(client: AdminClient, w: Wanted, io: Io): Promise<Resource> {
+  if (!('create' in w)) return w;
+  if (w.create === 'model') {
+    await client.call('POST', 'registered-models/create', { name: w.name });
+    io.err(`1. created registered model '${w.name}'\n`);
+    return { kind: MODEL_SHAPE, id: w.name };
+  }
+  const id = await createExperiment(client, w.name);
+  io.err(`1. created experiment '${w.name}' (id ${id})\n`);
+  return { kind: EXPERIMENT_SHAPE, id };
 }
 
 /** The display name team-setup gives the service account it creates: how a later run knows the account is this team's. */
@@ -195,10 +206,14 @@ export const TEAM_SETUP: Action = {
     // Another team's (or anyone's) service account is refused before anything is created or granted.
     if (how.kind === 'secret') await serviceAccountFor(client, how.serviceAccount, team, how.reuse);
 
+    // Every name is looked up before anything is created: a refused one (a missing prompt, digits naming two experiments) changes nothing.
+    const once = (given: unknown) => [...new Set(list(given))];
+    const planned: Wanted[] = [];
+    for (const e of once(v.experiment)) planned.push(await experimentFor(client, e));
+    for (const m of once(v.model)) planned.push(await modelFor(client, m));
+    for (const p of once(v.prompt)) planned.push(await promptFor(client, p));
     const resources: Resource[] = [];
-    for (const e of list(v.experiment)) resources.push(await experimentFor(client, e, io));
-    for (const m of list(v.model)) resources.push(await modelFor(client, m, io));
-    for (const p of list(v.prompt)) resources.push(await promptFor(client, p));
+    for (const w of planned) resources.push(await created(client, w, io));
 
     for (const r of resources) {
       await setGrant(client, { segment: 'groups', name: team }, r.kind, r.id, permission);

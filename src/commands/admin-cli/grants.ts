@@ -4,7 +4,7 @@ import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
 import { KIND_WORDS, KINDS, USE_KIND_WORDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
 import { idOfGrantJson } from '../../resources/kinds.js';
-import { findExperiment } from './mlflow-lookups.js';
+import { experimentNamed, isDigits } from './mlflow-lookups.js';
 
 type Row = Record<string, unknown>;
 
@@ -22,13 +22,17 @@ export async function setGrant(client: AdminClient, g: Grantee, k: Kind, resourc
 
 /**
  * The resource as the admin API names it: an experiment by its id, found by its name when a name was
- * given (docs: ID-OR-NAME); other kinds by their name as given.
+ * given (docs: ID-OR-NAME); other kinds by their name as given. Digits are looked up both as an id and
+ * as a name (an experiment may be named `2024`): the one MLflow has is used, two different ones are a
+ * usage error, and digits MLflow knows as neither stay an id (a grant on an experiment MLflow no longer
+ * has can still be removed).
  */
 export async function resourceOf(client: AdminClient, k: Kind, idOrName: string): Promise<string> {
-  if (k.kind !== 'experiment' || /^\d+$/.test(idOrName)) return idOrName;
-  const found = await findExperiment(client, idOrName);
-  if (!found) throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `MLflow has no experiment named '${idOrName}' (give its name exactly, or its numeric id)`);
-  return found.id;
+  if (k.kind !== 'experiment') return idOrName;
+  const found = await experimentNamed(client, idOrName);
+  if (found) return found.id;
+  if (isDigits(idOrName)) return idOrName;
+  throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `MLflow has no experiment named '${idOrName}' (give its name exactly, or its numeric id)`);
 }
 
 /** What a grant's words add when the API made its group for it: a misspelt group name is otherwise silent. */
@@ -90,8 +94,9 @@ export const GRANTS: Noun = {
     async run({ client, io, json, values, args }) {
       const g = granteeOf(values);
       const kind = kindNamed(args[0]!);
-      const raw = await deleteGrant(client, g, kind, await resourceOf(client, kind, args[1]!));
-      printDone(io, json, raw, `removed ${g.name}'s grant on ${args[0]} ${args[1]}`);
+      const id = await resourceOf(client, kind, args[1]!);
+      const raw = await deleteGrant(client, g, kind, id);
+      printDone(io, json, raw, `removed ${g.name}'s grant on ${args[0]} ${id === args[1] ? args[1] : `${args[1]} (id ${id})`}`);
     },
   },
   prune: {
