@@ -224,6 +224,16 @@ describe('the Manage screens (issue 38)', () => {
     await page.locator('#fg-retry-hint').waitFor();
     await shoot(page, 'team-setup-retry', true);
 
+    // Another team's service account: step 3 refuses it, and its token still works.
+    const otherBot = `other38-${suffix}-bot`;
+    await call('POST', '/api/2.0/mlflow/users/create', { username: otherBot, display_name: 'finance pipelines', is_service_account: true });
+    const otherToken = ((await call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: otherBot })) as { token: string }).token;
+    await page.getByLabel('Service account').fill(otherBot);
+    await page.getByRole('button', { name: 'Set up the team' }).click();
+    await page.getByRole('alert').getByText(`Service account “${otherBot}” exists and is not this team’s`).waitFor();
+    const botCall = await fetch(`${base}/api/2.0/mlflow/users/current`, { headers: { Authorization: `Basic ${Buffer.from(`${otherBot}:${otherToken}`).toString('base64')}` } });
+    expect(botCall.status).toBe(200);
+
     await page.getByLabel('Service account').fill(`${team}-bot`);
     await page.getByRole('button', { name: 'Set up the team' }).click();
     await page.locator('#fg-token').waitFor({ timeout: 30_000 });

@@ -168,9 +168,14 @@ export function TeamSetup() {
           await api('POST', 'users/create', { username: account, display_name: `${group} pipelines`, is_service_account: true });
         } catch (e) {
           if (!exists(e)) throw e;
-          // One made by an earlier run is taken as it is; a person's name is not the team's service account.
+          // One made by an earlier team setup of this team (here or by the CLI) is taken as it is; a person's
+          // name is not the team's service account, and another team's account is not this team's to re-key.
           const { user } = await api<UserAnswer>('GET', `permissions/users/${seg(account)}`);
           if (!user.is_service_account) throw new Error(`“${account}” is a person, not a service account: choose another name for the team’s service account.`);
+          if (user.display_name !== `${group} pipelines` && user.display_name !== `${group} service account`)
+            throw new Error(
+              `Service account “${account}” exists and is not this team’s (its display name is “${user.display_name}”): a new token would cut off whoever uses it. Choose another name.`,
+            );
         }
         await setGrant(grantPath('users', account, kind, sharedId), 'EDIT');
       });
