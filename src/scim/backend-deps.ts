@@ -16,7 +16,7 @@ export interface ScimBackendDeps {
   readonly setActive: SetUserActive;
   /** Users or memberships changed: cached principals are stale. */
   readonly principalsChanged: () => void;
-  /** Grants went with a deleted user or group: the policy index re-reads. */
+  /** Grants went with a deleted user or group: the policy index re-reads (after the deletion commits). */
   readonly policyChanged: () => Promise<void>;
   /** A user's verified tokens and sessions are forgotten in this process (renamed, deleted). */
   readonly forgetUser: (userId: number) => void;

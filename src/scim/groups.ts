@@ -107,10 +107,10 @@ export function scimGroups(d: ScimBackendDeps): ResourceHandlers {
       return resource.filter ? matchIgnoringCase(resource.filter, records, ['displayName']) : records;
     }),
     ingress: scimErrors(async (resource, instance) => (resource.id === undefined ? create(instance) : replace(resource.id, instance))),
-    // The group's grants go with it, as when an administrator deletes it.
+    // The group's grants go with it, as when an administrator deletes it; the policy index re-reads
+    // once the deletion commits (the route's lock, one-at-a-time.ts).
     degress: scimErrors(async (resource) => {
       await writer.deleteGroup(SCIM_ACTOR, await find(resource.id));
-      await d.policyChanged();
     }),
   };
 }

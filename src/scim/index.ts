@@ -1,6 +1,7 @@
 import type { ScimBackendDeps } from './backend-deps.js';
 import { scimGroups } from './groups.js';
 import { createRateLimiter } from '../http/rate-limit.js';
+import { resourceLocks } from './one-at-a-time.js';
 import { createScimRoute } from './routes.js';
 import { declareScimResources } from './scimmy.js';
 import { createScimToken } from './token-file.js';
@@ -34,6 +35,7 @@ export function createScim(d: ScimDeps) {
   const ownRoute = createScimRoute({
     scimmy,
     backend: { users: scimUsers(backendDeps), groups: scimGroups(backendDeps) },
+    oneAtATime: resourceLocks(backendDeps),
     token,
     limiter,
     maxBodyBytes: d.maxBodyBytes,

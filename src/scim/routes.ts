@@ -6,6 +6,7 @@ import type { OwnRoute } from '../http/own-route.js';
 import type { Logger } from '../logging.js';
 import { ScimError, scimErrorBody, toScimError } from './errors.js';
 import type { RateLimiter } from '../http/rate-limit.js';
+import type { OneAtATime, ScimResourceName } from './one-at-a-time.js';
 import type { ScimBackend } from './scimmy.js';
 import type { ScimToken } from './token-file.js';
 
@@ -19,6 +20,8 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 export interface ScimRouteDeps {
   readonly scimmy: typeof SCIMMY;
   readonly backend: ScimBackend;
+  /** Serializes the changes to one resource across every flowgate on the store (one-at-a-time.ts). */
+  readonly oneAtATime: OneAtATime;
   readonly token: ScimToken;
   readonly limiter: RateLimiter;
   readonly maxBodyBytes: number;
@@ -106,12 +109,12 @@ export function createScimRoute(d: ScimRouteDeps): OwnRoute {
     }
   }
 
-  async function resources(kind: ResourceClass, schema: string, req: IncomingMessage, method: string, id: string | undefined, search: string): Promise<Answer> {
-    const answer = await resourcesOf(kind, req, method, id, search);
+  async function resources(name: ScimResourceName, kind: ResourceClass, schema: string, req: IncomingMessage, method: string, id: string | undefined, search: string): Promise<Answer> {
+    const answer = await resourcesOf(name, kind, req, method, id, search);
     return answer.body === undefined || answer.status >= 300 ? answer : { ...answer, body: withSchemas(JSON.parse(JSON.stringify(answer.body)), schema) };
   }
 
-  async function resourcesOf(kind: ResourceClass, req: IncomingMessage, method: string, id: string | undefined, search: string): Promise<Answer> {
+  async function resourcesOf(name: ScimResourceName, kind: ResourceClass, req: IncomingMessage, method: string, id: string | undefined, search: string): Promise<Answer> {
     const ctx = d.backend;
     if (id === '.search') {
       if (method !== 'POST') return notAllowed(['POST']);
@@ -138,16 +141,22 @@ export function createScimRoute(d: ScimRouteDeps): OwnRoute {
       return { status: 200, body: found, headers: etag(found) };
     }
     if (!['PUT', 'PATCH', 'DELETE'].includes(method)) return notAllowed(['GET', 'PUT', 'PATCH', 'DELETE']);
-    const ifMatch = req.headers['if-match'];
-    if (ifMatch !== undefined && !tagMatches(ifMatch, versionOf(await current())))
-      return error(412, 'The resource changed since that version was read (If-Match)');
-    if (method === 'DELETE') {
-      await new kind(id).dispose(ctx);
-      return { status: 204 };
-    }
-    const body = await readJson(req);
-    const after = method === 'PUT' ? await new kind(id, params).write(body, ctx) : ((await new kind(id, params).patch(body, ctx)) ?? (await current()));
-    return { status: 200, body: after, headers: etag(after) };
+    // Read before the resource is locked: a slow client holds no lock.
+    const body = method === 'DELETE' ? undefined : await readJson(req);
+    // A PATCH reads the resource, applies its operations and writes the whole back: from the read
+    // (the If-Match check's included) to the last write, no other change to it runs, here or on
+    // another flowgate on the store, lest one write back what the other changed.
+    return d.oneAtATime(name, id, method === 'DELETE', async (): Promise<Answer> => {
+      const ifMatch = req.headers['if-match'];
+      if (ifMatch !== undefined && !tagMatches(ifMatch, versionOf(await current())))
+        return error(412, 'The resource changed since that version was read (If-Match)');
+      if (method === 'DELETE') {
+        await new kind(id).dispose(ctx);
+        return { status: 204 };
+      }
+      const after = method === 'PUT' ? await new kind(id, params).write(body, ctx) : ((await new kind(id, params).patch(body, ctx)) ?? (await current()));
+      return { status: 200, body: after, headers: etag(after) };
+    });
   }
 
   async function route(req: IncomingMessage, method: string, segments: readonly string[], search: string): Promise<Answer> {
@@ -155,9 +164,9 @@ export function createScimRoute(d: ScimRouteDeps): OwnRoute {
     if (extra !== undefined) return error(404, 'No such SCIM endpoint');
     switch (endpoint) {
       case 'Users':
-        return resources(User, Resources.User.schema.id, req, method, id, search);
+        return resources('Users', User, Resources.User.schema.id, req, method, id, search);
       case 'Groups':
-        return resources(Group, Resources.Group.schema.id, req, method, id, search);
+        return resources('Groups', Group, Resources.Group.schema.id, req, method, id, search);
       case '.search':
         // RFC 7644 §3.4.3 lets a server not search all resource types at once.
         return { status: 501, body: scimErrorBody(501, 'Searching several resource types at once is not supported; search /Users or /Groups') };

@@ -175,13 +175,13 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     }),
     ingress: scimErrors(async (resource, instance) => (resource.id === undefined ? create(instance) : replace(resource.id, instance))),
     // Deleted as the admin API deletes: tokens, sessions, memberships and grants go with the user.
+    // The policy index re-reads once the deletion commits (the route's lock, one-at-a-time.ts).
     degress: scimErrors(async (resource) => {
       const user = await find(resource.id);
       refuseForAdministrator(user, 'delete');
       await writer.deleteUser(SCIM_ACTOR, user);
       await d.endSessionsOf(user.id);
       d.forgetUser(user.id);
-      await d.policyChanged();
     }),
   };
 }
