@@ -12,6 +12,7 @@ export interface ScimConfig {
   readonly tokenFile: string;
   /** How long a replaced token is still accepted. */
   readonly graceSeconds: number;
+  /** The sustained rate and burst of the token's requests, and of each client address's requests without it. */
   readonly ratePerSecond: number;
   readonly burst: number;
 }
@@ -31,13 +32,16 @@ export function createScim(d: ScimDeps) {
     onProblem: (message) => d.logger.warn({ file: d.config.tokenFile }, message),
   });
   const backendDeps = { ...d, usersBase: `${d.basePath}/scim/v2/Users` };
-  const limiter = createRateLimiter({ perSecond: d.config.ratePerSecond, burst: d.config.burst });
+  // The same rate and burst for the identity provider (the token's requests) and for each client
+  // address's requests without the token; kept apart, so neither spends the other's.
+  const limit = { perSecond: d.config.ratePerSecond, burst: d.config.burst };
+  const limits = { accepted: createRateLimiter(limit), refused: createRateLimiter(limit) };
   const ownRoute = createScimRoute({
     scimmy,
     backend: { users: scimUsers(backendDeps), groups: scimGroups(backendDeps) },
     oneAtATime: resourceLocks(backendDeps),
     token,
-    limiter,
+    limits,
     maxBodyBytes: d.maxBodyBytes,
     logger: d.logger,
   });

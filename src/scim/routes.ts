@@ -16,6 +16,8 @@ const CHALLENGE = 'Bearer realm="flowgate SCIM"';
 /** RFC 7644 lets a server cap a page; scimmy's ServiceProviderConfig says the same number. */
 const MAX_PAGE = 200;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+/** The one bucket of requests carrying the token (the one it replaced within its grace included: one provider switching over). */
+const THE_TOKEN = 'scim-token';
 
 export interface ScimRouteDeps {
   readonly scimmy: typeof SCIMMY;
@@ -23,7 +25,11 @@ export interface ScimRouteDeps {
   /** Serializes the changes to one resource across every flowgate on the store (one-at-a-time.ts). */
   readonly oneAtATime: OneAtATime;
   readonly token: ScimToken;
-  readonly limiter: RateLimiter;
+  /**
+   * Requests carrying the SCIM token are counted together (`accepted`: the identity provider's,
+   * from whatever address), requests without it per client address (`refused`).
+   */
+  readonly limits: { readonly accepted: RateLimiter; readonly refused: RateLimiter };
   readonly maxBodyBytes: number;
   readonly logger: Logger;
 }
@@ -87,9 +93,10 @@ function listParams(params: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * SCIM 2.0 (RFC 7643/7644) under `/scim/v2`: the discovery endpoints, Users and Groups, through
- * scimmy (schemas, filters, PATCH, list responses). Every request is rate-limited per client
- * address first, then must carry the SCIM bearer token; refusals and failures answer in SCIM's
- * error shape, since the clients here are identity providers, not MLflow's.
+ * scimmy (schemas, filters, PATCH, list responses). Every request must carry the SCIM bearer token
+ * and is rate-limited: those with it against the token, those without it per client address.
+ * Refusals and failures answer in SCIM's error shape, since the clients here are identity
+ * providers, not MLflow's.
  */
 export function createScimRoute(d: ScimRouteDeps): OwnRoute {
   const { Resources } = d.scimmy;
@@ -210,13 +217,18 @@ export function createScimRoute(d: ScimRouteDeps): OwnRoute {
 
   return async (req, res, ctx) => {
     if (ctx.path !== SCIM_PREFIX && !ctx.path.startsWith(`${SCIM_PREFIX}/`)) return false;
-    const wait = d.limiter.take(req.socket.remoteAddress ?? 'unknown');
+    // The token first, then the limit its answer says: behind an ingress every client has the
+    // ingress's address, so a per-address limit ahead of the token let anyone without it keep the
+    // identity provider at 429, and its de-provisioning waiting. The provider's requests spend the
+    // token's budget alone; requests without the token, their address's.
+    const presented = BEARER.exec(req.headers.authorization ?? '')?.[1];
+    const accepted = presented !== undefined && d.token.accepts(presented);
+    const wait = accepted ? d.limits.accepted.take(THE_TOKEN) : d.limits.refused.take(req.socket.remoteAddress ?? 'unknown');
     if (wait > 0) {
       send(res, { status: 429, body: scimErrorBody(429, 'Too many SCIM requests; slow down'), headers: { 'Retry-After': String(wait) } });
       return true;
     }
-    const presented = BEARER.exec(req.headers.authorization ?? '')?.[1];
-    if (presented === undefined || !d.token.accepts(presented)) {
+    if (!accepted) {
       const detail = presented === undefined ? 'SCIM requests need the SCIM bearer token' : 'The SCIM bearer token is not valid';
       send(res, { status: 401, body: scimErrorBody(401, detail), headers: { 'WWW-Authenticate': presented === undefined ? CHALLENGE : `${CHALLENGE}, error="invalid_token"` } });
       return true;

@@ -10,9 +10,10 @@ import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.j
  * SCIM from the attacker's side, and de-provisioning as the identity provider relies on it, against
  * the real MLflow with two flowgates on one store (the same SQLite file, or the same PostgreSQL
  * database with FLOWGATE_TEST_STORE=postgres). `/scim/v2` takes only its own bearer token (not an
- * admin's credentials), the replaced one only within its grace; it is rate-limited per client; it
- * can neither make an administrator nor see or touch the bootstrap admin; filters and ids are data,
- * never code. A user deactivated through SCIM (or an administrator) loses their sessions and tokens
+ * admin's credentials), the replaced one only within its grace; requests without it are
+ * rate-limited per client address and the identity provider's against its token, so a flood
+ * without the token never holds the provider back; it can neither make an administrator nor see
+ * or touch the bootstrap admin; filters and ids are data, never code. A user deactivated through SCIM (or an administrator) loses their sessions and tokens
  * on both flowgates within 1 s.
  */
 const V2 = '/api/2.0/mlflow';
@@ -262,21 +263,51 @@ describe('the SCIM token', () => {
 });
 
 describe('rate limit', () => {
-  it('past its burst a client gets 429 with Retry-After, token or not, and nothing is done', async () => {
+  it('a flood without the token, from the one address an ingress gives every client, gets 429 and never holds the identity provider back', async () => {
+    const wrong = 'wrong-wrong-wrong-wrong-wrong-wrong-wrong';
     const statuses: number[] = [];
     let retryAfter: string | undefined;
-    for (let i = 0; i < 12; i++) {
-      const r = i % 2 ? await scim(b, 'wrong-wrong-wrong-wrong-wrong-wrong-wrong').get('/Users') : await scim(b).post('/Users', { schemas: [USER_SCHEMA], userName: `scim-flood-${i}` });
+    for (let i = 0; i < 20; i++) {
+      const r = i % 2 ? await scim(b, wrong).get('/Users') : await request(b.url).post('/scim/v2/Users').set('Content-Type', 'application/scim+json').send(JSON.stringify({ schemas: [USER_SCHEMA], userName: `scim-anon-${i}` }));
       statuses.push(r.status);
       if (r.status === 429) {
         retryAfter = r.headers['retry-after'];
         expect(r.body.schemas).toEqual([ERROR_SCHEMA]);
-      }
+      } else expect(r.status).toBe(401);
+    }
+    // b's bucket: 5, refilled at 0.5/s.
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(13);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    // The identity provider, from the same address meanwhile: served, not 429.
+    const idp = [
+      await scim(b).get('/ServiceProviderConfig'),
+      await scim(b).post('/Users', { schemas: [USER_SCHEMA], userName: 'scim-after-flood' }),
+      await scim(b).get(`/Users?filter=${encodeURIComponent('userName eq "scim-after-flood"')}`),
+    ];
+    expect(idp.map((r) => r.status)).toEqual([200, 201, 200]);
+    const gone = await scim(b).patch(`/Users/${idp[1]!.body.id}`, [{ op: 'replace', path: 'active', value: false }]);
+    expect(gone.status, gone.text).toBe(200);
+    // The flood is still held back, and made nothing.
+    expect((await scim(b, wrong).get('/Users')).status).toBe(429);
+    expect((await scim(a).get(`/Users?filter=${encodeURIComponent('userName sw "scim-anon-"')}`).expect(200)).body.totalResults).toBe(0);
+  });
+
+  it('the identity provider past its own burst gets 429 with Retry-After, and nothing is done', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | undefined;
+    for (let i = 0; i < 12; i++) {
+      const r = await scim(b).post('/Users', { schemas: [USER_SCHEMA], userName: `scim-flood-${i}` });
+      statuses.push(r.status);
+      if (r.status === 429) {
+        retryAfter = r.headers['retry-after'];
+        expect(r.body.schemas).toEqual([ERROR_SCHEMA]);
+      } else expect(r.status, r.text).toBe(201);
     }
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(6);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     const made = (await scim(a).get(`/Users?filter=${encodeURIComponent('userName sw "scim-flood-"')}`).expect(200)).body.totalResults as number;
-    expect(made).toBeLessThanOrEqual(3);
+    expect(made).toBe(statuses.filter((s) => s === 201).length);
+    expect(made).toBeLessThanOrEqual(5);
   });
 });
 
