@@ -6,7 +6,9 @@ import { createPatternGrantsRepo } from '../authz/pattern-grants-repo.js';
 import { createPatternWriter } from '../authz/pattern-writer.js';
 import type { Config } from '../config.js';
 import { applyPlan, type ImportStore } from '../import/apply-plan.js';
-import { planFor, PLUGIN_DEFAULT_PERMISSION, PLUGINS, type Plugin } from '../import/plugins.js';
+import type { ImportPlan } from '../import/plan.js';
+import { PLUGIN_DEFAULT_PERMISSION, PLUGINS, readSource, type PlanOptions, type Plugin } from '../import/plugins.js';
+import { refusalsFor, storeNamesFor } from '../import/refusals.js';
 import { createDirectory } from '../principals/directory.js';
 import { createPrincipalWriter } from '../principals/principal-writer.js';
 import { isPermission } from '../resources/permissions.js';
@@ -15,12 +17,16 @@ import { openStore } from '../store/store.js';
 import { createLegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
 
 const USAGE =
-  `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ]\n` +
+  `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ] [--merge-existing]\n` +
   '  DATABASE_URI: the plugin\'s own database, as it is configured: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB\n' +
   '  --default-permission: the plugin\'s default permission: basic-auth\'s default_permission (its ini file; READ unless\n' +
   '    changed), mlflow-oidc-auth\'s DEFAULT_MLFLOW_PERMISSION (NO_PERMISSIONS unless changed)\n' +
   '  mlflow-oidc-auth: users, groups and their members, user and group grants, regex rules as pattern grants where a\n' +
-  '    glob is exact (`^team-a-.*$` → `team-a-*`); every other rule is listed as `not imported:` and never widened\n';
+  '    glob is exact (`^team-a-.*$` → `team-a-*`); every other rule is listed as `not imported:` and never widened\n' +
+  '  --merge-existing: a source role or group whose name flowgate already has (made by SCIM, a sign-in or an\n' +
+  "    administrator) takes the source's members and grants, so its current members gain the source's grants and the\n" +
+  "    source's members its grants; without it such a group is listed as `not imported:` (its members get what the\n" +
+  '    plugin answered them as grants of their own, or are denied, never widened)\n';
 
 export interface ImportIo {
   readonly out: (text: string) => void;
@@ -58,7 +64,14 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { from: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, 'default-permission': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        from: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        json: { type: 'boolean' },
+        'default-permission': { type: 'string' },
+        'merge-existing': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
     });
   } catch (e) {
@@ -81,23 +94,33 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     return 2;
   }
   const dryRun = values['dry-run'] === true;
-  let plan;
+  const mergeExisting = values['merge-existing'] === true;
+  const options: PlanOptions = { mlflowDefault, flowgateDefault: config.defaultPermission };
+  let planWith: (o: PlanOptions) => ImportPlan;
+  let whole: ImportPlan;
   try {
-    plan = await planFor(plugin, values.from, { mlflowDefault, flowgateDefault: config.defaultPermission });
+    planWith = await readSource(plugin, values.from);
+    whole = planWith(options);
   } catch (e) {
     io.err(`flowgate import: ${(e as Error).message}\n`);
     return 1;
   }
   const store = await openStore({ dbPath: config.dbPath, databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
   try {
-    const outcome = await applyPlan(plan, importStore(store.sql, config.admin?.username), { actor: `flowgate import ${plugin}`, dryRun });
+    const target = importStore(store.sql, config.admin?.username);
+    const actor = `flowgate import ${plugin}`;
+    // The store decides which of the source's names the plan may use (refusals.ts); the plan is then made without the rest.
+    const refused = refusalsFor(whole, await storeNamesFor(whole, target, actor), { mergeExisting, bootstrapAdmin: config.admin?.username });
+    const plan = refused.users.size + refused.groups.size === 0 ? whole : planWith({ ...options, refused });
+    const outcome = await applyPlan(plan, target, { actor, dryRun, mergeExisting });
+    const notImported = [...plan.notImported, ...outcome.notImported];
     if (values.json) {
-      io.out(`${JSON.stringify({ source: plan.source, dry_run: dryRun, changes: outcome.changes, not_imported: plan.notImported, kept: outcome.kept, notes: plan.notes })}\n`);
+      io.out(`${JSON.stringify({ source: plan.source, dry_run: dryRun, changes: outcome.changes, not_imported: notImported, kept: outcome.kept, notes: plan.notes })}\n`);
       return 0;
     }
     io.out(`# ${plan.source} → ${store.location}${dryRun ? ' (dry run: nothing written)' : ''}\n`);
     for (const c of outcome.changes) io.out(`${c}\n`);
-    for (const n of plan.notImported) io.out(`not imported: ${n}\n`);
+    for (const n of notImported) io.out(`not imported: ${n}\n`);
     for (const k of outcome.kept) io.out(`kept: ${k}\n`);
     for (const n of plan.notes) io.out(`note: ${n}\n`);
     const count = outcome.changes.length;

@@ -8,6 +8,7 @@ import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Sql } from '../store/sql.js';
 import type { LegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
 import { granteeText, type ImportPlan, type PlanGrantee } from './plan.js';
+import { groupNameProblem, madeBy, usernameProblem } from './refusals.js';
 
 export interface ImportStore {
   readonly sql: Sql;
@@ -27,11 +28,24 @@ interface Change {
   readonly apply: () => Promise<unknown>;
 }
 
+export interface ApplyOptions {
+  readonly actor: string;
+  readonly dryRun: boolean;
+  /**
+   * `--merge-existing`: the plan's groups that flowgate already has take its members and grants. Without
+   * it such a group is refused before the plan is made (refusals.ts), and one found here (made since)
+   * fails the apply: nothing is written.
+   */
+  readonly mergeExisting?: boolean;
+}
+
 export interface ImportOutcome {
   /** The changes, in the order made (or, in a dry run, that would be made). */
   readonly changes: readonly string[];
   /** Parts of the plan left out against flowgate's current state (a password of a user holding tokens). */
   readonly kept: readonly string[];
+  /** Parts of the plan flowgate's current state refuses (a service account's admin flag, a password of someone who signs in through OIDC). */
+  readonly notImported: readonly string[];
 }
 
 /**
@@ -39,37 +53,61 @@ export interface ImportOutcome {
  * written (so a second import of the same database changes nothing and audits nothing); nothing
  * flowgate holds is removed or lowered except a grant the plan sets to another level.
  */
-export async function applyPlan(plan: ImportPlan, s: ImportStore, o: { readonly actor: string; readonly dryRun: boolean }): Promise<ImportOutcome> {
-  const run = async () => {
-    const { changes, kept } = await diff(plan, s, o.actor);
+export async function applyPlan(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<ImportOutcome> {
+  const run = async (): Promise<ImportOutcome> => {
+    const { changes, kept, notImported } = await diff(plan, s, o);
     if (!o.dryRun) {
       for (const c of changes) await c.apply();
       if (changes.length > 0) await s.audit.record({ actor: o.actor, action: 'import.apply', target: plan.source, newValue: { changes: changes.length } });
     }
-    return { changes: changes.map((c) => c.line), kept };
+    return { changes: changes.map((c) => c.line), kept, notImported };
   };
   // The diff is read inside the transaction too, so what it compared against cannot change under it.
   return o.dryRun ? run() : s.sql.transaction(run);
 }
 
-async function diff(plan: ImportPlan, s: ImportStore, actor: string): Promise<{ changes: Change[]; kept: string[] }> {
+async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<{ changes: Change[]; kept: string[]; notImported: string[] }> {
+  const actor = o.actor;
   const changes: Change[] = [];
   const kept: string[] = [];
+  const notImported: string[] = [];
   const userId = async (name: string) => (await s.directory.userByName(name))!.id;
   const groupId = async (name: string) => (await s.directory.groupByName(name))!.id;
   const granteeOf = async (g: PlanGrantee): Promise<Grantee> => (g.type === 'user' ? { type: 'user', id: await userId(g.name) } : { type: 'group', id: await groupId(g.name) });
   const named = async (g: PlanGrantee) => ({ grantee: await granteeOf(g), name: g.name });
 
+  // A new name is checked in any case under the lock sign-in and SCIM hold to make one (src/principals/directory.ts).
+  if (!o.dryRun) await s.directory.lockUserNames();
+  const newNames = new Map<string, string>();
   for (const u of plan.users) {
     const existing = await s.directory.userByName(u.username);
-    if (!existing)
+    if (!existing) {
+      // refusals.ts leaves such names out of the plan; here they only arrive made since, or in a plan made without it.
+      const problem = usernameProblem(u.username);
+      if (problem !== undefined) throw new Error(`user ${JSON.stringify(u.username)} is not a name flowgate takes (${problem})`);
+      const other = (await s.directory.usersByNameIgnoringCase(u.username))[0]?.username ?? newNames.get(u.username.toLowerCase());
+      if (other !== undefined) throw new Error(`user ${u.username}: flowgate has '${other}', the same name in another case`);
+      newNames.set(u.username.toLowerCase(), u.username);
+      // The admin API's rule: a service account is never an administrator, and never signs in.
+      const isAdmin = u.isAdmin && !u.isServiceAccount;
+      if (u.isAdmin && u.isServiceAccount) notImported.push(`administrator rights of service account ${u.username} (a flowgate service account is never an administrator)`);
       changes.push({
-        line: `+ user ${u.username}${u.isAdmin ? ' (administrator)' : ''}${u.isServiceAccount ? ' (service account)' : ''}`,
-        apply: () => s.principalWriter.createUser(actor, { username: u.username, displayName: u.displayName ?? u.username, isAdmin: u.isAdmin, isServiceAccount: u.isServiceAccount }),
+        line: `+ user ${u.username}${isAdmin ? ' (administrator)' : ''}${u.isServiceAccount ? ' (service account)' : ''}`,
+        apply: () => s.principalWriter.createUser(actor, { username: u.username, displayName: u.displayName ?? u.username, isAdmin, isServiceAccount: u.isServiceAccount }),
       });
-    else if (u.isAdmin && !existing.isAdmin)
-      changes.push({ line: `~ user ${u.username}: administrator`, apply: () => s.principalWriter.updateUser(actor, existing, existing.displayName, true) });
+    } else if (u.isAdmin && !existing.isAdmin) {
+      if (existing.isServiceAccount) notImported.push(`administrator rights of user ${u.username} (flowgate's ${u.username} is a service account, which is never an administrator)`);
+      else changes.push({ line: `~ user ${u.username}: administrator`, apply: () => s.principalWriter.updateUser(actor, existing, existing.displayName, true) });
+    }
     if (u.passwordHash === undefined) continue;
+    if (existing ? existing.isServiceAccount : u.isServiceAccount) {
+      notImported.push(`password of ${u.username}: a service account (it authenticates with access tokens only)`);
+      continue;
+    }
+    if (existing !== undefined && (existing.signIn === 'oidc' || existing.oidcSubject !== null)) {
+      notImported.push(`password of ${u.username}: they sign in through the identity provider (a password would let HTTP Basic past it)`);
+      continue;
+    }
     if (existing && (await s.passwords.hasTokens(existing.id))) {
       kept.push(`password of ${u.username}: they hold flowgate tokens already, which retire it`);
       continue;
@@ -86,6 +124,28 @@ async function diff(plan: ImportPlan, s: ImportStore, actor: string): Promise<{ 
     });
   }
 
+  // Every group the plan names that flowgate already has: merged only when asked, and every line touching one says so.
+  const existingGroup = new Map<string, string>();
+  const groupNames = new Set([...plan.groups.map((g) => g.name), ...[...plan.grants, ...plan.patterns].flatMap((x) => (x.grantee.type === 'group' ? [x.grantee.name] : []))]);
+  const storeGroups = await s.directory.listGroups();
+  for (const name of groupNames) {
+    const group = storeGroups.find((g) => g.name === name);
+    if (group === undefined) {
+      const problem = groupNameProblem(name);
+      if (problem !== undefined) throw new Error(`group ${JSON.stringify(name)} is not a name flowgate takes (${problem})`);
+      const other = storeGroups.find((g) => g.name.toLowerCase() === name.toLowerCase());
+      if (other !== undefined) throw new Error(`group ${name}: flowgate has '${other.name}', the same name in another case`);
+      continue;
+    }
+    const own = await madeBy(s.audit, group, actor);
+    if (o.mergeExisting !== true && !own)
+      throw new Error(`group ${name} exists in flowgate (origin ${group.origin}): its members would gain this import's grants; --merge-existing merges into it`);
+    const source = plan.groups.find((g) => g.name === name)?.members ?? [];
+    const outside = (await s.directory.membersOfGroup(group.id)).filter((m) => !source.includes(m.username)).length;
+    existingGroup.set(name, ` (${own ? 'made by an earlier import' : 'existing group'}, ${outside} members not in source)`);
+  }
+  const tagOf = (g: PlanGrantee) => (g.type === 'group' ? (existingGroup.get(g.name) ?? '') : '');
+
   for (const g of plan.groups) {
     const group = await s.directory.groupByName(g.name);
     if (!group) changes.push({ line: `+ group ${g.name}`, apply: () => s.principalWriter.createGroup(actor, g.name) });
@@ -93,7 +153,7 @@ async function diff(plan: ImportPlan, s: ImportStore, actor: string): Promise<{ 
     for (const m of g.members)
       if (!members.has(m))
         changes.push({
-          line: `+ member ${m} of group ${g.name}`,
+          line: `+ member ${m} of group ${g.name}${tagOf({ type: 'group', name: g.name })}`,
           apply: async () => s.principalWriter.addMember(actor, (await s.directory.groupByName(g.name))!, (await s.directory.userByName(m))!),
         });
   }
@@ -104,9 +164,9 @@ async function diff(plan: ImportPlan, s: ImportStore, actor: string): Promise<{ 
     const ref = { kind: g.kind, id: g.id } as Parameters<GrantWriter['create']>[2];
     changes.push(
       current === undefined
-        ? { line: `+ grant ${granteeText(g.grantee)}: ${g.permission} on ${g.kind} ${g.id}`, apply: async () => s.grantWriter.create(actor, await named(g.grantee), ref, g.permission) }
+        ? { line: `+ grant ${granteeText(g.grantee)}: ${g.permission} on ${g.kind} ${g.id}${tagOf(g.grantee)}`, apply: async () => s.grantWriter.create(actor, await named(g.grantee), ref, g.permission) }
         : {
-            line: `~ grant ${granteeText(g.grantee)}: ${current} → ${g.permission} on ${g.kind} ${g.id}`,
+            line: `~ grant ${granteeText(g.grantee)}: ${current} → ${g.permission} on ${g.kind} ${g.id}${tagOf(g.grantee)}`,
             apply: async () => s.grantWriter.update(actor, await named(g.grantee), ref, current, g.permission),
           },
     );
@@ -116,11 +176,11 @@ async function diff(plan: ImportPlan, s: ImportStore, actor: string): Promise<{ 
     const current = await currentGrant(s, p.grantee, (grantee) => s.patterns.get(grantee, p.kind, p.pattern));
     if (current === p.permission) continue;
     changes.push({
-      line: `${current === undefined ? '+' : '~'} pattern ${granteeText(p.grantee)}: ${current === undefined ? '' : `${current} → `}${p.permission} on every ${p.kind} matching ${p.pattern}`,
+      line: `${current === undefined ? '+' : '~'} pattern ${granteeText(p.grantee)}: ${current === undefined ? '' : `${current} → `}${p.permission} on every ${p.kind} matching ${p.pattern}${tagOf(p.grantee)}`,
       apply: async () => s.patternWriter.set(actor, await named(p.grantee), p.kind, p.pattern, p.permission),
     });
   }
-  return { changes, kept };
+  return { changes, kept, notImported };
 }
 
 /** The grantee's permission now; undefined when they hold none or do not exist yet. */

@@ -3,13 +3,15 @@ import { rank, type Permission } from '../resources/permissions.js';
 import type { ResourceKind } from '../authz/types.js';
 import type { BasicAuthRole, BasicAuthRule, BasicAuthState } from './basic-auth-read.js';
 import { EVERY_NAME, foldStrongest, pinSourceAnswers, type SourceAnswers } from './exact-answers.js';
-import type { ImportPlan, PlanGrant, PlanGrantee, PlanPattern, PlanUser } from './plan.js';
+import { NO_REFUSALS, type ImportPlan, type PlanGrant, type PlanGrantee, type PlanPattern, type PlanRefusals, type PlanUser } from './plan.js';
 
 export interface BasicAuthPlanOptions {
   /** basic-auth's `default_permission` (its ini file; the database does not hold it). */
   readonly mlflowDefault: Permission;
   /** flowgate's FLOWGATE_DEFAULT_PERMISSION, to say when the two differ. */
   readonly flowgateDefault: Permission;
+  /** Users and groups flowgate's store keeps out (refusals.ts): left out, each member answered exactly without the group. */
+  readonly refused?: PlanRefusals;
 }
 
 const DEFAULT_WORKSPACE = 'default';
@@ -79,19 +81,31 @@ const floored = (p: Permission, floor: Permission | undefined) => (floor !== und
  * The plan for a basic-auth database: users (admins, passwords), each role of the `default`
  * workspace as a group with its grants and members, each user's own grants as theirs, `*` as the
  * pattern `*`; then, user by user, flowgate made to answer what basic-auth answered.
+ *
+ * A refused user is left out with their own grants and memberships. A refused group (a role whose name
+ * flowgate already has, or may not take) is left out with its grants and members, but its rules still
+ * count in what basic-auth answered its members: the pinning below gives each of them that answer as
+ * grants of their own, so leaving the group out neither widens nor narrows anyone.
  */
 export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): ImportPlan {
+  const refused = o.refused ?? NO_REFUSALS;
   const notImported = [...state.unread];
   const notes: string[] = [];
+  for (const line of refused.users.values()) notImported.push(`${line} (left out, with their grants and memberships)`);
+  const imported = state.users.filter((u) => !refused.users.has(u.username));
   const usernames = new Map(state.users.map((u) => [u.id, u.username]));
-  const users: PlanUser[] = state.users.map((u) => ({
+  const users: PlanUser[] = imported.map((u) => ({
     username: u.username,
     isAdmin: u.isAdmin,
     isServiceAccount: false,
     ...(u.passwordHash ? { passwordHash: u.passwordHash } : {}),
   }));
   const roleById = new Map(state.roles.map((r) => [r.id, r]));
-  const membersOf = (role: BasicAuthRole) => [...state.assignments].filter(([, ids]) => ids.includes(role.id)).map(([uid]) => usernames.get(uid)).filter((n): n is string => n !== undefined);
+  const membersOf = (role: BasicAuthRole) =>
+    [...state.assignments]
+      .filter(([, ids]) => ids.includes(role.id))
+      .map(([uid]) => usernames.get(uid))
+      .filter((n): n is string => n !== undefined && !refused.users.has(n));
   // The roles generation lifts positive grants to the default; the per-user tables did not.
   const floor = state.generation === 'roles' ? o.mlflowDefault : undefined;
 
@@ -104,13 +118,19 @@ export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): I
 
   for (const role of state.roles) {
     const owner = role.ownerUserId === undefined ? undefined : usernames.get(role.ownerUserId);
+    if (owner !== undefined && refused.users.has(owner)) continue;
     const label = owner !== undefined ? `grants of user ${owner}` : `role ${role.name}`;
     if (role.workspace !== DEFAULT_WORKSPACE) {
       notImported.push(`workspace ${role.workspace}: ${label} (${role.rules.length} rules; flowgate imports the default workspace only)`);
       continue;
     }
     const grantee: PlanGrantee = owner !== undefined ? { type: 'user', name: owner } : { type: 'group', name: role.name };
-    if (grantee.type === 'group') groups.push({ name: role.name, members: membersOf(role) });
+    // A refused group's rules still decide what basic-auth answered its members; they are not written.
+    const writes = grantee.type === 'user' || !refused.groups.has(role.name);
+    if (grantee.type === 'group') {
+      if (writes) groups.push({ name: role.name, members: membersOf(role) });
+      else notImported.push(`${refused.groups.get(role.name)!} (left out, with its grants and members: each member gets what basic-auth answered them as grants of their own)`);
+    }
     const translated: Translated[] = [];
     for (const rule of role.rules) {
       if (rule.resourceType === 'workspace' && rule.pattern === EVERY_NAME && rule.permission === 'MANAGE') adminRoles.add(role.id);
@@ -122,6 +142,7 @@ export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): I
       for (const g of t) {
         const permission = floored(g.permission, floor);
         translated.push({ ...g, permission });
+        if (!writes) continue;
         if (g.id === undefined) patterns.push({ grantee, kind: g.kind, pattern: EVERY_NAME, permission });
         else grants.push({ grantee, kind: g.kind, id: g.id, permission });
       }
@@ -131,7 +152,7 @@ export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): I
 
   // What basic-auth answered each user, kind by kind, from all their roles in `default` together.
   const answers: SourceAnswers[] = [];
-  for (const u of state.users) {
+  for (const u of imported) {
     if (u.isAdmin) continue;
     const roleIds = (state.assignments.get(u.id) ?? []).filter((id) => translatedOf.has(id));
     // A user's own role is theirs even when no assignment row says so (the per-user tables had none).

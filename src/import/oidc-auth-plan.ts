@@ -4,13 +4,15 @@ import { KINDS } from '../resources/kinds.js';
 import { isPermission, rank, type Permission } from '../resources/permissions.js';
 import type { OidcAuthGrant, OidcAuthRule, OidcAuthState } from './oidc-auth-read.js';
 import { globsOverlap, regexRegion, regexToGlob } from './oidc-auth-regex.js';
-import { granteeText, type ImportPlan, type PlanGrant, type PlanGrantee, type PlanPattern, type PlanUser } from './plan.js';
+import { granteeText, NO_REFUSALS, type ImportPlan, type PlanGrant, type PlanGrantee, type PlanPattern, type PlanRefusals, type PlanUser } from './plan.js';
 
 export interface OidcAuthPlanOptions {
   /** The plugin's DEFAULT_MLFLOW_PERMISSION (its configuration; the database does not hold it). */
   readonly mlflowDefault: Permission;
   /** flowgate's FLOWGATE_DEFAULT_PERMISSION, to say when the two differ. */
   readonly flowgateDefault: Permission;
+  /** Users and groups flowgate's store keeps out (refusals.ts); see `planOidcAuth`. */
+  readonly refused?: PlanRefusals;
 }
 
 const DEFAULT_WORKSPACE = 'default';
@@ -223,30 +225,115 @@ function settlePatterns(cands: Candidate[], sharesMember: (a: string, b: string)
 }
 
 /**
+ * A refused group's grants, as its members' own: on each resource it has a grant on, a member holding
+ * no grant of their own there gets the plugin's answer for them, their groups' grants folded (a denial
+ * winning), which their own grant decides in flowgate too. Returns the grants without the group's.
+ */
+function pinRefusedGroupGrants(
+  grants: readonly PlanGrant[],
+  allGroups: ReadonlyArray<{ readonly name: string; readonly members: readonly string[] }>,
+  isRefused: (g: PlanGrantee) => boolean,
+  notes: string[],
+): PlanGrant[] {
+  const key = (user: string, kind: ResourceKind, id: string) => `${user}\u0000${kind}\u0000${id}`;
+  const own = new Set(grants.filter((g) => g.grantee.type === 'user').map((g) => key(g.grantee.name, g.kind, g.id)));
+  const pinned = new Map<string, PlanGrant>();
+  for (const group of allGroups) {
+    const its = grants.filter((g) => isRefused(g.grantee) && g.grantee.name === group.name);
+    if (its.length === 0) continue;
+    let made = 0;
+    for (const member of group.members) {
+      const mine = allGroups.filter((h) => h.members.includes(member)).map((h) => h.name);
+      for (const g of its) {
+        const k = key(member, g.kind, g.id);
+        if (own.has(k) || pinned.has(k)) continue;
+        const levels = grants.filter((h) => h.grantee.type === 'group' && mine.includes(h.grantee.name) && h.kind === g.kind && h.id === g.id).map((h) => h.permission);
+        const permission = levels.reduce(pluginFold);
+        pinned.set(k, { grantee: { type: 'user', name: member }, kind: g.kind, id: g.id, permission });
+        made++;
+      }
+    }
+    if (made > 0) notes.push(`group ${group.name} (not imported): its members get ${made} grants of their own, each the plugin's answer for them with the group's grants among their groups'`);
+  }
+  return [...grants.filter((g) => !isRefused(g.grantee)), ...pinned.values()];
+}
+
+/**
+ * A refused group's patterns, as denials of its members' own on the same names: nothing a pattern of
+ * the group decided comes out wider (the member's own rules on those names still decide first, as in
+ * the plugin; a member's own pattern on the very same names decides all of them, so it needs none).
+ */
+function denyRefusedGroupPatterns(
+  patterns: readonly PlanPattern[],
+  memberSets: ReadonlyMap<string, ReadonlySet<string>>,
+  isRefused: (g: PlanGrantee) => boolean,
+  notes: string[],
+): PlanPattern[] {
+  const key = (user: string, kind: ResourceKind, glob: string) => `${user}\u0000${kind}\u0000${glob}`;
+  const own = new Set(patterns.filter((p) => p.grantee.type === 'user').map((p) => key(p.grantee.name, p.kind, p.pattern)));
+  const out = patterns.filter((p) => !isRefused(p.grantee));
+  const denied = new Set<string>();
+  const perGroup = new Map<string, number>();
+  for (const p of patterns) {
+    if (!isRefused(p.grantee)) continue;
+    for (const member of memberSets.get(p.grantee.name) ?? []) {
+      const k = key(member, p.kind, p.pattern);
+      if (own.has(k) || denied.has(k)) continue;
+      denied.add(k);
+      out.push({ grantee: { type: 'user', name: member }, kind: p.kind, pattern: p.pattern, permission: 'NO_PERMISSIONS' });
+      perGroup.set(p.grantee.name, (perGroup.get(p.grantee.name) ?? 0) + 1);
+    }
+  }
+  for (const [group, n] of perGroup)
+    notes.push(`group ${group} (not imported): ${n} NO_PERMISSIONS patterns of its members' own on the names its patterns match (denied, never widened: grant by hand what it gave)`);
+  return out;
+}
+
+/**
  * The plan for an mlflow-oidc-auth database (its schema generations 7 to 11): users (administrators,
  * service accounts; inactive ones left out), groups and their members, user and group grants, regex
  * rules as pattern grants where a glob is exact and flowgate would decide as the plugin did, and a
  * scorer's fallback to its experiment's grant as a pattern on the experiment's scorers.
+ *
+ * A refused user is left out as an inactive one is. A refused group is left out with its members and
+ * grants, and no member comes out wider for it: on each resource it has a grant on, a member gets the
+ * plugin's answer (their groups' grants folded, the refused group's among them) as a grant of their own,
+ * unless they hold one already; the names each of its patterns matches are denied to each member by a
+ * pattern of their own (which their own rules on those names still decide first, as in the plugin).
  */
 export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): ImportPlan {
+  const refused = o.refused ?? NO_REFUSALS;
   const notImported = [...state.unread];
   const notes: string[] = [];
   const inactive = new Set(state.users.filter((u) => !u.active).map((u) => u.username));
   for (const u of inactive) notImported.push(`user ${u}: inactive in mlflow-oidc-auth (left out, with their grants and memberships)`);
+  for (const [name, line] of refused.users) if (!inactive.has(name)) notImported.push(`${line} (left out, with their grants and memberships)`);
+  const leftOut = new Set([...inactive, ...refused.users.keys()]);
   const users: PlanUser[] = state.users
-    .filter((u) => u.active)
-    .map((u) => ({ username: u.username, isAdmin: u.isAdmin, isServiceAccount: u.isServiceAccount, ...(u.displayName ? { displayName: u.displayName } : {}) }));
-  const groups = state.groups.map((g) => ({ name: g.name, members: g.members.filter((m) => !inactive.has(m)) }));
-  const active = (g: PlanGrantee) => g.type === 'group' || !inactive.has(g.name);
+    .filter((u) => !leftOut.has(u.username))
+    .map((u) => ({
+      username: u.username,
+      isAdmin: u.isAdmin,
+      isServiceAccount: u.isServiceAccount,
+      ...(u.displayName ? { displayName: u.displayName } : {}),
+    }));
+  // Every group as the plugin decides with it; `groups` below are the ones written.
+  const allGroups = state.groups.map((g) => ({ name: g.name, members: g.members.filter((m) => !leftOut.has(m)) }));
+  const isRefused = (g: PlanGrantee) => g.type === 'group' && refused.groups.has(g.name);
+  for (const g of allGroups)
+    if (refused.groups.has(g.name))
+      notImported.push(`${refused.groups.get(g.name)!} (left out, with its grants and members: each member keeps the plugin's answer on its grants as their own, and is denied the names its rules match)`);
+  const groups = allGroups.filter((g) => !refused.groups.has(g.name));
+  const active = (g: PlanGrantee) => g.type === 'group' || !leftOut.has(g.name);
 
-  const grants = directGrants(state.grants.filter((g) => active(g.grantee)), notImported);
+  const grants = pinRefusedGroupGrants(directGrants(state.grants.filter((g) => active(g.grantee)), notImported), allGroups, isRefused, notes);
   const cands = candidatesOf(state.rules.filter((r) => active(r.grantee)), notImported);
 
   // The plugin decides a scorer with no grant of its own by its experiment's permission, which user and
   // group grants decide in the same order as the scorers' own patterns here: the same level on `<id>/*`.
   const experimentGrants = grants.filter((g) => g.kind === 'experiment');
   const scorerRuleHolders = new Set(cands.filter((c) => c.kind === 'scorer' && c.permission !== 'MANAGE').map((c) => keyOf(c.grantee)));
-  const groupsOfUser = (user: string) => groups.filter((g) => g.members.includes(user)).map((g) => g.name);
+  const groupsOfUser = (user: string) => allGroups.filter((g) => g.members.includes(user)).map((g) => g.name);
   for (const g of experimentGrants) {
     const c: Candidate = { grantee: g.grantee, kind: 'scorer', glob: `${g.id}/*`, region: `${g.id}/*`, permission: g.permission, priority: 0, label: `scorers of experiment ${g.id} (its ${g.permission}, as the plugin falls back to it)` };
     // The plugin asks the groups' scorer rules before the user's experiment grant; flowgate would ask this pattern first.
@@ -259,9 +346,9 @@ export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): Impo
   if (cands.some((c) => c.kind === 'experiment'))
     notes.push("a scorer whose experiment only a regex rule decides gets flowgate's default permission (the experiment's name is not known to the import)");
 
-  const memberSets = new Map(groups.map((g) => [g.name, new Set(g.members)]));
+  const memberSets = new Map(allGroups.map((g) => [g.name, new Set(g.members)]));
   const sharesMember = (a: string, b: string) => [...(memberSets.get(a) ?? [])].some((m) => memberSets.get(b)?.has(m) === true);
-  const patterns = settlePatterns(cands, sharesMember, notImported, notes);
+  const patterns = denyRefusedGroupPatterns(settlePatterns(cands, sharesMember, notImported, notes), memberSets, isRefused, notes);
 
   if (o.mlflowDefault !== o.flowgateDefault)
     notes.push(

@@ -47,4 +47,16 @@ export interface ImportPlan {
   readonly notes: readonly string[];
 }
 
+/**
+ * Names of the source that flowgate's store (or flowgate's rules for names) keeps out of the import,
+ * each with why (see refusals.ts): the plan leaves each out with everything that hangs on it, and
+ * lists it under `notImported`.
+ */
+export interface PlanRefusals {
+  readonly users: ReadonlyMap<string, string>;
+  readonly groups: ReadonlyMap<string, string>;
+}
+
+export const NO_REFUSALS: PlanRefusals = { users: new Map(), groups: new Map() };
+
 export const granteeText = (g: PlanGrantee) => `${g.type} ${g.name}`;

@@ -4,7 +4,7 @@ import { effectivePermission } from '../../src/authz/decide.js';
 import { NO_PATTERN_FACTS, withPatterns } from '../../src/authz/pattern-facts.js';
 import { createPatternIndex, type PatternGrant } from '../../src/authz/pattern-index.js';
 import { planOidcAuth } from '../../src/import/oidc-auth-plan.js';
-import type { OidcAuthRule } from '../../src/import/oidc-auth-read.js';
+import type { OidcAuthGrant, OidcAuthRule } from '../../src/import/oidc-auth-read.js';
 import type { PlanGrantee } from '../../src/import/plan.js';
 import { rank, type Permission } from '../../src/resources/permissions.js';
 
@@ -43,7 +43,7 @@ const GROUPS: PlanGrantee[] = [
   { type: 'group', name: 'g1' },
   { type: 'group', name: 'g2' },
 ];
-const IDS: Record<string, number> = { 'user ann': 1, 'group g1': 11, 'group g2': 12 };
+const IDS: Record<string, number> = { 'user ann': 1, 'user other': 2, 'group g1': 11, 'group g2': 12 };
 
 const ruleArb = fc.record({
   who: fc.constantFrom<PlanGrantee>(USER, ...GROUPS),
@@ -89,6 +89,62 @@ describe('import mlflow-oidc-auth: no regex rule comes out wider', () => {
         }
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it('merging into an existing group refused: with any grants and rules, leaving out the groups flowgate already has gives ann nothing the plugin did not', () => {
+    const GRANT_IDS = ['a-', 'a-b', 'ab', 'b', 'x'];
+    const grantArb = fc.record({ who: fc.constantFrom<PlanGrantee>(USER, ...GROUPS), id: fc.constantFrom(...GRANT_IDS), permission: fc.constantFrom(...PERMS) });
+    fc.assert(
+      fc.property(
+        fc.array(ruleArb, { maxLength: 6 }),
+        fc.array(grantArb, { maxLength: 6 }),
+        fc.subarray(['g1', 'g2']),
+        fc.subarray(['g1', 'g2'], { minLength: 1 }),
+        fc.array(nameArb, { minLength: 1, maxLength: 8 }),
+        (drawnRules, drawnGrants, memberOf, refusedGroups, names) => {
+          const rules: OidcAuthRule[] = drawnRules.map((r, i) => ({ grantee: r.who, kinds: ['experiment'], regex: r.regex, priority: r.priority, permission: r.permission, workspace: null, rowId: i + 1 }));
+          const grants: OidcAuthGrant[] = drawnGrants.map((g, i) => ({ grantee: g.who, kinds: ['experiment'], id: g.id, permission: g.permission, workspace: null, rowId: 100 + i }));
+          const plan = planOidcAuth(
+            {
+              generation: 'property',
+              users: [{ username: 'ann', displayName: undefined, isAdmin: false, isServiceAccount: false, active: true }, { username: 'other', displayName: undefined, isAdmin: false, isServiceAccount: false, active: true }],
+              groups: [
+                { name: 'g1', members: memberOf.includes('g1') ? ['ann', 'other'] : ['other'] },
+                { name: 'g2', members: memberOf.includes('g2') ? ['ann', 'other'] : ['other'] },
+              ],
+              grants,
+              rules,
+              unread: [],
+            },
+            { mlflowDefault: 'NO_PERMISSIONS', flowgateDefault: 'NO_PERMISSIONS', refused: { users: new Map(), groups: new Map(refusedGroups.map((g) => [g, `group ${g}: flowgate already has this group`])) } },
+          );
+          expect([...plan.groups.map((g) => g.name), ...[...plan.grants, ...plan.patterns].map((x) => x.grantee.name)].some((n) => refusedGroups.includes(n))).toBe(false);
+          const index = createPatternIndex(
+            plan.patterns
+              .filter((p) => p.kind === 'experiment')
+              .map((p): PatternGrant => ({ kind: p.kind, pattern: p.pattern, permission: p.permission, grantee: { type: p.grantee.type, id: IDS[`${p.grantee.type} ${p.grantee.name}`]! } as PatternGrant['grantee'] })),
+          );
+          const imported = memberOf.filter((g) => !refusedGroups.includes(g));
+          const own = rules.filter((r) => r.grantee.type === 'user');
+          const pooled = rules.filter((r) => r.grantee.type === 'group' && memberOf.includes(r.grantee.name));
+          for (const name of [...names, ...GRANT_IDS]) {
+            // The plugin: the user's own grant (the oldest), their groups' folded, then the rules.
+            const ownGrant = grants.find((g) => g.grantee.type === 'user' && g.id === name)?.permission as Permission | undefined;
+            const groupGrants = grants.filter((g) => g.grantee.type === 'group' && memberOf.includes(g.grantee.name) && g.id === name).map((g) => g.permission as Permission);
+            const folded = groupGrants.length === 0 ? undefined : groupGrants.reduce((a, b) => (pluginRank(b) > pluginRank(a) ? b : a));
+            const raw = ownGrant ?? folded ?? best(own, name) ?? best(pooled, name) ?? 'NO_PERMISSIONS';
+            const plugin = raw === 'USE' ? 'READ' : raw;
+            const direct = plan.grants.find((g) => g.grantee.type === 'user' && g.grantee.name === 'ann' && g.kind === 'experiment' && g.id === name)?.permission;
+            const viaGroups = plan.grants.filter((g) => g.grantee.type === 'group' && imported.includes(g.grantee.name) && g.kind === 'experiment' && g.id === name).map((g) => g.permission);
+            const facts = withPatterns({ direct, groups: viaGroups }, index.factsFor('experiment', name, 1, imported.map((g) => IDS[`group ${g}`]!)));
+            const flowgate = effectivePermission(facts, 'NO_PERMISSIONS').permission;
+            if (rank(flowgate) > rank(plugin))
+              throw new Error(`'${name}': flowgate ${flowgate}, the plugin ${plugin}\n${JSON.stringify({ rules, grants, memberOf, refusedGroups, plan }, null, 1)}`);
+          }
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 

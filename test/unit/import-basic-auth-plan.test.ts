@@ -113,6 +113,37 @@ describe('planBasicAuth', () => {
     expect(p.notes.filter((n) => n.includes('as the plugin combined'))).toHaveLength(3);
   });
 
+  it('a role refused as a group (flowgate has a group of that name): never merged, and each member still gets exactly what basic-auth answered them', async () => {
+    const uri = database(
+      'refused.db',
+      `${ROLES_SCHEMA}
+      INSERT INTO users VALUES (1, 'erin', NULL, 0), (2, 'finn', NULL, 0), (3, 'Gus', NULL, 0);
+      INSERT INTO roles VALUES (1, 'readers', 'default', NULL), (2, 'blocked', 'default', NULL), (3, '__user_3__', 'default', NULL);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES
+        (1, 'experiment', '*', 'READ'), (2, 'experiment', '3', 'DENY'), (2, 'registered_model', '*', 'MANAGE'), (3, 'experiment', '4', 'MANAGE');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1), (1, 2), (2, 1), (3, 2), (3, 3);`,
+    );
+    const db = await openSourceDatabase(uri);
+    const state = await readBasicAuth(db).finally(() => db.close());
+    const p = planBasicAuth(state, {
+      mlflowDefault: 'READ',
+      flowgateDefault: 'READ',
+      refused: { users: new Map([['Gus', "user Gus: flowgate has user 'gus', the same name in another case"]]), groups: new Map([['blocked', 'group blocked: flowgate already has this group']]) },
+    });
+    expect(p.groups).toEqual([{ name: 'readers', members: ['erin', 'finn'] }]);
+    expect(p.users.map((u) => u.username)).toEqual(['erin', 'finn']);
+    expect([...p.grants, ...p.patterns].some((x) => x.grantee.name === 'blocked' || x.grantee.name === 'Gus')).toBe(false);
+    // erin: blocked's DENY on 3 outranked readers' * READ in basic-auth, and its * MANAGE on models gave her those.
+    expect(p.grants).toContainEqual({ grantee: { type: 'user', name: 'erin' }, kind: 'experiment', id: '3', permission: 'NO_PERMISSIONS' });
+    expect(p.patterns).toContainEqual({ grantee: { type: 'user', name: 'erin' }, kind: 'registered_model', pattern: '*', permission: 'MANAGE' });
+    // finn was never in blocked: nothing of his own.
+    expect([...p.grants, ...p.patterns].some((x) => x.grantee.name === 'finn')).toBe(false);
+    expect(p.notImported).toContain(
+      'group blocked: flowgate already has this group (left out, with its grants and members: each member gets what basic-auth answered them as grants of their own)',
+    );
+    expect(p.notImported).toContain("user Gus: flowgate has user 'gus', the same name in another case (left out, with their grants and memberships)");
+  });
+
   it('lifts positive grants to basic-auth\'s default_permission, never a DENY', async () => {
     const uri = database(
       'floor.db',

@@ -223,6 +223,48 @@ describe('planOidcAuth', () => {
     expect(p.notImported[0]).toContain('in workspace research');
   });
 
+  it('a group refused (flowgate has one of that name): never merged; members keep the plugin’s answer on its grants as their own and are denied its rules’ names', () => {
+    const p = planOidcAuth(
+      state({
+        users: [person('ann'), person('bo'), person('Cy')],
+        groups: [
+          { name: 'ml', members: ['ann', 'bo', 'Cy'] },
+          { name: 'deny', members: ['ann'] },
+        ],
+        grants: [
+          grant(group('ml'), ['experiment'], '7', 'MANAGE'),
+          grant(group('deny'), ['experiment'], '7', 'NO_PERMISSIONS'),
+          grant(user('bo'), ['experiment'], '7', 'READ'),
+          grant(user('Cy'), ['experiment'], '9', 'EDIT'),
+        ],
+        rules: [rule(group('ml'), '^team-.*$', 1, 'EDIT'), rule(user('bo'), '^team-.*$', 1, 'READ')],
+      }),
+      {
+        mlflowDefault: 'NO_PERMISSIONS',
+        flowgateDefault: 'NO_PERMISSIONS',
+        refused: { users: new Map([['Cy', "user Cy: flowgate has user 'cy', the same name in another case"]]), groups: new Map([['ml', 'group ml: flowgate already has this group']]) },
+      },
+    );
+    expect(p.groups).toEqual([{ name: 'deny', members: ['ann'] }]);
+    expect(p.users.map((u) => u.username)).toEqual(['ann', 'bo']);
+    // Nothing names the group or the refused user.
+    expect([...p.grants, ...p.patterns].some((x) => x.grantee.name === 'ml' || x.grantee.name === 'Cy')).toBe(false);
+    expect(p.grants).toEqual(
+      expect.arrayContaining([
+        // ann: ml's MANAGE folded with deny's NO_PERMISSIONS, as the plugin folds groups: denied.
+        { grantee: user('ann'), kind: 'experiment', id: '7', permission: 'NO_PERMISSIONS' },
+        // bo's own grant decides in both: nothing added.
+        { grantee: user('bo'), kind: 'experiment', id: '7', permission: 'READ' },
+      ]),
+    );
+    expect(p.grants.filter((g) => g.grantee.name === 'bo')).toHaveLength(1);
+    // ml's rule: its names are denied to ann; bo's own rule on the same names decides them in both.
+    expect(p.patterns).toContainEqual({ grantee: user('ann'), kind: 'experiment', pattern: 'team-*', permission: 'NO_PERMISSIONS' });
+    expect(p.patterns).toContainEqual({ grantee: user('bo'), kind: 'experiment', pattern: 'team-*', permission: 'READ' });
+    expect(p.notImported).toContain('group ml: flowgate already has this group (left out, with its grants and members: each member keeps the plugin\'s answer on its grants as their own, and is denied the names its rules match)');
+    expect(p.notImported).toContain("user Cy: flowgate has user 'cy', the same name in another case (left out, with their grants and memberships)");
+  });
+
   it('says when the plugin’s default permission is not flowgate’s', () => {
     const p = planOidcAuth(state({}), { mlflowDefault: 'NO_PERMISSIONS', flowgateDefault: 'READ' });
     expect(p.notes.join('\n')).toContain("DEFAULT_MLFLOW_PERMISSION was taken as NO_PERMISSIONS, flowgate's FLOWGATE_DEFAULT_PERMISSION is READ");

@@ -1,0 +1,205 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { importStore, runImport } from '../../src/commands/import.js';
+import { loadConfig } from '../../src/config.js';
+import { applyPlan } from '../../src/import/apply-plan.js';
+import { openStore } from '../../src/store/store.js';
+import { ADMIN } from '../helpers/flowgate.js';
+import { storeSettings } from '../helpers/test-store.js';
+
+/**
+ * `flowgate import` run against a store that is already in use: people and groups made by SCIM, by
+ * sign-ins and by administrators, and changes made since an earlier import. What the import may not
+ * do there: merge a source role into a flowgate group of the same name (its members would gain the
+ * role's grants, the role's members the group's), promote a service account, give a password to a
+ * service account or to someone who signs in through the identity provider, or make `Alice` beside
+ * `alice`.
+ */
+const work = mkdtempSync(join(tmpdir(), 'flowgate-import-live-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let seq = 0;
+
+const HASH = 'scrypt:32768:8:1$salt$00';
+const OIDC_ENV = {
+  FLOWGATE_OIDC_ISSUER_URL: 'http://127.0.0.1:9/realms/none',
+  FLOWGATE_OIDC_CLIENT_ID: 'flowgate',
+  FLOWGATE_OIDC_REDIRECT_URL: 'http://127.0.0.1:8080/flowgate/callback',
+  FLOWGATE_SESSION_COOKIE_SECURE: 'false',
+};
+
+/** A basic-auth database (roles generation) holding `sql`'s rows. */
+function basicAuthDb(rows: string): string {
+  const path = join(work, `basic-${++seq}.db`);
+  const db = new Database(path);
+  db.exec(`
+    CREATE TABLE alembic_version_auth (version_num TEXT);
+    INSERT INTO alembic_version_auth VALUES ('f1a2b3c4d5e6');
+    CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT, password_hash TEXT, is_admin BOOLEAN);
+    CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT, workspace TEXT, description TEXT);
+    CREATE TABLE role_permissions (id INTEGER PRIMARY KEY, role_id INTEGER, resource_type TEXT, resource_pattern TEXT, permission TEXT);
+    CREATE TABLE user_role_assignments (id INTEGER PRIMARY KEY, user_id INTEGER, role_id INTEGER);
+    ${rows}`);
+  db.close();
+  return `sqlite:///${path}`;
+}
+
+type Live = Awaited<ReturnType<typeof liveStore>>;
+const opened: Array<{ close: () => Promise<void> }> = [];
+afterEach(async () => {
+  for (const l of opened.splice(0)) await l.close();
+});
+
+/** A store in use (open beside the import, as a running flowgate's is), and the CLI run against it. */
+async function liveStore(env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(work, 'store-'));
+  const config = loadConfig({ ...(await storeSettings(dir)), FLOWGATE_ADMIN_USERNAME: ADMIN.username, FLOWGATE_ADMIN_TOKEN: ADMIN.token, FLOWGATE_DEFAULT_PERMISSION: 'READ', ...env });
+  const store = await openStore({ dbPath: config.dbPath, databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
+  const s = importStore(store.sql, ADMIN.username);
+  const live = {
+    config,
+    sql: store.sql,
+    s,
+    async run(...args: string[]) {
+      let out = '';
+      let err = '';
+      const code = await runImport(args, config, { out: (t) => void (out += t), err: (t) => void (err += t) });
+      return { code, out, err };
+    },
+    user: (name: string) => s.directory.userByName(name),
+    group: (name: string) => s.directory.groupByName(name),
+    async members(group: string) {
+      return (await s.directory.membersOfGroup((await s.directory.groupByName(group))!.id)).map((u) => u.username);
+    },
+    async grantOf(type: 'user' | 'group', name: string, kind: 'experiment' | 'registered_model', id: string) {
+      const who = type === 'user' ? await s.directory.userByName(name) : await s.directory.groupByName(name);
+      return who && s.grants.get({ type, id: who.id }, kind, id);
+    },
+    async patternOf(type: 'user' | 'group', name: string, kind: 'experiment' | 'registered_model', pattern: string) {
+      const who = type === 'user' ? await s.directory.userByName(name) : await s.directory.groupByName(name);
+      return who && s.patterns.get({ type, id: who.id }, kind, pattern);
+    },
+    audited: async () => (await store.sql.get<{ n: number }>('SELECT count(*) AS n FROM audit_log'))!.n,
+    close: () => store.close(),
+  };
+  opened.push(live);
+  return live;
+}
+
+describe('flowgate import into a store already in use: existing groups', () => {
+  // SCIM's group `ml`: carol in it, MANAGE on the production model. The source's role `ml`: bob, EDIT on every model, MANAGE on experiment 7.
+  const source = () =>
+    basicAuthDb(`
+      INSERT INTO users VALUES (1, 'bob', '${HASH}', 0);
+      INSERT INTO roles VALUES (1, 'ml', 'default', NULL);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES (1, 'registered_model', '*', 'EDIT'), (1, 'experiment', '7', 'MANAGE');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1);`);
+  const scimGroup = async (l: Live) => {
+    const carol = await l.s.principalWriter.createUser('scim', { username: 'carol', displayName: 'carol', isAdmin: false, isServiceAccount: false, origin: 'scim' });
+    const ml = await l.s.principalWriter.createGroup('scim', 'ml', 'scim');
+    await l.s.principalWriter.addMember('scim', ml, carol);
+    await l.s.grantWriter.create('admin', { grantee: { type: 'group', id: ml.id }, name: 'ml' }, { kind: 'registered_model', id: 'prod' }, 'MANAGE');
+  };
+
+  it("a source role named like a SCIM group is refused: bob gains no MANAGE on the group's model, carol none of the role's grants", async () => {
+    const l = await liveStore();
+    await scimGroup(l);
+    const r = await l.run('mlflow-basic-auth', '--from', source());
+    expect(r.code, r.err).toBe(0);
+    expect(await l.members('ml')).toEqual(['carol']);
+    // The group keeps what it had, and only that.
+    expect(await l.grantOf('group', 'ml', 'registered_model', 'prod')).toBe('MANAGE');
+    expect(await l.patternOf('group', 'ml', 'registered_model', '*')).toBeUndefined();
+    expect(await l.grantOf('group', 'ml', 'experiment', '7')).toBeUndefined();
+    // bob keeps what basic-auth gave him through the role, as grants of his own.
+    expect(await l.grantOf('user', 'bob', 'experiment', '7')).toBe('MANAGE');
+    expect(await l.patternOf('user', 'bob', 'registered_model', '*')).toBe('EDIT');
+    expect(r.out).toContain('not imported: group ml: flowgate already has this group (origin scim, 1 members not in source)');
+    expect(r.out).not.toContain('of group ml');
+  });
+
+  it('with --merge-existing the plan says the group exists and how many of its members the source does not name', async () => {
+    const l = await liveStore();
+    await scimGroup(l);
+    const r = await l.run('mlflow-basic-auth', '--from', source(), '--merge-existing', '--dry-run');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('+ member bob of group ml (existing group, 1 members not in source)');
+    expect(r.out).toContain('+ pattern group ml: EDIT on every registered_model matching * (existing group, 1 members not in source)');
+    expect(r.out).not.toContain('+ group ml');
+    const applied = await l.run('mlflow-basic-auth', '--from', source(), '--merge-existing');
+    expect(applied.code, applied.err).toBe(0);
+    expect(await l.members('ml')).toEqual(['bob', 'carol']);
+  });
+
+  it('a group made after the plan was read (a SCIM push meanwhile) fails the apply: nothing is written', async () => {
+    const l = await liveStore();
+    const plan = { source: 'mlflow-basic-auth (test)', users: [{ username: 'bob', isAdmin: false, isServiceAccount: false }], groups: [{ name: 'ml', members: ['bob'] }], grants: [], patterns: [], notImported: [], notes: [] };
+    await l.s.principalWriter.createGroup('scim', 'ml', 'scim');
+    await expect(applyPlan(plan, l.s, { actor: 'test', dryRun: false })).rejects.toThrow(/group ml exists in flowgate/);
+    expect(await l.user('bob')).toBeUndefined();
+  });
+});
+
+describe('flowgate import into a store already in use: existing users', () => {
+  it('an existing service account the source calls an administrator is not promoted, and gets no password', async () => {
+    const l = await liveStore();
+    await l.s.principalWriter.createUser('admin', { username: 'bot', displayName: 'bot', isAdmin: false, isServiceAccount: true });
+    const r = await l.run('mlflow-basic-auth', '--from', basicAuthDb(`INSERT INTO users VALUES (1, 'bot', '${HASH}', 1);`));
+    expect(r.code, r.err).toBe(0);
+    const bot = (await l.user('bot'))!;
+    expect(bot.isAdmin).toBe(false);
+    expect(await l.s.passwords.hashOf(bot.id)).toBeUndefined();
+    expect(r.out).toContain("not imported: administrator rights of user bot (flowgate's bot is a service account");
+    expect(r.out).toContain('not imported: password of bot: a service account');
+  });
+
+  it('a person bound to an identity-provider account gets no password: HTTP Basic past the IdP', async () => {
+    const l = await liveStore(OIDC_ENV);
+    await l.s.principalWriter.createUser('oidc', {
+      username: 'dana',
+      displayName: 'Dana',
+      isAdmin: false,
+      isServiceAccount: false,
+      oidc: { issuer: 'https://idp.example', subject: 'dana-sub' },
+      origin: 'oidc',
+    });
+    const r = await l.run('mlflow-basic-auth', '--from', basicAuthDb(`INSERT INTO users VALUES (1, 'dana', '${HASH}', 0);`));
+    expect(r.code, r.err).toBe(0);
+    expect(await l.s.passwords.hashOf((await l.user('dana'))!.id)).toBeUndefined();
+    expect(r.out).toContain('not imported: password of dana: they sign in through the identity provider');
+    expect(r.out).not.toContain('+ password of dana');
+  });
+});
+
+describe('flowgate import: names flowgate does not take', () => {
+  it('Alice beside alice, a non-ASCII name, and a role ML beside group ml are listed and left out', async () => {
+    const l = await liveStore();
+    await l.s.principalWriter.createUser('scim', { username: 'alice', displayName: 'alice', isAdmin: false, isServiceAccount: false, origin: 'scim' });
+    await l.s.principalWriter.createGroup('scim', 'ml', 'scim');
+    const uri = basicAuthDb(`
+      INSERT INTO users VALUES (1, 'Alice', '${HASH}', 1), (2, 'jörg', '${HASH}', 0), (3, 'kim', '${HASH}', 0), (4, 'Kim', '${HASH}', 0), (5, 'lee', '${HASH}', 0);
+      INSERT INTO roles VALUES (1, '__user_1__', 'default', NULL), (2, 'ML', 'default', NULL);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES (1, 'experiment', '1', 'MANAGE'), (2, 'experiment', '2', 'EDIT');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1), (2, 2), (5, 2);`);
+    const r = await l.run('mlflow-basic-auth', '--from', uri);
+    expect(r.code, r.err).toBe(0);
+    expect((await l.s.directory.usersByNameIgnoringCase('alice')).map((u) => u.username)).toEqual(['alice']);
+    expect(await l.user('jörg')).toBeUndefined();
+    expect(await l.s.directory.usersByNameIgnoringCase('kim')).toEqual([]);
+    expect(await l.group('ML')).toBeUndefined();
+    expect(r.out).toContain("not imported: user Alice: flowgate has user 'alice', the same name in another case");
+    expect(r.out).toContain('not imported: user "jörg": not a user name flowgate takes');
+    expect(r.out).toContain("not imported: user kim: the source also has 'Kim'");
+    expect(r.out).toContain("not imported: user Kim: the source also has 'kim'");
+    expect(r.out).toContain("not imported: group ML: flowgate has group 'ml', the same name in another case");
+    expect((await l.user('alice'))!.isAdmin).toBe(false);
+    expect(await l.grantOf('user', 'alice', 'experiment', '1')).toBeUndefined();
+    // lee keeps what the role gave her, as her own.
+    expect(await l.grantOf('user', 'lee', 'experiment', '2')).toBe('EDIT');
+    // Even merging, a name in another case is never merged.
+    const merging = await l.run('mlflow-basic-auth', '--from', uri, '--merge-existing', '--dry-run');
+    expect(merging.out).toContain("not imported: group ML: flowgate has group 'ml', the same name in another case");
+  });
+});
