@@ -17,7 +17,7 @@ import { openStore } from '../store/store.js';
 import { createLegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
 
 const USAGE =
-  `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ] [--merge-existing]\n` +
+  `usage: flowgate import ${PLUGINS.join('|')} --from DATABASE_URI [--dry-run] [--json] [--default-permission READ] [--merge-existing] [--force]\n` +
   '  DATABASE_URI: the plugin\'s own database, as it is configured: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB\n' +
   '  --default-permission: the plugin\'s default permission: basic-auth\'s default_permission (its ini file; READ unless\n' +
   '    changed), mlflow-oidc-auth\'s DEFAULT_MLFLOW_PERMISSION (NO_PERMISSIONS unless changed)\n' +
@@ -26,7 +26,10 @@ const USAGE =
   '  --merge-existing: a source role or group whose name flowgate already has (made by SCIM, a sign-in or an\n' +
   "    administrator) takes the source's members and grants, so its current members gain the source's grants and the\n" +
   "    source's members its grants; without it such a group is listed as `not imported:` (its members get what the\n" +
-  '    plugin answered them as grants of their own, or are denied, never widened)\n';
+  '    plugin answered them as grants of their own, or are denied, never widened)\n' +
+  "  --force: apply though this plugin's import was applied to the store before (an import.apply in the audit log).\n" +
+  "    A second run compares with flowgate's state now, so it would bring back users, grants and levels removed or\n" +
+  '    lowered since: without --force it writes nothing (exit 1) and prints what it would change, as --dry-run does\n';
 
 export interface ImportIo {
   readonly out: (text: string) => void;
@@ -52,6 +55,11 @@ export function importStore(sql: Sql, bootstrapAdmin: string | undefined): Impor
   };
 }
 
+const heldText = (earlier: string) =>
+  `flowgate import: this plugin's import was applied to the store before: ${earlier}. ` +
+  'The changes above compare with flowgate as it is now, so they would also re-create users and grants deleted, and raise levels lowered, since then. ' +
+  'Nothing was written: check them, then run again with --force to apply them.\n';
+
 /**
  * `flowgate import mlflow-basic-auth|mlflow-oidc-auth --from URI`: reads the plugin's database,
  * prints the plan (what it adds, what it cannot translate exactly and leaves out) and applies it to
@@ -70,6 +78,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
         json: { type: 'boolean' },
         'default-permission': { type: 'string' },
         'merge-existing': { type: 'boolean' },
+        force: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -95,6 +104,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
   }
   const dryRun = values['dry-run'] === true;
   const mergeExisting = values['merge-existing'] === true;
+  const force = values.force === true;
   const options: PlanOptions = { mlflowDefault, flowgateDefault: config.defaultPermission };
   let planWith: (o: PlanOptions) => ImportPlan;
   let whole: ImportPlan;
@@ -112,17 +122,37 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     // The store decides which of the source's names the plan may use (refusals.ts); the plan is then made without the rest.
     const refused = refusalsFor(whole, await storeNamesFor(whole, target, actor), { mergeExisting, bootstrapAdmin: config.admin?.username });
     const plan = refused.users.size + refused.groups.size === 0 ? whole : planWith({ ...options, refused });
-    const outcome = await applyPlan(plan, target, { actor, dryRun, mergeExisting });
+    const outcome = await applyPlan(plan, target, { actor, dryRun, mergeExisting, force });
     const notImported = [...plan.notImported, ...outcome.notImported];
+    // Applied before and not forced: what the run would change is shown, nothing is written.
+    const held = !dryRun && !outcome.applied && outcome.changes.length > 0;
+    const earlier = outcome.earlier && `${outcome.earlier.source} on ${outcome.earlier.at} (audit entry ${outcome.earlier.id})`;
     if (values.json) {
-      io.out(`${JSON.stringify({ source: plan.source, dry_run: dryRun, changes: outcome.changes, not_imported: notImported, kept: outcome.kept, notes: plan.notes })}\n`);
-      return 0;
+      io.out(
+        `${JSON.stringify({
+          source: plan.source,
+          dry_run: dryRun,
+          applied: outcome.applied,
+          ...(outcome.earlier ? { imported_before: outcome.earlier } : {}),
+          changes: outcome.changes,
+          not_imported: notImported,
+          kept: outcome.kept,
+          notes: plan.notes,
+        })}\n`,
+      );
+      if (held) io.err(heldText(earlier!));
+      return held ? 1 : 0;
     }
-    io.out(`# ${plan.source} → ${store.location}${dryRun ? ' (dry run: nothing written)' : ''}\n`);
+    io.out(`# ${plan.source} → ${store.location}${dryRun ? ' (dry run: nothing written)' : held ? ' (imported before: nothing written)' : ''}\n`);
+    if (earlier !== undefined) io.out(`# imported before: ${earlier}; applying changes again takes --force\n`);
     for (const c of outcome.changes) io.out(`${c}\n`);
     for (const n of notImported) io.out(`not imported: ${n}\n`);
     for (const k of outcome.kept) io.out(`kept: ${k}\n`);
     for (const n of plan.notes) io.out(`note: ${n}\n`);
+    if (held) {
+      io.err(heldText(earlier!));
+      return 1;
+    }
     const count = outcome.changes.length;
     io.err(count === 0 ? 'no changes: flowgate already holds everything this import brings\n' : `${count} ${dryRun ? 'changes (dry run: none applied)' : 'changes applied in one transaction'}\n`);
     return 0;

@@ -7,7 +7,7 @@ import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Sql } from '../store/sql.js';
 import type { LegacyPasswordRepo } from '../tokens/legacy-password-repo.js';
-import { granteeText, type ImportPlan, type PlanGrantee } from './plan.js';
+import { granteeText, pluginOfSource, type ImportPlan, type PlanGrantee } from './plan.js';
 import { groupNameProblem, madeBy, usernameProblem } from './refusals.js';
 
 export interface ImportStore {
@@ -37,6 +37,15 @@ export interface ApplyOptions {
    * fails the apply: nothing is written.
    */
   readonly mergeExisting?: boolean;
+  /** `--force`: apply though the audit log holds an earlier apply of this plugin's import. */
+  readonly force?: boolean;
+}
+
+/** An earlier apply of the same plugin's import, as the audit log holds it. */
+export interface EarlierImport {
+  readonly id: number;
+  readonly at: string;
+  readonly source: string;
 }
 
 export interface ImportOutcome {
@@ -46,21 +55,44 @@ export interface ImportOutcome {
   readonly kept: readonly string[];
   /** Parts of the plan flowgate's current state refuses (a service account's admin flag, a password of someone who signs in through OIDC). */
   readonly notImported: readonly string[];
+  /** The last apply of this plugin's import, when there was one. */
+  readonly earlier?: EarlierImport;
+  /** Whether the changes were written: never in a dry run, nor after an earlier apply without `force`. */
+  readonly applied: boolean;
+}
+
+/** The audit log's last `import.apply` of the plugin `plan` comes from (its target is the plan's source). */
+export async function earlierImport(plan: Pick<ImportPlan, 'source'>, s: Pick<ImportStore, 'audit'>): Promise<EarlierImport | undefined> {
+  const plugin = pluginOfSource(plan.source);
+  const [last] = await s.audit.search({ actor: '', action: 'import.apply', target: plugin }, 1);
+  return last === undefined ? undefined : { id: last.id, at: last.at, source: last.target };
 }
 
 /**
  * Applies the plan in one transaction: all of it or nothing. Only what differs from the store is
- * written (so a second import of the same database changes nothing and audits nothing); nothing
- * flowgate holds is removed or lowered except a grant the plan sets to another level.
+ * written; nothing flowgate holds is removed or lowered except a grant the plan sets to another level.
+ *
+ * Once an import of the plugin has been applied (an `import.apply` in the audit log), a run that would
+ * change anything writes nothing unless `force`: the diff sees only flowgate's state now, so what it
+ * would add is just as well what was taken away since (a user SCIM or an administrator deleted, a grant
+ * revoked or lowered), and applying it again would undo that. A dry run still shows the changes.
  */
 export async function applyPlan(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<ImportOutcome> {
   const run = async (): Promise<ImportOutcome> => {
+    const earlier = await earlierImport(plan, s);
     const { changes, kept, notImported } = await diff(plan, s, o);
-    if (!o.dryRun) {
+    const held = earlier !== undefined && o.force !== true;
+    const applied = !o.dryRun && !held && changes.length > 0;
+    if (applied) {
       for (const c of changes) await c.apply();
-      if (changes.length > 0) await s.audit.record({ actor: o.actor, action: 'import.apply', target: plan.source, newValue: { changes: changes.length } });
+      await s.audit.record({
+        actor: o.actor,
+        action: 'import.apply',
+        target: plan.source,
+        newValue: { changes: changes.length, ...(earlier !== undefined ? { forced: true, earlier: earlier.id } : {}) },
+      });
     }
-    return { changes: changes.map((c) => c.line), kept, notImported };
+    return { changes: changes.map((c) => c.line), kept, notImported, ...(earlier !== undefined ? { earlier } : {}), applied };
   };
   // The diff is read inside the transaction too, so what it compared against cannot change under it.
   return o.dryRun ? run() : s.sql.transaction(run);

@@ -59,4 +59,7 @@ export interface PlanRefusals {
 
 export const NO_REFUSALS: PlanRefusals = { users: new Map(), groups: new Map() };
 
+/** The plugin an import's `source` names (`mlflow-basic-auth (roles, revision …)` → `mlflow-basic-auth`). */
+export const pluginOfSource = (source: string): string => source.split(' ')[0]!;
+
 export const granteeText = (g: PlanGrantee) => `${g.type} ${g.name}`;

@@ -15,8 +15,8 @@ import { storeSettings } from '../helpers/test-store.js';
  * sign-ins and by administrators, and changes made since an earlier import. What the import may not
  * do there: merge a source role into a flowgate group of the same name (its members would gain the
  * role's grants, the role's members the group's), promote a service account, give a password to a
- * service account or to someone who signs in through the identity provider, or make `Alice` beside
- * `alice`.
+ * service account or to someone who signs in through the identity provider, bring back what was
+ * de-provisioned or revoked since the first run, or make `Alice` beside `alice`.
  */
 const work = mkdtempSync(join(tmpdir(), 'flowgate-import-live-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -170,6 +170,66 @@ describe('flowgate import into a store already in use: existing users', () => {
     expect(await l.s.passwords.hashOf((await l.user('dana'))!.id)).toBeUndefined();
     expect(r.out).toContain('not imported: password of dana: they sign in through the identity provider');
     expect(r.out).not.toContain('+ password of dana');
+  });
+});
+
+describe('flowgate import run again', () => {
+  const source = () =>
+    basicAuthDb(`
+      INSERT INTO users VALUES (1, 'ann', '${HASH}', 0), (2, 'erin', '${HASH}', 0);
+      INSERT INTO roles VALUES (1, '__user_1__', 'default', NULL), (2, 'team', 'default', NULL);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES (1, 'experiment', '5', 'EDIT'), (2, 'experiment', '6', 'MANAGE');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1), (1, 2), (2, 2);`);
+
+  it('does not bring back a user de-provisioned since, nor raise a grant lowered since, unless --force', async () => {
+    const l = await liveStore();
+    const uri = source();
+    const first = await l.run('mlflow-basic-auth', '--from', uri);
+    expect(first.code, first.err).toBe(0);
+    // Since: the identity provider (or an administrator) removed erin; an administrator lowered ann's EDIT.
+    await l.s.principalWriter.deleteUser('scim', (await l.user('erin'))!);
+    const ann = (await l.user('ann'))!;
+    await l.s.grantWriter.update('admin', { grantee: { type: 'user', id: ann.id }, name: 'ann' }, { kind: 'experiment', id: '5' }, 'EDIT', 'NO_PERMISSIONS');
+    const audited = await l.audited();
+
+    const again = await l.run('mlflow-basic-auth', '--from', uri);
+    expect(await l.user('erin')).toBeUndefined();
+    expect(await l.grantOf('user', 'ann', 'experiment', '5')).toBe('NO_PERMISSIONS');
+    expect(await l.audited()).toBe(audited);
+    expect(again.code).toBe(1);
+    expect(again.out).toContain('+ user erin');
+    expect(again.out).toContain('~ grant user ann: NO_PERMISSIONS → EDIT on experiment 5');
+    expect(again.out).toContain('# imported before: mlflow-basic-auth');
+    expect(again.err).toContain('--force');
+
+    // A dry run still shows the plan, and says why applying it takes --force.
+    const dry = await l.run('mlflow-basic-auth', '--from', uri, '--dry-run');
+    expect(dry.code, dry.err).toBe(0);
+    expect(dry.out).toContain('# imported before:');
+    expect(dry.out).toContain('+ user erin');
+
+    const json = await l.run('mlflow-basic-auth', '--from', uri, '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out)).toMatchObject({ applied: false, imported_before: { source: 'mlflow-basic-auth (roles, revision f1a2b3c4d5e6)' } });
+
+    // The group `team` is the first run's own: it is filled again without --merge-existing.
+    expect(again.out).toContain('+ member erin of group team (made by an earlier import, 0 members not in source)');
+    const forced = await l.run('mlflow-basic-auth', '--from', uri, '--force');
+    expect(forced.code, forced.err).toBe(0);
+    expect(await l.user('erin')).toBeDefined();
+    expect(await l.grantOf('user', 'ann', 'experiment', '5')).toBe('EDIT');
+    const applies = await l.sql.all<{ new_value: string }>("SELECT new_value FROM audit_log WHERE action = 'import.apply' ORDER BY id");
+    expect(applies).toHaveLength(2);
+    expect(JSON.parse(applies[1]!.new_value)).toMatchObject({ forced: true });
+  });
+
+  it('a second run with nothing to change is no error', async () => {
+    const l = await liveStore();
+    const uri = source();
+    expect((await l.run('mlflow-basic-auth', '--from', uri)).code).toBe(0);
+    const again = await l.run('mlflow-basic-auth', '--from', uri);
+    expect(again.code, again.err).toBe(0);
+    expect(again.err).toContain('no changes');
   });
 });
 
