@@ -105,7 +105,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
   const dryRun = values['dry-run'] === true;
   const mergeExisting = values['merge-existing'] === true;
   const force = values.force === true;
-  const options: PlanOptions = { mlflowDefault, flowgateDefault: config.defaultPermission };
+  const options: PlanOptions = { mlflowDefault, flowgateDefault: config.defaultPermission, oidcSignIn: config.oidc !== undefined };
   let planWith: (o: PlanOptions) => ImportPlan;
   let whole: ImportPlan;
   try {

@@ -123,9 +123,10 @@ async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<
       // The admin API's rule: a service account is never an administrator, and never signs in.
       const isAdmin = u.isAdmin && !u.isServiceAccount;
       if (u.isAdmin && u.isServiceAccount) notImported.push(`administrator rights of service account ${u.username} (a flowgate service account is never an administrator)`);
+      const signIn = u.isServiceAccount ? 'local' : (u.signIn ?? 'local');
       changes.push({
-        line: `+ user ${u.username}${isAdmin ? ' (administrator)' : ''}${u.isServiceAccount ? ' (service account)' : ''}`,
-        apply: () => s.principalWriter.createUser(actor, { username: u.username, displayName: u.displayName ?? u.username, isAdmin, isServiceAccount: u.isServiceAccount }),
+        line: `+ user ${u.username}${isAdmin ? ' (administrator)' : ''}${u.isServiceAccount ? ' (service account)' : ''}${signIn === 'oidc' ? ' (signs in through OIDC)' : ''}`,
+        apply: () => s.principalWriter.createUser(actor, { username: u.username, displayName: u.displayName ?? u.username, isAdmin, isServiceAccount: u.isServiceAccount, signIn }),
       });
     } else if (u.isAdmin && !existing.isAdmin) {
       if (existing.isServiceAccount) notImported.push(`administrator rights of user ${u.username} (flowgate's ${u.username} is a service account, which is never an administrator)`);
@@ -136,7 +137,7 @@ async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<
       notImported.push(`password of ${u.username}: a service account (it authenticates with access tokens only)`);
       continue;
     }
-    if (existing !== undefined && (existing.signIn === 'oidc' || existing.oidcSubject !== null)) {
+    if (existing ? existing.signIn === 'oidc' || existing.oidcSubject !== null : u.signIn === 'oidc') {
       notImported.push(`password of ${u.username}: they sign in through the identity provider (a password would let HTTP Basic past it)`);
       continue;
     }

@@ -11,6 +11,11 @@ export interface OidcAuthPlanOptions {
   readonly mlflowDefault: Permission;
   /** flowgate's FLOWGATE_DEFAULT_PERMISSION, to say when the two differ. */
   readonly flowgateDefault: Permission;
+  /**
+   * Whether flowgate signs people in through OIDC (FLOWGATE_OIDC_*): then a person comes over as the
+   * admin API makes one there (`sign_in: oidc`, awaiting their first sign-in), else `local`.
+   */
+  readonly oidcSignIn?: boolean;
   /** Users and groups flowgate's store keeps out (refusals.ts); see `planOidcAuth`. */
   readonly refused?: PlanRefusals;
 }
@@ -316,6 +321,7 @@ export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): Impo
       isAdmin: u.isAdmin,
       isServiceAccount: u.isServiceAccount,
       ...(u.displayName ? { displayName: u.displayName } : {}),
+      signIn: o.oidcSignIn === true && !u.isServiceAccount ? 'oidc' : 'local',
     }));
   // Every group as the plugin decides with it; `groups` below are the ones written.
   const allGroups = state.groups.map((g) => ({ name: g.name, members: g.members.filter((m) => !leftOut.has(m)) }));

@@ -1,4 +1,5 @@
 import type { Permission, ResourceKind } from '../authz/types.js';
+import type { SignIn } from '../principals/types.js';
 
 /** Who a grant is for, by name as both systems spell it. */
 export interface PlanGrantee {
@@ -13,6 +14,8 @@ export interface PlanUser {
   readonly displayName?: string;
   /** A werkzeug hash from MLflow basic-auth: the user's old password keeps working (until they mint a token). */
   readonly passwordHash?: string;
+  /** How a user this import creates signs in (`local` when absent); an existing user's is never changed. */
+  readonly signIn?: SignIn;
 }
 
 export interface PlanGrant {

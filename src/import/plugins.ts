@@ -12,6 +12,8 @@ export type Plugin = (typeof PLUGINS)[number];
 export interface PlanOptions {
   readonly mlflowDefault: Permission;
   readonly flowgateDefault: Permission;
+  /** Whether flowgate signs people in through OIDC: mlflow-oidc-auth's people then come over as `sign_in: oidc`. */
+  readonly oidcSignIn?: boolean;
   /** The source's users and groups flowgate's store keeps out (refusals.ts). */
   readonly refused?: PlanRefusals;
 }

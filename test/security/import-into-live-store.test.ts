@@ -6,6 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { importStore, runImport } from '../../src/commands/import.js';
 import { loadConfig } from '../../src/config.js';
 import { applyPlan } from '../../src/import/apply-plan.js';
+import { provisionLogin } from '../../src/oidc/provision.js';
 import { openStore } from '../../src/store/store.js';
 import { ADMIN } from '../helpers/flowgate.js';
 import { storeSettings } from '../helpers/test-store.js';
@@ -16,7 +17,8 @@ import { storeSettings } from '../helpers/test-store.js';
  * do there: merge a source role into a flowgate group of the same name (its members would gain the
  * role's grants, the role's members the group's), promote a service account, give a password to a
  * service account or to someone who signs in through the identity provider, bring back what was
- * de-provisioned or revoked since the first run, or make `Alice` beside `alice`.
+ * de-provisioned or revoked since the first run, or make `Alice` beside `alice`. And what it must do:
+ * let people from mlflow-oidc-auth sign in through OIDC.
  */
 const work = mkdtempSync(join(tmpdir(), 'flowgate-import-live-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -41,6 +43,23 @@ function basicAuthDb(rows: string): string {
     CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT, workspace TEXT, description TEXT);
     CREATE TABLE role_permissions (id INTEGER PRIMARY KEY, role_id INTEGER, resource_type TEXT, resource_pattern TEXT, permission TEXT);
     CREATE TABLE user_role_assignments (id INTEGER PRIMARY KEY, user_id INTEGER, role_id INTEGER);
+    ${rows}`);
+  db.close();
+  return `sqlite:///${path}`;
+}
+
+/** An mlflow-oidc-auth database (users, groups, experiment grants) holding `rows`. */
+function oidcAuthDb(rows: string): string {
+  const path = join(work, `oidc-${++seq}.db`);
+  const db = new Database(path);
+  db.exec(`
+    CREATE TABLE alembic_version (version_num TEXT);
+    INSERT INTO alembic_version VALUES ('test');
+    CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT, display_name TEXT, is_admin BOOLEAN, is_service_account BOOLEAN);
+    CREATE TABLE groups (id INTEGER PRIMARY KEY, group_name TEXT);
+    CREATE TABLE user_groups (id INTEGER PRIMARY KEY, user_id INTEGER, group_id INTEGER);
+    CREATE TABLE experiment_permissions (id INTEGER PRIMARY KEY, experiment_id TEXT, user_id INTEGER, permission TEXT);
+    CREATE TABLE experiment_group_permissions (id INTEGER PRIMARY KEY, experiment_id TEXT, group_id INTEGER, permission TEXT);
     ${rows}`);
   db.close();
   return `sqlite:///${path}`;
@@ -230,6 +249,43 @@ describe('flowgate import run again', () => {
     const again = await l.run('mlflow-basic-auth', '--from', uri);
     expect(again.code, again.err).toBe(0);
     expect(again.err).toContain('no changes');
+  });
+});
+
+describe('flowgate import mlflow-oidc-auth: sign-in', () => {
+  const source = () =>
+    oidcAuthDb(`
+      INSERT INTO users VALUES (1, 'olga', 'Olga', 0, 0), (2, 'etl-bot', 'ETL', 0, 1), (3, 'root', 'Root', 1, 0);
+      INSERT INTO groups VALUES (1, 'analysts');
+      INSERT INTO user_groups (user_id, group_id) VALUES (1, 1);
+      INSERT INTO experiment_group_permissions (experiment_id, group_id, permission) VALUES ('3', 1, 'READ');`);
+  const claims = (username: string) => ({ iss: 'https://idp.example', sub: `${username}-sub`, preferred_username: username, groups: ['analysts'] });
+  const signIn = (l: Live, username: string) =>
+    provisionLogin(
+      l.sql,
+      l.s.directory,
+      l.s.principalWriter,
+      { usernameClaim: 'preferred_username', displayNameClaim: 'name', groupsClaim: 'groups', adminRole: undefined, allowedRoles: undefined, protectedAdmin: ADMIN.username },
+      claims(username),
+    );
+
+  it('a person imported from mlflow-oidc-auth signs in through OIDC (not refused as a local user holding the name)', async () => {
+    const l = await liveStore(OIDC_ENV);
+    const r = await l.run('mlflow-oidc-auth', '--from', source());
+    expect(r.code, r.err).toBe(0);
+    const olga = (await l.user('olga'))!;
+    // Before the fix: { ok: false, reason: 'name_taken', holder: 'local_user' }.
+    expect(await signIn(l, 'olga')).toMatchObject({ ok: true, user: { id: olga.id, username: 'olga' } });
+    expect((await l.user('root'))!.signIn).toBe('oidc');
+    // A service account never signs in.
+    expect((await l.user('etl-bot'))!.signIn).toBe('local');
+    expect(r.out).toContain('+ user olga (signs in through OIDC)');
+  });
+
+  it('without OIDC configured, people come over as local users (as the admin API makes them)', async () => {
+    const l = await liveStore();
+    expect((await l.run('mlflow-oidc-auth', '--from', source())).code).toBe(0);
+    expect((await l.user('olga'))!.signIn).toBe('local');
   });
 });
 

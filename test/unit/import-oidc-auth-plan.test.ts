@@ -114,9 +114,9 @@ describe('planOidcAuth', () => {
       }),
     );
     expect(p.users).toEqual([
-      { username: 'root', isAdmin: true, isServiceAccount: false },
-      { username: 'bot', isAdmin: false, isServiceAccount: true },
-      { username: 'ann', isAdmin: false, isServiceAccount: false },
+      { username: 'root', isAdmin: true, isServiceAccount: false, signIn: 'local' },
+      { username: 'bot', isAdmin: false, isServiceAccount: true, signIn: 'local' },
+      { username: 'ann', isAdmin: false, isServiceAccount: false, signIn: 'local' },
     ]);
     expect(p.groups).toEqual([{ name: 'team', members: ['ann'] }]);
     expect(p.grants).toEqual(
@@ -221,6 +221,19 @@ describe('planOidcAuth', () => {
     const p = plan(state({ users: [person('ann')], rules: [rule(user('ann'), '^x-.*', 1, 'READ', 'experiment', 'research'), rule(user('ann'), '^y-.*', 1, 'READ', 'registered_model', '*')] }));
     expect(p.patterns).toEqual([{ grantee: user('ann'), kind: 'registered_model', pattern: 'y-*', permission: 'READ' }]);
     expect(p.notImported[0]).toContain('in workspace research');
+  });
+
+  it('where flowgate signs people in through OIDC, its people come over awaiting their first OIDC sign-in (else refused as local users); service accounts never sign in', () => {
+    const p = planOidcAuth(state({ users: [person('root', { isAdmin: true }), person('bot', { isServiceAccount: true }), person('ann')] }), {
+      mlflowDefault: 'NO_PERMISSIONS',
+      flowgateDefault: 'NO_PERMISSIONS',
+      oidcSignIn: true,
+    });
+    expect(p.users.map((u) => [u.username, u.signIn])).toEqual([
+      ['root', 'oidc'],
+      ['bot', 'local'],
+      ['ann', 'oidc'],
+    ]);
   });
 
   it('a group refused (flowgate has one of that name): never merged; members keep the plugin’s answer on its grants as their own and are denied its rules’ names', () => {
