@@ -27,7 +27,7 @@ Usage:
                                           users, groups, grants as a YAML file (never tokens)
   flowgate store copy --from sqlite:PATH --to postgres://…
                                           move a store into a new PostgreSQL database, verified by counts
-  flowgate import mlflow-basic-auth|mlflow-oidc-auth --from DATABASE_URI [--dry-run]
+  flowgate import mlflow-basic-auth|mlflow-oidc-auth --from DATABASE_URI [--dry-run] [--merge-existing] [--force]
                                           users, passwords, roles, groups and grants of MLflow's basic-auth or mlflow-oidc-auth, into the configured store
   flowgate --version                      print the version
   flowgate --help                         this text
