@@ -14,16 +14,24 @@ export function currentWorkspace(): string | undefined {
   return storage.getStore();
 }
 
+/** Whether any work ever entered a named workspace: until then no context anywhere carries one. */
+let entered = false;
+
 /** Runs `fn` acting in `workspace` (the default workspace enters nothing: it is what no workspace means). */
 export function inWorkspace<T>(workspace: string, fn: () => T): T {
-  return workspace === DEFAULT_WORKSPACE ? storage.exit(fn) : storage.run(workspace, fn);
+  if (workspace === DEFAULT_WORKSPACE) return storage.exit(fn);
+  entered = true;
+  return storage.run(workspace, fn);
 }
 
 /**
  * `fn`, bound to act in the current request's workspace wherever it is called from: for the work an
- * after-hook does once MLflow's answer has streamed in (stream events do not carry the request's context).
+ * after-hook does once MLflow's answer has streamed in. Stream events run in the context of whatever
+ * made their socket, and a pooled connection to MLflow opened while another request was served in
+ * workspace `ws-v` carries `ws-v` for its life: a default-workspace request's hook must be bound to
+ * "no workspace" just as firmly, or it keys its grants in `ws-v`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- AsyncResource.bind's own signature
 export function keepingWorkspace<F extends (...args: any[]) => unknown>(fn: F): F {
-  return storage.getStore() === undefined ? fn : (AsyncResource.bind(fn) as F);
+  return entered ? (AsyncResource.bind(fn) as F) : fn;
 }

@@ -61,6 +61,25 @@ describe('workspaces, attacked', () => {
     expect(await status('victor', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'still mine' })).toBe(200);
   });
 
+  it("a create in the default workspace keys its creator grant there, whichever pooled connection MLflow's answer came on", async () => {
+    // Requests served in ws-v open connections to MLflow whose events run in ws-v's context; the
+    // after-hook of a default-workspace create that answers on one must still act in the default workspace.
+    const names = Array.from({ length: 8 }, (_, i) => `pooled-${i}`);
+    for (const name of names) await ok('victor', 'ws-v', 'POST', `${V2}/registered-models/create`, { name });
+    // Many connections opened while ws-v requests were served, then her creates among more of them.
+    await Promise.all(Array.from({ length: 24 }, () => status('victor', 'ws-v', 'GET', `${V2}/registered-models/get?name=${names[0]}`)));
+    await Promise.all([
+      ...names.map((name) => ok('mallory', undefined, 'POST', `${V2}/registered-models/create`, { name })),
+      ...Array.from({ length: 24 }, () => status('victor', 'ws-v', 'GET', `${V2}/registered-models/get?name=${names[0]}`)),
+    ]);
+    for (const name of names) {
+      // Hers in the default workspace, as its creator; victor's in ws-v untouched, and nothing of hers there.
+      expect(await status('mallory', undefined, 'PATCH', `${V2}/registered-models/update`, { name, description: 'mine' }), `${name} in default`).toBe(200);
+      expect(await status('victor', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name, description: 'still mine' }), `${name} in ws-v`).toBe(200);
+      expect(await status('mallory', 'ws-v', 'DELETE', `${V2}/registered-models/delete`, { name }), `${name} in ws-v`).toBe(403);
+    }
+  });
+
   it('ids MLflow keeps global (experiments, runs) answer nothing through her own workspace', async () => {
     for (const [method, path] of [
       ['GET', `${V2}/experiments/get?experiment_id=${victimExperiment}`],

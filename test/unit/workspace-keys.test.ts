@@ -62,6 +62,14 @@ describe("the request's workspace", () => {
     expect(currentWorkspace()).toBeUndefined();
     expect(later()).toBe('ws-a');
   });
+
+  it("keeps a default-workspace callback in no workspace, even when called from another workspace's context (a pooled socket's events)", async () => {
+    // A connection to MLflow opened while a ws-v request was served runs its events in ws-v's context.
+    await inWorkspace('ws-v', async () => undefined);
+    const hook = keepingWorkspace(() => currentWorkspace());
+    const fromSocketOfWsV = inWorkspace('ws-v', () => hook());
+    expect(fromSocketOfWsV).toBeUndefined();
+  });
 });
 
 describe('group → workspace rules', () => {
