@@ -8,6 +8,8 @@ import type { WorkspaceMode } from './workspace-mode.js';
 
 /** How long MLflow's word that a workspace exists is kept (deleting one is rare, and MLflow refuses its requests itself). */
 const KNOWN_FOR_MS = 30_000;
+/** How old MLflow's word on whether it runs with workspaces may be for a request naming one. */
+const MODE_SAID_WITHIN_MS = 1000;
 
 /** The workspace a request names: its `X-MLFLOW-WORKSPACE` header as MLflow reads it (the first, when repeated), else `default`. */
 export function requestedWorkspace(req: IncomingMessage): string {
@@ -36,6 +38,11 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
     throw new FlowgateError('TEMPORARILY_UNAVAILABLE', `Could not look up workspace '${name}': tracking server answered ${answer.status}`);
   }
 
+  function enter(name: string, handle: () => Promise<void>): Promise<void> {
+    if (!mode.enabled) return handle();
+    return workspaceNameProblem(name) === undefined ? inWorkspace(name, handle) : handle();
+  }
+
   return {
     /**
      * Runs the request's handling inside its workspace (nothing entered without workspaces, or for a
@@ -44,9 +51,12 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
      */
     run(req: IncomingMessage, handle: () => Promise<void>): Promise<void> {
       if (!mode.known) return mode.refresh().then(() => (mode.known ? this.run(req, handle) : handle()));
-      if (!mode.enabled) return handle();
       const name = requestedWorkspace(req);
-      return workspaceNameProblem(name) === undefined ? inWorkspace(name, handle) : handle();
+      // Decided on a mode MLflow stated within the last second: a request naming a workspace means one
+      // thing to an MLflow restarted with workspaces and another to one restarted without, and the next
+      // readiness probe may be seconds away (or never come). The default workspace is the same in both.
+      if (name !== DEFAULT_WORKSPACE && !mode.saidWithin(MODE_SAID_WITHIN_MS)) return mode.refresh().then(() => enter(name, handle));
+      return enter(name, handle);
     },
     /** Refuses, as MLflow does, a request naming a workspace that is malformed or that MLflow does not have. */
     async check(req: IncomingMessage): Promise<void> {

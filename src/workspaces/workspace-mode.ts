@@ -9,9 +9,10 @@ const REASK_MS = 1000;
 
 /**
  * Whether the MLflow behind flowgate runs with workspaces: asked at start (and, until MLflow has said,
- * again as requests come, at most once a second), then followed from every readiness probe's answer,
- * so a restart of MLflow with or without `--enable-workspaces` is followed. An answer that does not
- * say keeps what was known.
+ * again as requests come, at most once a second), then followed from every readiness probe's answer
+ * and asked again for a request naming a workspace when the last word is over a second old (the entry
+ * does that), so a restart of MLflow with or without `--enable-workspaces` is followed. An answer that
+ * does not say keeps what was known.
  */
 export function createWorkspaceMode(upstream: UpstreamJson, logger: Logger, now: () => number = Date.now) {
   let enabled = false;
@@ -19,6 +20,8 @@ export function createWorkspaceMode(upstream: UpstreamJson, logger: Logger, now:
   /** One question at a time, and at most one a second (a burst of readiness probes asks once). */
   let asking: Promise<void> | undefined;
   let askedAt = -Infinity;
+  /** When MLflow last said (asked, or a readiness probe's answer read). */
+  let saidAt = -Infinity;
 
   async function ask(): Promise<void> {
     let on: boolean | undefined;
@@ -33,6 +36,7 @@ export function createWorkspaceMode(upstream: UpstreamJson, logger: Logger, now:
   }
 
   function learn(on: boolean): void {
+    saidAt = now();
     const changed = !known || on !== enabled;
     known = true;
     if (!changed) return;
@@ -55,6 +59,10 @@ export function createWorkspaceMode(upstream: UpstreamJson, logger: Logger, now:
     /** Whether MLflow has said yet: until it has, a request naming a workspace is not decided. */
     get known(): boolean {
       return known;
+    },
+    /** Whether what MLflow said is at most `ms` old. */
+    saidWithin(ms: number): boolean {
+      return now() - saidAt <= ms;
     },
     refresh(): Promise<void> {
       if (asking) return asking;

@@ -118,9 +118,45 @@ describe("MLflow's workspace mode", () => {
 });
 
 describe("a request's entry into its workspace", () => {
+  it('follows MLflow restarted with or without workspaces at the first request naming one, without waiting for a readiness probe', async () => {
+    const { createWorkspaceMode } = await import('../../src/workspaces/workspace-mode.js');
+    const { createWorkspaceEntry } = await import('../../src/workspaces/request-entry.js');
+    let t = 0;
+    let on = false;
+    let asked = 0;
+    const upstream = {
+      call: async (_method: string, path: string) =>
+        path.endsWith('/server-info') ? (asked++, { status: 200, json: { workspaces_enabled: on } }) : { status: 200, json: {} },
+    };
+    const mode = createWorkspaceMode(upstream as never, { info: () => undefined } as never, () => t);
+    const entry = createWorkspaceEntry(mode, upstream as never);
+    const inWs = { headers: { 'x-mlflow-workspace': 'ws-v' } } as never;
+    const inDefault = { headers: {} } as never;
+    const actsIn = (req: never) => entry.run(req, async () => void (seen = currentWorkspace())).then(() => seen);
+    let seen: string | undefined;
+    expect(await actsIn(inWs)).toBeUndefined();
+    expect(asked).toBe(1);
+    // MLflow is restarted with workspaces; no readiness probe has read it yet.
+    on = true;
+    t = 1500;
+    expect(await actsIn(inDefault)).toBeUndefined();
+    expect(asked).toBe(1);
+    expect(await actsIn(inWs)).toBe('ws-v');
+    expect(asked).toBe(2);
+    // Within the second, what MLflow said stands without asking again.
+    t = 2000;
+    expect(await actsIn(inWs)).toBe('ws-v');
+    expect(asked).toBe(2);
+    // And restarted without: the request is no longer decided in ws-v (MLflow acts in the default workspace).
+    on = false;
+    t = 4000;
+    expect(await actsIn(inWs)).toBeUndefined();
+    expect(asked).toBe(3);
+  });
+
   it('is never decided outside the workspace it names, even when MLflow starts to say so mid-request', async () => {
     const { createWorkspaceEntry } = await import('../../src/workspaces/request-entry.js');
-    const mode = { known: false, enabled: false, refresh: async () => undefined, observe: () => undefined };
+    const mode = { known: false, enabled: false, refresh: async () => undefined, observe: () => undefined, saidWithin: () => true };
     const upstream = { call: async () => ({ status: 200, json: {} }) };
     const entry = createWorkspaceEntry(mode as never, upstream as never);
     const req = { headers: { 'x-mlflow-workspace': 'ws-b' } } as never;
