@@ -34,6 +34,15 @@ export function effectivePermission(
   return { permission: defaultPermission, reason: 'default-permission' };
 }
 
+const NO_FACTS: GrantFacts = { direct: undefined, groups: [] };
+
+/**
+ * The facts that count for a caller outside the request's workspace (not a member): the grants on the
+ * resource itself. A pattern grant made in the workspace is a grant on its contents as a whole, and goes
+ * with the membership, as the default permission does.
+ */
+export const outsiderFacts = (facts: GrantFacts, outsider: boolean): GrantFacts => (outsider && facts.fromPattern === true ? NO_FACTS : facts);
+
 export interface DecisionInput {
   readonly isAdmin: boolean;
   readonly need: Need;
@@ -73,7 +82,7 @@ export function decide(input: DecisionInput): Decision {
       const outsider = ws !== undefined && !ws.member;
       let last: Decision = { allow: false, reason: 'default-permission' };
       for (const f of input.facts) {
-        const eff = effectivePermission(f, outsider ? 'NO_PERMISSIONS' : input.defaultPermission);
+        const eff = effectivePermission(outsiderFacts(f, outsider), outsider ? 'NO_PERMISSIONS' : input.defaultPermission);
         const reason = outsider && eff.reason === 'default-permission' ? 'workspace-non-member' : eff.reason;
         last = { allow: permits(eff.permission, need), reason, permission: eff.permission };
         if (!last.allow) return last;

@@ -1,6 +1,6 @@
 import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
 import type { Standing } from '../workspaces/standing.js';
-import { effectivePermission } from './decide.js';
+import { effectivePermission, outsiderFacts } from './decide.js';
 import type { Grantee, PolicyReader } from './policy.js';
 import type { Permission, ResourceRef } from './types.js';
 
@@ -29,7 +29,7 @@ export function effectiveOn(policy: PolicyReader, who: Grantee, ref: ResourceRef
   // In MLflow's workspaces, the caller's standing in the request's one comes first, as in decide().
   if (standing?.manage) return { permission: 'MANAGE', reason: 'workspace-manage', direct: own.direct, groups: own.groups, decidingGroupIds: [] };
   const outsider = standing !== undefined && !standing.member;
-  const decided = effectivePermission(policy.factsFor(who, ref), outsider ? 'NO_PERMISSIONS' : defaultPermission);
+  const decided = effectivePermission(outsiderFacts(policy.factsFor(who, ref), outsider), outsider ? 'NO_PERMISSIONS' : defaultPermission);
   const { permission } = decided;
   const reason = outsider && decided.reason === 'default-permission' ? 'workspace-non-member' : decided.reason;
   const byGroup = reason === 'group-grant' || reason === 'group-deny';

@@ -129,6 +129,21 @@ describe('workspaces, attacked', () => {
     expect(await status('mallory', 'ws-v', 'DELETE', `${V2}/registered-models/delete`, { name: 'shared' })).toBe(403);
   });
 
+  it("a pattern grant made in a workspace goes with the membership: once she is no member, it gives her nothing there", async () => {
+    // Given while she was a member of ws-v (say, a team's read-everything pattern); then her membership is removed.
+    await ok('admin', undefined, 'POST', `${V3}/permissions/workspaces/ws-v/users`, { username: 'mallory', permission: 'USE' });
+    await ok('admin', 'ws-v', 'POST', `${V2}/permissions/users/mallory/patterns`, { resource_type: 'registered_model', pattern: 'shared*', permission: 'EDIT' });
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'as a member' })).toBe(200);
+    await ok('admin', undefined, 'DELETE', `${V3}/permissions/workspaces/ws-v/users/mallory`);
+    expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'as an outsider' })).toBe(403);
+    expect(await status('mallory', 'ws-v', 'GET', `${V2}/registered-models/get?name=shared`)).toBe(403);
+    // What explain says agrees with the gate.
+    const q = new URLSearchParams({ username: 'mallory', method: 'GET', path: `${V2}/registered-models/get?name=shared` });
+    const explained = (await ok('admin', 'ws-v', 'GET', `${V2}/permissions/explain?${q}`)) as { verdict: { allow: boolean }; resources: Array<{ effective: string; rule: string }> };
+    expect(explained.verdict.allow).toBe(false);
+    expect(explained.resources.map((r) => `${r.effective} ${r.rule}`)).toEqual(['NO_PERMISSIONS workspace-non-member']);
+  });
+
   it("her grants' admin routes act in the header's workspace: managing her own `shared` does not manage the victim's", async () => {
     expect(await status('mallory', 'ws-m', 'POST', `${V2}/permissions/users/victor/registered-models/shared`, { permission: 'READ' })).toBe(201);
     expect(await status('mallory', 'ws-v', 'POST', `${V2}/permissions/users/mallory/registered-models/shared`, { permission: 'MANAGE' })).toBe(403);
