@@ -289,7 +289,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     defaultPermission: config.defaultPermission,
     groupsOf: (userId) => directory.groupsOfUser(userId),
     experimentName: (id) => lookups.experimentNameById(id),
-    standing: (who) => workspaceStanding.current(who),
+    workspaces: workspaceStanding,
   });
   const gate = createMlflowGate({
     matcher,
@@ -342,7 +342,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     patternGrants,
     patternWriter,
     effectiveOn: async (who, ref) =>
-      effectiveOn(policy, who, hasNumericId(ref) && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission, workspaceStanding.current(who)),
+      effectiveOn(policy, who, hasNumericId(ref) && policy.needsName(who, ref) ? { ...ref, name: await lookups.experimentNameById(ref.id) } : ref, config.defaultPermission, workspaceStanding),
     audit,
     tokens,
     policyChanged: () => {

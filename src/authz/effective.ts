@@ -1,5 +1,6 @@
 import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
-import type { Standing } from '../workspaces/standing.js';
+import { WORKSPACE } from '../resources/kinds.js';
+import type { WorkspaceStanding } from '../workspaces/standing.js';
 import { effectivePermission, outsiderFacts } from './decide.js';
 import type { Grantee, PolicyReader } from './policy.js';
 import type { Permission, ResourceRef } from './types.js';
@@ -24,8 +25,16 @@ export interface Effective {
  * when `policy.needsName` says so. Administrators are the caller's to handle: the gate lets them
  * through before any grant counts.
  */
-export function effectiveOn(policy: PolicyReader, who: Grantee, ref: ResourceRef, defaultPermission: Permission, standing?: Standing): Effective {
+export function effectiveOn(policy: PolicyReader, who: Grantee, ref: ResourceRef, defaultPermission: Permission, workspaces?: Pick<WorkspaceStanding, 'current' | 'in'>): Effective {
   const own = policy.ownGrants(who, ref);
+  // A workspace itself is decided on its membership alone, as the gate decides it: no default permission
+  // and no standing in the request's workspace reach it (the default workspace's open membership aside).
+  if (ref.kind === WORKSPACE) {
+    const decided = effectivePermission(policy.factsFor(who, ref), workspaces?.in(who, ref.id).member ? 'USE' : 'NO_PERMISSIONS');
+    const byGroup = decided.reason === 'group-grant' || decided.reason === 'group-deny';
+    return { ...decided, direct: own.direct, groups: own.groups, decidingGroupIds: byGroup ? own.groups.filter((g) => g.permission === decided.permission).map((g) => g.groupId) : [] };
+  }
+  const standing = workspaces?.current(who);
   // In MLflow's workspaces, the caller's standing in the request's one comes first, as in decide().
   if (standing?.manage) return { permission: 'MANAGE', reason: 'workspace-manage', direct: own.direct, groups: own.groups, decidingGroupIds: [] };
   const outsider = standing !== undefined && !standing.member;

@@ -3,7 +3,7 @@ import type { Principal } from '../principals/types.js';
 import { hasNumericId, knownName } from '../resources/kinds.js';
 import { isResourceNeed, permits } from '../resources/permissions.js';
 import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
-import type { Standing } from '../workspaces/standing.js';
+import type { WorkspaceStanding } from '../workspaces/standing.js';
 import { effectiveOn } from './effective.js';
 import type { Evaluator, Verdict } from './evaluate.js';
 import type { PatternGrant } from './pattern-index.js';
@@ -99,10 +99,10 @@ export function createExplainer(d: {
   readonly groupsOf: (userId: number) => Promise<ReadonlyArray<{ readonly id: number; readonly name: string }>>;
   /** An experiment's name from MLflow, for callers holding experiment pattern grants. */
   readonly experimentName?: (experimentId: string) => Promise<string>;
-  /** A caller's standing in the request's MLflow workspace (undefined without workspaces), as the gate weighs it. */
-  readonly standing?: (who: Principal) => Standing | undefined;
+  /** Callers' standing in MLflow's workspaces (the request's, and a named one's membership), as the gate weighs it. */
+  readonly workspaces?: Pick<WorkspaceStanding, 'current' | 'in'>;
 }) {
-  const effective = (principal: Principal, ref: ResourceRef) => effectiveOn(d.policy, principal, ref, d.defaultPermission, d.standing?.(principal));
+  const effective = (principal: Principal, ref: ResourceRef) => effectiveOn(d.policy, principal, ref, d.defaultPermission, d.workspaces);
 
   /** An experiment carries its name when the caller's pattern grants may match it. */
   async function withName(principal: Principal, ref: ResourceRef): Promise<ResourceRef> {

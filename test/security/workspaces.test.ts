@@ -174,6 +174,11 @@ describe('workspaces, attacked', () => {
     expect(await status('mallory', undefined, 'POST', `${V3}/permissions/workspaces/ws-v/users`, { username: 'mallory', permission: 'USE' })).toBe(403);
     expect(await status('mallory', 'ws-v', 'PATCH', `${V2}/registered-models/update`, { name: 'shared', description: 'pwned' })).toBe(403);
     expect(await status('mallory', undefined, 'DELETE', `${V3}/permissions/workspaces/ws-m/users/victor`)).toBe(200);
+    // Her own view of her rights on the workspaces, asked from the one she runs, is the gate's: nothing on ws-v.
+    const mine = (await ok('mallory', 'ws-m', 'GET', `${V2}/permissions/ui/my-permissions/workspaces?id=ws-v&id=ws-m`)) as { permissions: Record<string, { permission: string }> };
+    expect(mine.permissions['ws-m']?.permission).toBe('MANAGE');
+    expect(mine.permissions['ws-v']?.permission ?? 'NO_PERMISSIONS').toBe('NO_PERMISSIONS');
+    expect(await status('mallory', 'ws-m', 'GET', `${V3}/workspaces/ws-v`)).toBe(403);
   });
 
   it('explain, asked in the victim\'s workspace, tells a non-member nothing; in her own it explains, as the gate decides', async () => {
