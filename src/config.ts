@@ -1,3 +1,4 @@
+import { jsonProblem } from './json-problem.js';
 import { readFileSync } from 'node:fs';
 import { unreadableFile } from './unreadable-file.js';
 import { z } from 'zod';
@@ -254,7 +255,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       // A list or object (the bearer issuers) is the JSON text its variable takes, not `[object Object]`.
       fromFile = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)]));
     } catch (e) {
-      problems.push(`FLOWGATE_CONFIG_FILE: cannot read a JSON object from it (${(e as Error).message})`);
+      problems.push(`FLOWGATE_CONFIG_FILE: cannot read a JSON object from it (${jsonProblem(e)})`);
     }
   }
   unknownSettings(new Set([...Object.keys(fromFile), ...Object.keys(env)]), problems);

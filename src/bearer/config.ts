@@ -1,3 +1,4 @@
+import { jsonProblem } from '../json-problem.js';
 import { z } from 'zod';
 
 /**
@@ -104,7 +105,7 @@ export function parseBearerIssuers(text: string, name: string, problems: string[
   try {
     json = JSON.parse(text);
   } catch (e) {
-    problems.push(`${name}: not JSON (${(e as Error).message})`);
+    problems.push(`${name}: ${jsonProblem(e)}`);
     return undefined;
   }
   const parsed = bearerIssuersSchema.safeParse(json);

@@ -1,3 +1,4 @@
+import { shownUrl } from '../shown-url.js';
 import { parseArgs } from 'node:util';
 import { openSqliteStore } from '../store/database.js';
 import { copyStore, TargetNotEmptyError } from '../store/copy.js';
@@ -22,7 +23,7 @@ async function openLocation(location: string): Promise<Opened> {
     const store = await openStore({ dbPath: '', databaseUrl: location, watchMs: 0 });
     return { sql: store.sql, name: redactedUrl(location), close: () => store.close() };
   }
-  throw new Error(`'${location.startsWith('postgres') ? redactedUrl(location) : location}' is neither sqlite:PATH nor postgres://…`);
+  throw new Error(`'${shownUrl(location, location.includes('@') ? '(a location)' : location)}' is neither sqlite:PATH nor postgres://…`);
 }
 
 /**

@@ -11,11 +11,16 @@ export interface DecisionEvent {
   readonly admin: boolean | undefined;
   readonly route: string | undefined;
   readonly resources: readonly LoggedResource[] | undefined;
+  /** How many resources the decision was about, when more than the event lists. */
+  readonly resourcesTotal: number | undefined;
   readonly decision: string;
   readonly reason: string | undefined;
   readonly policyGeneration: number;
   readonly sampled: number | undefined;
 }
+
+/** The resources an event lists; a request about more says how many in `resourcesTotal`. */
+export const MAX_LOGGED_RESOURCES = 20;
 
 /** Where events go: a JSON line (stdout, or a file a SIEM agent tails), or an OTLP log record. */
 export type DecisionSink = (event: DecisionEvent, scope: RequestScope) => void;
@@ -44,7 +49,9 @@ export interface LoggedResource {
  * One event per authorization decision (`"type":"decision"`), apart from the request log: who, the route
  * template, the resources decided on, the verdict, its deciding reason and the policy generation. Denies
  * are always written, allows at the configured share. Masked fields carry a keyed pseudonym (the same
- * value gives the same pseudonym under one key), never the value. Nothing comes from headers or bodies.
+ * value gives the same pseudonym under one key), never the value. Resource ids are what the caller sent
+ * (a name MLflow does not have included): at most `MAX_LOGGED_RESOURCES` of them, so one request cannot
+ * push a body's worth of chosen text into the security log.
  */
 export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDeps): RequestEnd {
   const write = deps.write;
@@ -55,7 +62,7 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
   const random = deps.random ?? Math.random;
 
   const resourcesOf = (scope: RequestScope): LoggedResource[] | undefined =>
-    scope.resources?.map((ref) => ({ kind: ref.kind, id: maskResources ? pseudonym(ref.id) : ref.id }));
+    scope.resources?.slice(0, MAX_LOGGED_RESOURCES).map((ref) => ({ kind: ref.kind, id: maskResources ? pseudonym(ref.id) : ref.id }));
 
   return (scope) => {
     const decision = scope.decision;
@@ -70,6 +77,7 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
         admin: principal?.isAdmin,
         route: scope.route,
         resources: resourcesOf(scope),
+        resourcesTotal: (scope.resources?.length ?? 0) > MAX_LOGGED_RESOURCES ? scope.resources!.length : undefined,
         decision,
         reason: scope.reason,
         policyGeneration: deps.policyGeneration(),

@@ -29,9 +29,10 @@ export interface ForwardRequest {
 /**
  * Request headers MLflow never gets: the client's credentials, and those that describe the client's
  * hop rather than the request (RFC 9110 7.6.1), since the pool to MLflow frames and keeps its own
- * connections. `Expect` was answered by Node's server already (100 Continue).
+ * connections. `Expect` was answered by Node's server already (100 Continue). W3C `baggage` is the
+ * client's word, which an instrumented MLflow would copy into its spans as if it were its own.
  */
-const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive|proxy-connection|transfer-encoding|te|trailer|upgrade|expect)$/;
+const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive|proxy-connection|transfer-encoding|te|trailer|upgrade|expect|baggage)$/;
 
 /**
  * The headers MLflow gets: the client's, minus credentials, identity headers, hop-by-hop headers and

@@ -1,3 +1,4 @@
+import { shownUrl } from '../shown-url.js';
 import type { Following, StoreChangeListener } from './changes.js';
 import { openSqliteStore } from './database.js';
 import { MIGRATIONS } from './migrations.js';
@@ -39,13 +40,7 @@ export interface Store {
 
 /** A URL safe to print: the password replaced. */
 export function redactedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
+  return shownUrl(url, 'postgres://(unparsable URL)');
 }
 
 export async function openStore(o: StoreOptions): Promise<Store> {

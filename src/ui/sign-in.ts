@@ -59,7 +59,8 @@ export function createSignIn(d: SignInDeps): OwnRoute {
     const verified = answer === MALFORMED ? undefined : answer;
     const principal = verified && (await d.principals.principal(verified.userId, 'session'));
     if (!verified || !principal) {
-      d.logger.warn({ requestId, user: username }, 'ui sign-in refused');
+      // Not the name typed: a token pasted into the wrong field would land in the log.
+      d.logger.warn({ requestId }, 'ui sign-in refused');
       return form(res, 401, returnTo, 'Unknown user name or access token, or the token has expired.', username);
     }
     if (principal.isServiceAccount)

@@ -1,19 +1,9 @@
 import type { Logger } from '../logging.js';
+import { shownUrl } from '../shown-url.js';
 import { getText } from './get-text.js';
 import type { MlflowConnection } from './mlflow-connection.js';
 import { MAX_VERSION_BYTES, versionIn } from './mlflow-version.js';
 
-/** The URL as an operator wrote it, minus any user name or password in it. */
-function shownUrl(upstreamUrl: string): string {
-  try {
-    const url = new URL(upstreamUrl);
-    url.username = '';
-    url.password = '';
-    return url.href.replace(/\/$/, '');
-  } catch {
-    return '(unparsable upstream URL)';
-  }
-}
 
 /**
  * MLflow's version, read once before listening. An MLflow that does not answer does not stop the

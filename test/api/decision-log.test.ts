@@ -18,6 +18,7 @@ interface DecisionEvent {
   admin?: boolean;
   route?: string;
   resources?: Array<{ kind: string; id: string }>;
+  resourcesTotal?: number;
   decision: string;
   reason?: string;
   policyGeneration: number;
@@ -93,6 +94,20 @@ describe('the decision log', () => {
     expect(text).not.toContain(token);
     expect(text).not.toContain(ADMIN.token);
     expect(text).not.toContain('"new_name"');
+  });
+
+  it('lists at most 20 of the resources a request names, and says how many there were', async () => {
+    const file = join(dir, 'many.log');
+    const fg = await flowgateLogging(file);
+    const token = await person(fg, 'max');
+    const before = (await eventsIn(file, 0)).length;
+    const ids = Array.from({ length: 60 }, (_, i) => String(1000 + i));
+    await request(fg.url).post('/ajax-api/2.0/mlflow/experiments/search-datasets').set('Authorization', basic('max', token)).send({ experiment_ids: ids }).expect(403);
+    const [event] = (await eventsIn(file, before + 1)).slice(before).filter((e) => e.user === 'max');
+    expect(event!.decision).toBe('deny');
+    expect(event!.resources).toHaveLength(20);
+    expect(event!.resourcesTotal).toBe(60);
+    expect(event!.resources!.map((r) => r.id)).toEqual(ids.slice(0, 20));
   });
 
   it('writes every deny and only the sampled share of allows', async () => {

@@ -168,4 +168,30 @@ describe('secrets never reach the logs', () => {
     expect(all).not.toMatch(/fgt_[A-Za-z0-9_-]{20,}/);
     expect(all.toLowerCase()).not.toContain('authorization');
   });
+
+  it("keeps a token typed into the sign-in form's user name field out of the refusal's line", async () => {
+    const pasted = 'fgt_pasted-into-the-name-field-4a5b6c7d8e9f';
+    const origin = new URL(fg.url).origin;
+    const res = await request(fg.url).post('/flowgate/login').set('Origin', origin).type('form').send({ username: pasted, token: 'whatever-was-typed', return_to: '/' });
+    expect(res.status).toBe(401);
+    await eventually(() => expect(fg.logs.join('')).toContain('ui sign-in refused'));
+    expect(fg.logs.join('')).not.toContain('pasted-into-the-name-field');
+    expect(fg.logs.join('')).not.toContain('whatever-was-typed');
+  });
+
+  it("shows the upstream URL at start without the password in it", async () => {
+    const withPassword = new URL(upstream.url);
+    withPassword.username = 'svc';
+    withPassword.password = 'upstream-pa55-secret';
+    const other = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: withPassword.href });
+    try {
+      const listening = other.logs.find((l) => l.includes('flowgate listening'));
+      expect(listening).toBeDefined();
+      expect(listening).toContain('svc:***@');
+      expect(other.logs.join('')).not.toContain('upstream-pa55-secret');
+    } finally {
+      await other.close();
+      removeDir(other.dir);
+    }
+  });
 });

@@ -247,10 +247,13 @@ describe('credentials never reach MLflow', () => {
     const res = await request(fg.url)
       .get('/api/2.0/mlflow/experiments/get?experiment_id=1')
       .set('Authorization', basic('eve', eve))
-      .set('Cookie', 'flowgate_session=abc; theme=dark; __Host-flowgate_login=xyz; FLOWGATE_SESSION=q; __Secure-flowgate_session=r');
+      .set('Cookie', 'flowgate_session=abc; theme=dark; __Host-flowgate_login=xyz; FLOWGATE_SESSION=q; __Secure-flowgate_session=r')
+      .set('Baggage', 'enduser.id=admin,role=admin');
     expect(res.status).toBe(200);
     const seen = upstream.seen.find((s) => s.headers['x-forwarded-user'] === 'eve')!;
     expect(seen.headers.authorization).toBeUndefined();
+    // The client's W3C baggage is its own word: an instrumented MLflow would copy it into its spans.
+    expect(seen.headers.baggage).toBeUndefined();
     expect(seen.headers.cookie).toBe('theme=dark');
   });
 

@@ -49,7 +49,8 @@ describe('FLOWGATE_BEARER_ISSUERS', () => {
     const list = JSON.stringify([{ issuer: 'https://i.example', audience: 'a' }]);
     expect(loadConfig({ FLOWGATE_BEARER_ISSUERS_FILE: '/b.json' }, () => list).bearer?.issuers).toHaveLength(1);
     expect(problems({ FLOWGATE_BEARER_ISSUERS_FILE: '/b.json', FLOWGATE_BEARER_ISSUERS: list }, { '/b.json': list }).join()).toMatch(/not both/);
-    expect(problems({ FLOWGATE_BEARER_ISSUERS: '{nope' }).join()).toMatch(/FLOWGATE_BEARER_ISSUERS: not JSON/);
+    expect(problems({ FLOWGATE_BEARER_ISSUERS: '{nope' }).join()).toMatch(/FLOWGATE_BEARER_ISSUERS: not valid JSON/);
+    expect(problems({ FLOWGATE_BEARER_ISSUERS: '[{"issuer": "https://i.example", "client_secret": hush-hush-value}]' }).join()).not.toContain('hush-hush');
     expect(problems({ FLOWGATE_BEARER_ISSUERS_FILE: '/missing' }).join()).toMatch(/cannot read/);
     expect(problems({ ...issuers([{ issuer: 'https://i.example', audience: 'a' }]), FLOWGATE_BEARER_CLOCK_SKEW_SECONDS: '3600' }).join()).toMatch(/CLOCK_SKEW/);
   });

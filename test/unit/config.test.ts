@@ -59,6 +59,19 @@ describe('loadConfig', () => {
     expect(c.basePath).toBe('/ml');
   });
 
+  it('says where a config file is not JSON without quoting it (an unquoted secret is the usual mistake)', () => {
+    for (const text of ['{"FLOWGATE_ADMIN_TOKEN": s3cr3t-admin-token-0123456789}', '{"X": secret1234}']) {
+      let message = '';
+      try {
+        loadConfig({ FLOWGATE_CONFIG_FILE: '/c.json' }, () => text);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message).toMatch(/FLOWGATE_CONFIG_FILE: cannot read a JSON object from it \(not valid JSON( at position \d+)?\)/);
+      expect(message).not.toMatch(/s3cr3t|secret1234|N_TOKEN/);
+    }
+  });
+
   it("takes a list from the file as its variable's JSON (the bearer issuers)", () => {
     const issuers = [{ issuer: 'https://idp.example', audience: 'mlflow' }];
     const c = loadConfig({ FLOWGATE_CONFIG_FILE: '/c.json' }, () => JSON.stringify({ FLOWGATE_BEARER_ISSUERS: issuers }));

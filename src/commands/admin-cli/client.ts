@@ -1,3 +1,4 @@
+import { shownUrl } from '../../shown-url.js';
 /** An admin-API answer other than 2xx, carrying MLflow's error message. */
 export class ApiError extends Error {
   constructor(
@@ -47,7 +48,9 @@ export function createAdminClient(conn: Connection, fetchImpl: typeof fetch = fe
         signal: AbortSignal.timeout(30_000),
       });
     } catch (e) {
-      throw new ApiError(0, 'UNREACHABLE', `cannot reach ${conn.url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+      // The cause's message may quote the URL, credentials in it included: shown only when it does not.
+      const cause = (e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message;
+      throw new ApiError(0, 'UNREACHABLE', `cannot reach ${shownUrl(conn.url)}: ${cause.includes(conn.url) || /:\/\/[^/\s]*@/.test(cause) ? 'the URL carries credentials or is not valid' : cause}`);
     }
     const text = await res.text();
     let json: unknown;

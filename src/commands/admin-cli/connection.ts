@@ -1,3 +1,4 @@
+import { shownUrl } from '../../shown-url.js';
 import type { Connection } from './client.js';
 
 export class UsageError extends Error {}
@@ -17,7 +18,8 @@ export function connectionFrom(values: Record<string, unknown>, env: NodeJS.Proc
   const username = (values.username as string | undefined) ?? env.MLFLOW_TRACKING_USERNAME;
   const password = (values.password as string | undefined) ?? env.MLFLOW_TRACKING_PASSWORD;
   if (!url) throw new UsageError('no flowgate URL: set MLFLOW_TRACKING_URI or pass --url');
-  if (!/^https?:\/\//.test(url)) throw new UsageError(`the flowgate URL must start with http:// or https:// (got '${url}')`);
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`the flowgate URL must start with http:// or https:// (got '${shownUrl(url, 'something else')}')`);
+  if (/^https?:\/\/[^/]*@/.test(url)) throw new UsageError('the flowgate URL must not carry a user name or password: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD or pass --username/--password');
   if (!username || !password)
     throw new UsageError('no credentials: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD or pass --username/--password');
   const workspace = (values.workspace as string | undefined) ?? env.MLFLOW_WORKSPACE;
