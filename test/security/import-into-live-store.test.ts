@@ -10,6 +10,7 @@ import { provisionLogin } from '../../src/oidc/provision.js';
 import { openStore } from '../../src/store/store.js';
 import { ADMIN } from '../helpers/flowgate.js';
 import { storeSettings } from '../helpers/test-store.js';
+import { BASIC_AUTH_ROLES_TABLES } from '../helpers/basic-auth-db.js';
 
 /**
  * `flowgate import` run against a store that is already in use: people and groups made by SCIM, by
@@ -36,13 +37,7 @@ const OIDC_ENV = {
 function basicAuthDb(rows: string): string {
   const path = join(work, `basic-${++seq}.db`);
   const db = new Database(path);
-  db.exec(`
-    CREATE TABLE alembic_version_auth (version_num TEXT);
-    INSERT INTO alembic_version_auth VALUES ('f1a2b3c4d5e6');
-    CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT, password_hash TEXT, is_admin BOOLEAN);
-    CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT, workspace TEXT, description TEXT);
-    CREATE TABLE role_permissions (id INTEGER PRIMARY KEY, role_id INTEGER, resource_type TEXT, resource_pattern TEXT, permission TEXT);
-    CREATE TABLE user_role_assignments (id INTEGER PRIMARY KEY, user_id INTEGER, role_id INTEGER);
+  db.exec(`${BASIC_AUTH_ROLES_TABLES}
     ${rows}`);
   db.close();
   return `sqlite:///${path}`;

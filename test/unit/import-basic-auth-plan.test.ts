@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { planBasicAuth } from '../../src/import/basic-auth-plan.js';
 import { readBasicAuth } from '../../src/import/basic-auth-read.js';
 import { openSourceDatabase } from '../../src/import/source-database.js';
+import { BASIC_AUTH_ROLES_TABLES } from '../helpers/basic-auth-db.js';
 
 /**
  * The basic-auth plan on databases shaped as MLflow's migrations leave them (the e2e test imports one
@@ -31,13 +32,7 @@ const plan = async (uri: string, mlflowDefault: 'READ' | 'EDIT' = 'READ') => {
   }
 };
 
-const ROLES_SCHEMA = `
-  CREATE TABLE alembic_version_auth (version_num TEXT);
-  INSERT INTO alembic_version_auth VALUES ('f1a2b3c4d5e6');
-  CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT, password_hash TEXT, is_admin BOOLEAN);
-  CREATE TABLE roles (id INTEGER PRIMARY KEY, name TEXT, workspace TEXT, description TEXT);
-  CREATE TABLE role_permissions (id INTEGER PRIMARY KEY, role_id INTEGER, resource_type TEXT, resource_pattern TEXT, permission TEXT);
-  CREATE TABLE user_role_assignments (id INTEGER PRIMARY KEY, user_id INTEGER, role_id INTEGER);
+const ROLES_SCHEMA = `${BASIC_AUTH_ROLES_TABLES}
   -- The legacy tables stay on disk after the roles migration; the roles generation ignores them.
   CREATE TABLE experiment_permissions (id INTEGER PRIMARY KEY, experiment_id TEXT, user_id INTEGER, permission TEXT);
   INSERT INTO experiment_permissions VALUES (1, '99', 2, 'MANAGE');
