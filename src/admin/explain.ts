@@ -4,6 +4,7 @@ import type { Explanation } from './api-types.js';
 import { requireUser } from './lookups.js';
 import type { AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
+import { normalizeTarget } from '../proxy/normalize-path.js';
 
 const explainQuery = z.strictObject({
   username: z.string().min(1).optional(),
@@ -12,15 +13,14 @@ const explainQuery = z.strictObject({
   body: z.string().max(1024 * 1024).optional(),
 });
 
-/** A path with its query, as a client would send it: decoded for matching, the query kept apart. */
+/**
+ * A path with its query, as a client would send it, read as the gate reads a request's: normalized
+ * (`//`, `.` and `..` segments, backslashes, one decoding), so what is explained is what the gate decides,
+ * and what the gate refuses outright is a 400 here too. The query is kept apart.
+ */
 function splitTarget(target: string): { path: string; search: string } {
-  const at = target.indexOf('?');
-  const raw = at < 0 ? target : target.slice(0, at);
-  try {
-    return { path: decodeURIComponent(raw), search: at < 0 ? '' : target.slice(at) };
-  } catch {
-    throw badRequest("Parameter 'path' is not a valid percent-encoded path");
-  }
+  const { path, search } = normalizeTarget(target);
+  return { path, search: search === '' ? '' : `?${search}` };
 }
 
 export const EXPLAIN_ROUTES: readonly AdminRoute[] = [

@@ -315,4 +315,15 @@ describe('explaining a decision', () => {
     expect(byAdmin.body.verdict.allow).toBe(false);
     expect((await explain({ method: 'GET', path: 'no-slash' })).status).toBe(400);
   });
+
+  it('reads the path as the gate reads a request: other spellings of a route are explained as that route', async () => {
+    const canonical = await explain({ username: 'mallory', method: 'GET', path: '/api/2.0/mlflow/experiments/get?experiment_id=2' }, asAdmin);
+    for (const path of ['//api/2.0/mlflow/./experiments/get?experiment_id=2', '/api/2.0/mlflow/runs/../experiments/get?experiment_id=2', '/api/2.0/mlflow/experiments%2Fget?experiment_id=2']) {
+      const other = await explain({ username: 'mallory', method: 'GET', path }, asAdmin);
+      expect(other.status, path).toBe(200);
+      expect({ route: other.body.route, verdict: other.body.verdict }, path).toEqual({ route: canonical.body.route, verdict: canonical.body.verdict });
+    }
+    // What the gate refuses before any decision is refused here too.
+    expect((await explain({ username: 'mallory', method: 'GET', path: '/api/2.0/mlflow/experiments/get%252f?experiment_id=2' }, asAdmin)).status).toBe(400);
+  });
 });
