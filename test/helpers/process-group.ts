@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Process groups still running, killed if the test process exits without stopping them. */
 const liveGroups = new Set<number>();
@@ -20,9 +20,22 @@ export interface SupervisedGroup {
 }
 
 /**
+ * A watchdog that kills the group once the test process is gone, however it went (a signal, SIGKILL, a
+ * runner that timed out): a shell blocked reading a pipe only this process holds, which reads end-of-file
+ * when the process dies. Killed first on a normal stop, so it never fires at a group id used again.
+ */
+function watchdogFor(pgid: number): ChildProcess {
+  const dog = spawn('sh', ['-c', `read _; kill -KILL -${pgid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+  dog.on('error', () => undefined);
+  dog.unref();
+  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return dog;
+}
+
+/**
  * A server started with `detached: true` (its own process group, so the processes it forks go with
  * it): keeps its last `keptChunks` pieces of output, stops the whole group, and kills it if the
- * test process exits first.
+ * test process exits first (or dies without exiting: `watchdogFor`).
  */
 export function superviseGroup(child: ChildProcess, keptChunks: number, graceMs: number): SupervisedGroup {
   const pgid = child.pid;
@@ -34,6 +47,7 @@ export function superviseGroup(child: ChildProcess, keptChunks: number, graceMs:
     });
   }
   liveGroups.add(pgid);
+  const watchdog = watchdogFor(pgid);
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
     output.push(chunk.toString());
@@ -44,6 +58,7 @@ export function superviseGroup(child: ChildProcess, keptChunks: number, graceMs:
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
+      watchdog.kill('SIGKILL');
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));
         killGroup(pgid, 'SIGTERM');
