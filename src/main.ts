@@ -1,4 +1,4 @@
-import { shownUrl } from './shown-url.js';
+import { urlWithoutCredentials } from './shown-url.js';
 import { createJobOwners } from './jobs/job-owners.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -445,7 +445,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   );
   closer.defer(() => metricsServer.close());
   logger.info({ url: metricsServer.url }, 'metrics listening');
-  logger.info({ url, upstream: shownUrl(config.upstreamUrl), basePath: config.basePath, version: VERSION }, 'flowgate listening');
+  logger.info({ url, upstream: urlWithoutCredentials(config.upstreamUrl), basePath: config.basePath, version: VERSION }, 'flowgate listening');
   if (!config.enforce)
     logger.warn(
       { enforcing: false },

@@ -13,3 +13,15 @@ export function shownUrl(url: string, unparsable = '(a URL that does not parse)'
     return unparsable;
   }
 }
+
+/** A URL without any user name or password in it (the upstream's, as the start lines show it). */
+export function urlWithoutCredentials(url: string, unparsable = '(unparsable upstream URL)'): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.href.replace(/\/$/, '');
+  } catch {
+    return unparsable;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Logger } from '../logging.js';
-import { shownUrl } from '../shown-url.js';
+import { urlWithoutCredentials as shownUrl } from '../shown-url.js';
 import { getText } from './get-text.js';
 import type { MlflowConnection } from './mlflow-connection.js';
 import { MAX_VERSION_BYTES, versionIn } from './mlflow-version.js';
