@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { fromThisHost } from './same-origin.js';
 
 /**
  * Whether a browser sent this request from a page of another site. A browser attaches credentials it
@@ -15,12 +16,5 @@ export function fromAnotherSite(req: IncomingMessage, externalOrigin: string | u
   const origin = req.headers.origin;
   if (typeof origin !== 'string' || origin === '') return false;
   if (externalOrigin !== undefined && origin === externalOrigin) return false;
-  const host = req.headers.host;
-  if (typeof host !== 'string' || host === '') return true;
-  try {
-    const u = new URL(origin);
-    return !((u.protocol === 'http:' || u.protocol === 'https:') && u.host === host.toLowerCase());
-  } catch {
-    return true;
-  }
+  return !fromThisHost(req);
 }

@@ -7,7 +7,7 @@ import type { LiveSession, SessionStore } from '../oidc/sessions.js';
 import type { PrincipalCache } from '../principals/principal-cache.js';
 import type { CredentialLoader } from '../http/credentials.js';
 import { constantTimeEqual } from '../tokens/token.js';
-import { fromThisHost } from './same-origin.js';
+import { fromThisHost } from '../http/same-origin.js';
 
 /**
  * The browser-session credential when flowgate signs people in itself (no OIDC, so no configured

@@ -10,7 +10,7 @@ import { readBody } from '../http/body.js';
 import { MALFORMED, type TokenVerifier } from '../tokens/verifier.js';
 import { sendUiPage } from './page.js';
 import { UI_PATHS } from './paths.js';
-import { fromThisHost } from './same-origin.js';
+import { fromThisHost } from '../http/same-origin.js';
 
 export interface SignInDeps {
   readonly basePath: string;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerPageCall } from '../../src/ui/quiet-401.js';
-import { fromThisHost } from '../../src/ui/same-origin.js';
+import { fromThisHost } from '../../src/http/same-origin.js';
 import { createShell, injectMenu } from '../../src/ui/shell.js';
 
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
