@@ -1,5 +1,5 @@
 import type { MappingForgetter } from './authz/mapping-forgetter.js';
-import type { PolicyReader } from './authz/policy.js';
+import { FULL_RELOAD_ABOVE, type PolicyReader } from './authz/policy.js';
 import type { ResourceRef } from './authz/types.js';
 import type { Logger } from './logging.js';
 import type { SessionStore } from './oidc/sessions.js';
@@ -24,11 +24,12 @@ export interface FollowedCaches {
  * forgotten. Revocations above all must not outlive the next poll or notification.
  */
 export function followStore(store: Store, c: FollowedCaches): Following {
-  const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> =>
-    (refs === 'all' ? c.policy.reloadAll() : c.policy.storedChanged(...refs)).then(
+  const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> => {
+    const whole = refs === 'all' || refs.length > FULL_RELOAD_ABOVE;
+    return (whole ? c.policy.reloadAll() : c.policy.storedChanged(refs)).then(
       () =>
         c.logger.info(
-          { resources: c.policy.resources, reread: refs === 'all' ? 'all' : refs.length },
+          { resources: c.policy.resources, reread: whole ? 'all' : refs.length },
           'policy store changed by another process: caches dropped, grants reloaded',
         ),
       (err: Error) => {
@@ -37,6 +38,7 @@ export function followStore(store: Store, c: FollowedCaches): Following {
         setTimeout(() => void reread('all'), 1000).unref();
       },
     );
+  };
   const rereadPatterns = (): Promise<void> =>
     c.policy.reloadPatterns().then(
       () => c.logger.info({ patternGrants: c.policy.patternGrants }, 'pattern grants changed by another process: reloaded'),
@@ -46,14 +48,42 @@ export function followStore(store: Store, c: FollowedCaches): Following {
         setTimeout(() => void rereadPatterns(), 1000).unref();
       },
     );
+  const everythingStale = (): void => {
+    c.verifier.forgetAll();
+    c.principals.invalidate();
+    c.sessions.forgetCached('all');
+    c.mappings()?.applyExternal('all');
+    void rereadPatterns();
+    void reread('all');
+  };
+  /*
+   * The feed calls these from a pg notification handler or a timer, where a throw ends the process
+   * (every replica at once, as they all hear the same change). A change that could not be applied is
+   * one this process may be missing: everything is dropped and re-read instead.
+   */
+  const guarded =
+    <A extends unknown[]>(what: string, apply: (...args: A) => void) =>
+    (...args: A): void => {
+      try {
+        apply(...args);
+      } catch (err) {
+        c.logger.error({ err: { message: (err as Error).message }, change: what }, 'a change by another process could not be applied; dropping caches and re-reading everything');
+        try {
+          everythingStale();
+        } catch (again) {
+          c.logger.error({ err: { message: (again as Error).message } }, 'caches could not be dropped; re-reading everything in 1 s');
+          setTimeout(guarded('retry', everythingStale), 1000).unref();
+        }
+      }
+    };
   return store.follow({
-    grants: (refs) => void reread(refs),
-    principals: () => {
+    grants: guarded('grants', (refs) => void reread(refs)),
+    principals: guarded('principals', () => {
       c.verifier.forgetAll();
       c.principals.invalidate();
-    },
-    patterns: () => void rereadPatterns(),
-    sessionsEnded: (idHashes) => c.sessions.forgetCached(idHashes),
-    mappings: (changes) => c.mappings()?.applyExternal(changes),
+    }),
+    patterns: guarded('patterns', () => void rereadPatterns()),
+    sessionsEnded: guarded('sessions', (idHashes) => c.sessions.forgetCached(idHashes)),
+    mappings: guarded('mappings', (changes) => c.mappings()?.applyExternal(changes)),
   });
 }

@@ -17,6 +17,12 @@ export interface Grantee {
 
 const NO_FACTS: GrantFacts = Object.freeze({ direct: undefined, groups: Object.freeze([]) as readonly Permission[] });
 
+/**
+ * Past this many resources in one change, one full reload is cheaper than a re-read each: every
+ * re-read is its own statement, and tens of thousands of them hold the pool from every request.
+ */
+export const FULL_RELOAD_ABOVE = 1000;
+
 /** A resource's key among the re-reads in flight: its kind and its id as stored. */
 const readKey = (kind: ResourceKind, stored: string) => `${kind}\u0000${stored}`;
 
@@ -155,10 +161,16 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
      * connections), and only the one started last is kept, so an earlier one waits for it.
      */
     async changed(...refs: readonly ResourceRef[]): Promise<void> {
+      if (refs.length > FULL_RELOAD_ABOVE) return reloadAll();
       await Promise.all(refs.map(reread));
     },
-    /** The same for resources named by their stored ids (another process's change log): each re-read in its own workspace. */
-    async storedChanged(...refs: readonly ResourceRef[]): Promise<void> {
+    /**
+     * The same for resources named by their stored ids (another process's change log): each re-read in
+     * its own workspace. An array, never rest parameters: a change may name more resources than a
+     * call can take as arguments (a RangeError, thrown where nothing catches it).
+     */
+    async storedChanged(refs: readonly ResourceRef[]): Promise<void> {
+      if (refs.length > FULL_RELOAD_ABOVE) return reloadAll();
       await Promise.all(
         refs.map((ref) => {
           if (!keyedInWorkspace(ref.kind)) return reread(ref);

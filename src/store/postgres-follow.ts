@@ -59,11 +59,16 @@ export function followPostgres(
 
   function onNotification(msg: pg.Notification): void {
     if (msg.channel !== CHANNEL || msg.payload === undefined) return;
-    const n = JSON.parse(msg.payload) as Notice;
-    if ('generation' in n) onGeneration(Number(n.generation), n.table);
-    else if ('grant' in n) pendingGrants.push({ kind: n.grant[0], id: n.grant[1] } as ResourceRef);
-    else if ('session' in n) listener.sessionsEnded([n.session]);
-    else if ('mapping' in n) listener.mappings([{ cache: n.mapping[0], key: n.mapping[1] }]);
+    try {
+      const n = JSON.parse(msg.payload) as Notice;
+      if ('generation' in n) onGeneration(Number(n.generation), n.table);
+      else if ('grant' in n) pendingGrants.push({ kind: n.grant[0], id: n.grant[1] } as ResourceRef);
+      else if ('session' in n) listener.sessionsEnded([n.session]);
+      else if ('mapping' in n) listener.mappings([{ cache: n.mapping[0], key: n.mapping[1] }]);
+    } catch {
+      // Thrown inside pg's socket handler, this would end the process; a notice not understood may be a change missed.
+      if (applied !== undefined) everythingStale(applied);
+    }
   }
 
   function down(c: pg.Client, err?: Error): void {

@@ -22,9 +22,14 @@ export function followSqlite(db: Db, intervalMs: number, listener: StoreChangeLi
   // Ending a session moves no policy generation: its own log says which ones ended.
   const sessions = sessionEndsPoll(db, (idHashes) => listener.sessionsEnded(idHashes));
   const timer = setInterval(() => {
-    policy();
-    mappings();
-    sessions();
+    // A throw in a timer ends the process. A poll that failed (a lock held past the busy timeout, an
+    // I/O error) has not moved what it saw, so the next tick reads the same changes again.
+    for (const poll of [policy, mappings, sessions])
+      try {
+        poll();
+      } catch {
+        /* retried next tick */
+      }
   }, intervalMs);
   timer.unref();
   return {

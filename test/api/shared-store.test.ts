@@ -106,3 +106,33 @@ describe.skipIf(postgres)('one SQLite policy store, several flowgate processes',
     }
   });
 });
+
+describe.skipIf(postgres)('one change to very many resources', () => {
+  it('a group with 150k grants deleted by another process: the grants are gone and the process stays up', async () => {
+    // Its own store: the only process polling it, so the change log still names every resource when read.
+    const fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' });
+    const operator = new Database(join(fg.dir, 'flowgate.db'));
+    try {
+      expect((await request(fg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'dave' })).status).toBe(201);
+      const token = (await request(fg.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'dave' }))
+        .body.token as string;
+      const dave = (operator.prepare("SELECT id FROM users WHERE username = 'dave'").get() as { id: number }).id;
+      operator.transaction(() => {
+        const group = Number(operator.prepare("INSERT INTO groups (name, created_at) VALUES ('bulk', 0)").run().lastInsertRowid);
+        operator.prepare('INSERT INTO group_members (group_id, user_id) VALUES (?, ?)').run(group, dave);
+        const grant = operator.prepare("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('experiment', ?, ?, 'READ', 0, 0)");
+        for (let e = 1; e <= 150_000; e++) grant.run(String(e), group);
+      })();
+      await eventually(async () => expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(200), 15_000);
+
+      operator.prepare("DELETE FROM groups WHERE name = 'bulk'").run();
+      await eventually(async () => expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(403), 15_000);
+      const reloads = fg.logs.join('').split('\n').filter((l) => l.includes('policy store changed by another process'));
+      expect(JSON.parse(reloads.at(-1)!)).toMatchObject({ reread: 'all' });
+    } finally {
+      operator.close();
+      await fg.close();
+      removeDir(fg.dir);
+    }
+  }, 60_000);
+});
