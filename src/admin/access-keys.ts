@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { requireUser } from './lookups.js';
-import { refuseMintingByBearer } from './tokens.js';
+import { refuseMinting } from './tokens.js';
 import type { AdminRoute } from './types.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -32,7 +32,7 @@ export const ACCESS_KEY_ROUTES: readonly AdminRoute[] = [
     handler: async (req, deps) => {
       const body = req.body as z.infer<typeof createBody>;
       const user = await requireUser(deps, req.params.username!);
-      refuseMintingByBearer(req.principal, user);
+      refuseMinting(req.principal, user);
       const issued = await deps.tokens.issueNamed(req.principal.username, user, body.name, body.expiration);
       return {
         status: 201,

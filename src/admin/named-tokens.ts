@@ -4,7 +4,7 @@ import type { User } from '../principals/types.js';
 import type { AccessKey } from '../tokens/token-service.js';
 import { accessKeyName } from './access-keys.js';
 import { requireUser } from './lookups.js';
-import { refuseMintingByBearer, TOKEN_ROUTES } from './tokens.js';
+import { refuseMinting, TOKEN_ROUTES } from './tokens.js';
 import type { AdminDeps, AdminRequest, AdminResult, AdminRoute } from './types.js';
 
 /**
@@ -40,7 +40,7 @@ const list = async (deps: AdminDeps, user: User): Promise<AdminResult> => ({
 
 async function create(req: AdminRequest, deps: AdminDeps, user: User): Promise<AdminResult> {
   const { name, expiration } = req.body as z.infer<typeof createBody>;
-  refuseMintingByBearer(req.principal, user);
+  refuseMinting(req.principal, user);
   const issued = await deps.tokens.issueNamed(req.principal.username, user, name, expiration);
   const key = (await deps.tokens.listNamed(user.id)).find((k) => k.name === name);
   const made = key ?? { id: 0, name, createdAt: Date.now(), expiresAt: issued.expiresAt };

@@ -12,21 +12,31 @@ const accessTokenBody = z.strictObject({
 });
 
 /**
- * A caller proven by a bearer JWT (an identity provider's access token, a pod's projected Kubernetes
- * token) mints no access token or access key for their own account, nor replaces one: the JWT lives
- * an hour or so and ends with its account at the provider or cluster, while a minted token would live
- * up to FLOWGATE_TOKEN_MAX_DAYS, renewable with itself, whatever became of the account. So a leaked
- * or short-lived JWT stays what it was. An administrator acting through a JWT still mints for other
- * users (an administrator's act, audited); listing and revoking one's own tokens stay open.
- * Every handler that mints calls this (the batch route runs handlers directly, past the access rule).
+ * Who may mint (create, replace or rotate) an access token or access key for `holder`. Every handler
+ * that mints calls this (the batch route runs handlers directly, past the access rule).
+ *
+ * - A caller proven by a bearer JWT (an identity provider's access token, a pod's projected Kubernetes
+ *   token) mints no access token or access key for their own account, nor replaces one: the JWT lives
+ *   an hour or so and ends with its account at the provider or cluster, while a minted token would live
+ *   up to FLOWGATE_TOKEN_MAX_DAYS, renewable with itself, whatever became of the account. So a leaked
+ *   or short-lived JWT stays what it was. An administrator acting through a JWT still mints for other
+ *   users (an administrator's act, audited).
+ * - A service account's tokens are issued by an administrator only. Whoever holds its token (a pipeline,
+ *   or whoever took it from one) would otherwise renew it to FLOWGATE_TOKEN_MAX_DAYS with itself, and
+ *   since a service account holds one token, revoke the one the administrator issued: the expiry an
+ *   administrator chose would mean nothing, and a leaked token could lock out the pipeline it came from.
+ *
+ * Listing and revoking one's own tokens stay open to both.
  */
-export function refuseMintingByBearer(principal: Principal, holder: { readonly id: number }): void {
+export function refuseMinting(principal: Principal, holder: { readonly id: number; readonly isServiceAccount: boolean }): void {
   if (principal.via === 'bearer' && principal.userId === holder.id)
     throw forbidden(
       'Access tokens cannot be created or replaced with a bearer token (a JWT of an identity provider or a Kubernetes cluster): ' +
         'a token minted with it would outlive it and its account. Create one after signing in (the UI, or an access token you hold), ' +
         'or ask an administrator',
     );
+  if (holder.isServiceAccount && !principal.isAdmin)
+    throw forbidden("A service account's access tokens are issued by an administrator: ask one for a new token");
 }
 
 export const TOKEN_ROUTES: readonly AdminRoute[] = [
@@ -43,7 +53,7 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
       if (username !== req.principal.username && !req.principal.isAdmin)
         throw forbidden('Only administrators can create tokens for other users');
       const user = await requireUser(deps, username);
-      refuseMintingByBearer(req.principal, user);
+      refuseMinting(req.principal, user);
       const issued = await deps.tokens.issue(req.principal.username, user, body.expiration);
       const expires = new Date(issued.expiresAt).toISOString();
       return {

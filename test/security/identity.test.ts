@@ -464,6 +464,49 @@ describe('class 12: a name in another case is not a second account', () => {
   });
 });
 
+describe("class 12: a service account's tokens are an administrator's to issue", () => {
+  it('holding its token does not renew it, mint another or revoke the issued one, by any minting route, prefix or batch; an administrator still mints; a person still mints their own', async () => {
+    ok(await admin('POST', '/api/2.0/mlflow/users/create', { body: { username: 'svc-mint', is_service_account: true } }), 'create svc-mint');
+    const issuedBy = expiration();
+    const issued = ok(await admin('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { body: { username: 'svc-mint', expiration: issuedBy } }), 'admin mints').token as string;
+    const svc = caller(base, basic('svc-mint', issued), quiet);
+    const tokens = () => fg.store.sql.all("SELECT id, expires_at, revoked_at FROM access_tokens WHERE user_id = (SELECT id FROM users WHERE username = 'svc-mint') ORDER BY id");
+    const before = await tokens();
+    expect(before).toHaveLength(1);
+    const far = new Date(Date.now() + 300 * 86_400_000).toISOString();
+    const attempts: Array<[string, string, unknown]> = [];
+    for (const p of PREFIXES)
+      attempts.push(
+        ['PATCH', `${p}/permissions/users/access-token`, { expiration: far }],
+        ['PATCH', `${p}/permissions/users/access-token`, { username: 'svc-mint', expiration: far }],
+        ['PATCH', `${p}/permissions/users/access-token`, {}],
+        ['POST', `${p}/permissions/users/svc-mint/access-keys`, { name: 'renewed', expiration: far }],
+        ['PATCH', `${p}/users/access-token`, { expiration: far }],
+        ['POST', `${p}/users/current/tokens`, { name: 'renewed', expiration: far }],
+        ['POST', `${p}/users/svc-mint/tokens`, { name: 'renewed', expiration: far }],
+        ['POST', `${p}/permissions/batch`, { calls: [{ method: 'PATCH', path: 'permissions/users/access-token', body: { expiration: far } }] }],
+      );
+    for (const [method, path, body] of attempts) {
+      const reply = await svc(method, path, { body });
+      expectMlflowError(reply, 403, `${method} ${path} ${JSON.stringify(body)}`);
+      expect(reply.json.error_code, path).toBe('PERMISSION_DENIED');
+      if (!path.endsWith('/batch')) expect(reply.json.message, path).toContain("service account's access tokens are issued by an administrator");
+    }
+    expect(await tokens()).toEqual(before);
+    // The issued token still works, and listing its own tokens stays open.
+    for (const p of PREFIXES) {
+      expect((await svc('GET', `${p}/experiments/search?max_results=1`)).status, p).toBe(200);
+      expect((await svc('GET', `${p}/permissions/users/svc-mint/access-keys`)).status, p).toBe(200);
+      expect((await svc('GET', `${p}/users/current/tokens`)).status, p).toBe(200);
+    }
+    // An administrator still issues its tokens; a person still renews their own.
+    const reissued = ok(await admin('POST', '/api/2.0/mlflow/permissions/users/svc-mint/access-keys', { body: { name: 'pipeline', expiration: expiration() } }), 'admin key').token as string;
+    expect((await caller(base, basic('svc-mint', reissued), quiet)('GET', '/api/2.0/mlflow/experiments/search?max_results=1')).status).toBe(200);
+    const pat = await tokenUser('pat-mint');
+    expect((await pat('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { body: { expiration: expiration() } })).status).toBe(200);
+  });
+});
+
 describe('class 9: the operator cannot be locked out', () => {
   it('a second administrator cannot demote, delete or relink the bootstrap admin, by any route, prefix or spelling', async () => {
     const root = await tokenUser('root', { is_admin: true });
