@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdminAccess, AdminApi } from '../admin/admin-api.js';
 import { isAdminNamespace } from '../admin/routes.js';
-import { FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
+import { badRequest, FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { WorkspaceEntry } from '../workspaces/request-entry.js';
 import type { Authenticator } from '../http/credentials.js';
@@ -14,7 +14,7 @@ import type { GatePass, MlflowGate } from './gate.js';
 import type { ReadinessCheck } from './health.js';
 import { isClientGone, setBodyReadTimeout } from '../http/body.js';
 import { dropUnreadBody } from './lingering-close.js';
-import { normalizeTarget, stripBasePath } from './normalize-path.js';
+import { normalizeTarget, ownRoutePath, stripBasePath } from './normalize-path.js';
 import type { RequestEnd, RequestScope } from './request-scope.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
 import type { Tracing } from '../tracing/types.js';
@@ -146,14 +146,17 @@ export function createRequestListener(deps: AppDeps) {
       if (auth.principal && deps.workspaces) await deps.workspaces.check(req);
 
       if (isAdminNamespace(path)) {
-        const m = deps.adminApi.match(method, encodedPath);
+        const ownRoute = ownRoutePath(req.url ?? '/');
+        const ownPath = ownRoute === undefined ? undefined : (stripBasePath(ownRoute, deps.basePath) ?? '/');
+        const m = ownPath === undefined ? undefined : deps.adminApi.match(method, ownPath);
         scope.route = m ? m.route.path : 'admin-unmatched';
         if (!auth.principal) throw unauthenticated();
+        if (ownPath === undefined) throw badRequest("flowgate's own routes take no '.' or '..' path segments: a name in a path is one segment, its '/' percent-encoded");
         // Whatever the credential: Basic credentials a browser cached ride along on another site's form post too.
         if (isStateChanging(method) && fromAnotherSite(req, deps.externalOrigin))
           throw forbidden('Cross-site request refused: flowgate does not change anything for a page of another site');
         if (!m) {
-          const allowed = deps.adminApi.allowedMethods(encodedPath);
+          const allowed = deps.adminApi.allowedMethods(ownPath);
           if (allowed.length > 0) throw notAllowed(req.method ?? '', path, allowed);
           throw new FlowgateError('ENDPOINT_NOT_FOUND', `No admin endpoint ${method} ${path}`);
         }

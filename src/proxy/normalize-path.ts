@@ -66,6 +66,29 @@ export function normalizeFully(rawPath: string, search: string): NormalizedTarge
   };
 }
 
+/**
+ * The path of one of flowgate's own API routes, whose segments carry names: split where the client
+ * put a `/` (or `\`, which browsers send as `/`), and only then decoded, so an encoded `/` stays
+ * inside its name. A `.` or `..` segment is not resolved (resolved, a resource named `../../users/bob`
+ * turned a grant on it into a call on another route): the answer is then undefined, for the caller to
+ * refuse. Call after `normalizeTarget` accepted the same target (it refuses malformed and double
+ * encoding). Each segment is encoded as `encoded` is.
+ */
+export function ownRoutePath(rawUrl: string): string | undefined {
+  const end = rawUrl.search(/[?#]/);
+  const rawPath = end === -1 ? rawUrl : rawUrl.slice(0, end);
+  if (ALREADY_NORMAL.test(rawPath)) return rawPath;
+  const segments: string[] = [];
+  for (const raw of rawPath.split(/[\\/]/)) {
+    if (raw === '') continue;
+    const seg = decodeURIComponent(raw);
+    if (seg === '.' || seg === '..') return undefined;
+    segments.push(seg);
+  }
+  const tail = segments.length > 0 && /[\\/]$/.test(rawPath) ? '/' : '';
+  return '/' + segments.map(encodeSegment).join('/') + tail;
+}
+
 /** encodeURIComponent, but keeping the characters RFC 3986 allows literally in a segment (bar `;`). */
 export function encodeSegment(segment: string): string {
   return encodeURIComponent(segment).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3D)/g, (m) =>

@@ -170,12 +170,30 @@ export function adminIdOf(kind: ResourceKind, params: Readonly<Record<string, st
   const admin: KindSpec['admin'] = KINDS[kind].admin;
   const last = params[admin.param];
   // A Skill's `@<organization>/<name>`, the organization in a segment of its own (`withScopedTwins`).
-  if (isScoped(kind) && params.organization !== undefined) return last === undefined ? undefined : `@${params.organization}/${last}`;
+  // The id splits at its first `/`, so a first part holding one (sent encoded) would name another resource.
+  if (isScoped(kind) && params.organization !== undefined)
+    return last === undefined || params.organization.includes('/') ? undefined : `@${params.organization}/${last}`;
   // A scorer's `<experiment_id>/<name>`, an MCP server's `<namespace>/<slug>`.
   const firstParam = admin.experiment ?? admin.namespace;
   if (firstParam === undefined || last === undefined) return last;
   const first = params[firstParam];
-  return first === undefined ? undefined : `${first}/${last}`;
+  return first === undefined || first.includes('/') ? undefined : `${first}/${last}`;
+}
+
+/**
+ * The path segments naming one resource in the admin API, each percent-encoded (the inverse of
+ * `adminIdOf`): a scorer's experiment and name, an MCP server's namespace and slug, and a Skill's
+ * organization and name go in two segments, split at the id's first `/`; any other id is one
+ * segment, whatever it holds. flowgate's own routes keep an encoded `/` inside its segment.
+ */
+export function adminIdSegments(kind: ResourceKind, id: string): string {
+  const admin: KindSpec['admin'] = KINDS[kind].admin;
+  const twoParts = admin.experiment !== undefined || admin.namespace !== undefined || (isScoped(kind) && id.startsWith('@'));
+  const slash = twoParts ? id.indexOf('/') : -1;
+  if (slash < 0) return encodeURIComponent(id);
+  const first = id.slice(0, slash);
+  const scoped = first.startsWith('@') && isScoped(kind);
+  return `${scoped ? '@' : ''}${encodeURIComponent(scoped ? first.slice(1) : first)}/${encodeURIComponent(id.slice(slash + 1))}`;
 }
 
 /**
@@ -191,8 +209,8 @@ export function idOfGrantJson(kind: ResourceKind, grant: Readonly<Record<string,
 
 /**
  * An admin API path, and its twin naming a Skill with an organization (`…/skills/:name` also as
- * `…/skills/@:organization/:name`): the request's path is decoded before it is routed, so the `/` of
- * `@<organization>/<name>` (sent as `%40acme%2Freviewer` or as it is) parts two segments, as in MLflow's own Skill paths.
+ * `…/skills/@:organization/:name`): `@<organization>/<name>` goes in two segments (`adminIdSegments`), as
+ * in MLflow's own Skill paths.
  */
 export function withScopedTwins(path: string): string[] {
   const paths = [path];

@@ -99,10 +99,13 @@ describe('a manager of one endpoint', () => {
       expect([400, 403, 404], `${path} → ${r.status} ${r.text.slice(0, 200)}`).toContain(r.status);
     }
     expect(await state()).toEqual(before);
-    // A name with a slash cannot be named in a grant path at all: its pieces are segments.
-    const slashed = await admin('POST', `${V2}/permissions/users/dora/gateways/endpoints/${encodeURIComponent(`${mine}/x`)}`, { body: { permission: 'READ' } });
-    expect([400, 404]).toContain(slashed.status);
-    expect(await state()).toEqual(before);
+    // A name with a slash is named by its encoded `/`, which keeps it one segment: the grant is on that name, no other.
+    const slashedPath = `${V2}/permissions/users/dora/gateways/endpoints/${encodeURIComponent(`${mine}/x`)}`;
+    const slashed = await admin('POST', slashedPath, { body: { permission: 'READ' } });
+    expect(slashed.status, slashed.text).toBe(201);
+    expect(slashed.json).toMatchObject({ permission: { name: `${mine}/x`, username: 'dora', permission: 'READ' } });
+    expect((await admin('DELETE', slashedPath)).status).toBe(200);
+    expect((await state()).grants).toEqual(before.grants);
   });
 
   it('cannot slip a grant on another endpoint into a batch, nor give herself pattern grants', async () => {

@@ -208,8 +208,9 @@ describe("Skills: mallory against alice's", () => {
     refused(await admin('POST', `${V2}/permissions/users/mallory/skills/${VIC.toUpperCase()}`, { body: { permission: 'READ' } }), 400);
     refused(await admin('POST', `${V2}/permissions/users/mallory/skills/${encodeURIComponent(`@acme/${VIC.toUpperCase()}`)}`, { body: { permission: 'READ' } }), 400);
     refused(await admin('POST', `${V2}/permissions/users/mallory/skills/${encodeURIComponent('@/x')}`, { body: { permission: 'READ' } }), 400);
-    // Without its `@`, an organization's Skill is no Skill id, and two segments are no grant route.
-    expect((await admin('POST', `${V2}/permissions/users/mallory/skills/${encodeURIComponent(`acme/${VIC}`)}`, { body: { permission: 'READ' } })).status).toBe(404);
+    // Without its `@`, an organization's Skill is no Skill id: the encoded `/` keeps it one segment, a name no Skill may have.
+    expect((await admin('POST', `${V2}/permissions/users/mallory/skills/${encodeURIComponent(`acme/${VIC}`)}`, { body: { permission: 'READ' } })).status).toBe(400);
+    expect((await admin('POST', `${V2}/permissions/users/mallory/skills/acme/${VIC}`, { body: { permission: 'READ' } })).status).toBe(404);
     for (const id of [VIC, `@acme/${VIC}`]) expect(await malloryHolds(id)).toBe(404);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeFully, normalizeTarget, stripBasePath } from '../../src/proxy/normalize-path.js';
+import { normalizeFully, normalizeTarget, ownRoutePath, stripBasePath } from '../../src/proxy/normalize-path.js';
 
 describe('normalizeTarget', () => {
   it.each([
@@ -84,4 +84,21 @@ describe('the already-normal fast path', () => {
       const full = outcome(() => normalizeFully(path, 'x=1'));
       expect(fast).toEqual(full);
     });
+});
+
+describe('ownRoutePath', () => {
+  it.each([
+    ['/api/2.0/mlflow/permissions/users/alice', '/api/2.0/mlflow/permissions/users/alice'],
+    ['/p/secrets/..%2F..%2Fusers%2Fbob', '/p/secrets/..%2F..%2Fusers%2Fbob'],
+    ['/p/groups/%2Fml-team/users', '/p/groups/%2Fml-team/users'],
+    ['/p/skills/%40acme/x', '/p/skills/@acme/x'],
+    ['/p//users/a/?q=1', '/p/users/a/'],
+    ['/p\\users\\a%5Cb', '/p/users/a%5Cb'],
+  ])('keeps an encoded / inside its segment: %s', (raw, expected) => {
+    expect(ownRoutePath(raw)).toBe(expected);
+  });
+
+  it.each(['/p/users/../bob', '/p/users/%2E%2E/bob', '/p/users/./bob', '/p/users/bob/.', '/p\\..\\users'])('answers no path for a dot segment: %s', (raw) => {
+    expect(ownRoutePath(raw)).toBeUndefined();
+  });
 });

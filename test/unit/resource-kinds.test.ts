@@ -15,7 +15,7 @@ import { grantResource, policyDocument } from '../../src/commands/policy-documen
 import { grantKey } from '../../src/commands/policy-state.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { createDirectory } from '../../src/principals/directory.js';
-import { adminIdPath, gatewayListing, GATEWAY_KINDS, isGatewayKind, KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
+import { adminIdOf, adminIdPath, adminIdSegments, gatewayListing, GATEWAY_KINDS, isGatewayKind, KIND_SPECS, RESOURCE_KINDS, type KindSpec } from '../../src/resources/kinds.js';
 import { PERMISSIONS, rank } from '../../src/resources/permissions.js';
 import type { Sql } from '../../src/store/sql.js';
 import type { UpstreamJson } from '../../src/upstream/json-client.js';
@@ -219,5 +219,25 @@ describe('the registry', () => {
       nameField: 'name',
       idField: 'endpoint_id',
     });
+  });
+});
+
+describe('adminIdSegments', () => {
+  it.each([
+    ['gateway_secret', '../../users/bob', '..%2F..%2Fusers%2Fbob'],
+    ['experiment', '12', '12'],
+    ['scorer', '12/a/b', '12/a%2Fb'],
+    ['mcp_server', 'acme/search', 'acme/search'],
+    ['skill', '@acme/reviewer', '@acme/reviewer'],
+    ['skill', 'plain', 'plain'],
+    ['registered_model', 'a/b', 'a%2Fb'],
+  ] as const)('%s %s → %s, which adminIdOf reads back', (kind, id, segments) => {
+    expect(adminIdSegments(kind, id)).toBe(segments);
+  });
+
+  it('reads back through the routes adminIdPath spells', () => {
+    expect(adminIdOf('scorer', { experiment_id: '12', scorer_name: 'a/b' })).toBe('12/a/b');
+    expect(adminIdOf('scorer', { experiment_id: '12/x', scorer_name: 'b' })).toBeUndefined();
+    expect(adminIdOf('skill', { organization: 'a/b', name: 'c' })).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { api, mlflow, qs, seg, type GrantIdField, type KindGrant } from './api';
 import { grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, isWorkspace, listingOf, numbered, type GatewayShown, type Kind } from './kind-list';
 import { parseSkillId, skillId } from '../../src/resources/skill-identity.js';
-import { idOfGrantJson, KINDS as SPECS } from '../../src/resources/kinds.js';
+import { adminIdSegments, idOfGrantJson, KINDS as SPECS } from '../../src/resources/kinds.js';
 
 /** The kinds of resource the screens manage, and how MLflow's own API lists them. */
 export { creatable, FIRST_ROUTE, grantIdField, isGateway, isMcpServer, isPrompt, isScorer, isSkill, isWorkspace, KINDS, kindOf, kindLabel, listingOf, lookupOf, numbered, permissionsFor, resourceText, type GatewayShown, type Kind } from './kind-list';
@@ -175,7 +175,7 @@ export async function createItem(k: Kind, name: string): Promise<string> {
 export type GranteeSegment = 'users' | 'groups';
 
 export const grantPath = (granteeSegment: GranteeSegment, name: string, k: Kind, id: string) =>
-  `permissions/${granteeSegment}/${seg(name)}/${k.segment}/${seg(id)}`;
+  `permissions/${granteeSegment}/${seg(name)}/${k.segment}/${adminIdSegments(k.kind, id)}`;
 
 /** The resource a grant is on: its id, under the kind's own field of the grant JSON. */
 export function grantIdOf(k: Kind, g: KindGrant): string {

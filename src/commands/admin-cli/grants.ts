@@ -3,12 +3,12 @@ import { GRANTEE_OPTIONS, granteeOf, granteeWords, type Grantee } from './grante
 import type { Noun } from './action.js';
 import { printDone, printRows } from './output.js';
 import { KIND_WORDS, KINDS, USE_KIND_WORDS, kindNamed, permissionNamed, type Kind, type Permission } from './resources.js';
-import { idOfGrantJson } from '../../resources/kinds.js';
+import { adminIdSegments, idOfGrantJson } from '../../resources/kinds.js';
 import { experimentNamed, isDigits } from './mlflow-lookups.js';
 
 type Row = Record<string, unknown>;
 
-export const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${seg(resource)}`;
+export const grantPath = (g: Grantee, k: Kind, resource: string) => `permissions/${g.segment}/${seg(g.name)}/${k.segment}/${adminIdSegments(k.kind, resource)}`;
 
 /** Creates the grant, or changes it when one exists: the end state is what was asked. */
 export async function setGrant(client: AdminClient, g: Grantee, k: Kind, resource: string, permission: Permission): Promise<Row> {
@@ -63,7 +63,7 @@ export const GRANTS: Noun = {
     args: ['KIND', 'RESOURCE'],
     async run({ client, io, json, args }) {
       const k = kindNamed(args[0]!);
-      const base = `permissions/${k.segment}/${seg(await resourceOf(client, k, args[1]!))}`;
+      const base = `permissions/${k.segment}/${adminIdSegments(k.kind, await resourceOf(client, k, args[1]!))}`;
       const users = await client.call<{ users: Row[] }>('GET', `${base}/users`);
       const groups = await client.call<{ groups: Row[] }>('GET', `${base}/groups`);
       const rows = [

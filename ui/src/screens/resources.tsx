@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError, mlflow, qs, seg, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
+import { api, ApiError, mlflow, qs, type EffectiveAnswer, type EffectiveRow, type GranteeType, type Me, type MyPermission, type MyPermissionsAnswer, type Paged, type ResourceGrantRow, type ResourceGrantsAnswer } from '../api';
 import { actionsColumn, AskButton, AskForm, ErrorText, optionsOf, SearchTable, SelectField, SubmitButton, Tag, TextField, ToolbarForm, useConfirm, useLoad, usePagedSearch, useRun, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
 import { grantPath, isGateway, isScorer, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
+import { adminIdSegments } from '../../../src/resources/kinds.js';
 import { href } from '../router';
 import { ExplainPanel } from './explain-panel';
 import { callFor } from './explain-rules';
@@ -143,7 +144,7 @@ const EFFECTIVE_COLUMNS: readonly Column<EffectiveRow>[] = [
 export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me }) {
   const name = useLoad(() => itemName(kind, id), [kind.route, id]);
   const found = useLoad(() => existsInMlflow(kind, id), [kind.route, id]);
-  const base = `permissions/ui/${kind.segment}/${seg(id)}`;
+  const base = `permissions/ui/${kind.segment}/${adminIdSegments(kind.kind, id)}`;
   const grants = usePagedSearch({ q: '' }, (f, token) => api<ResourceGrantsAnswer>('GET', `${base}/grants${qs({ q: f.q, page_token: token })}`), [base]);
   const effective = usePagedSearch({ q: '' }, (f, token) => api<EffectiveAnswer>('GET', `${base}/effective${qs({ q: f.q, page_token: token })}`), [base]);
   const [edits, setEdits] = useState<Record<string, string>>({});
