@@ -46,6 +46,14 @@ interface Verified {
   readonly userId: number;
   readonly account: { readonly issuer: string; readonly subject: string };
   readonly expiresAt: number;
+  /**
+   * The principal the account's binding to `userId` was last confirmed against. The principal cache
+   * makes a new object at every fill of a user (after any change to users or memberships, here or on
+   * another flowgate on the store, or an eviction), so a hit answers at once only while the cache still
+   * holds this very object; any other (the user unlinked, deleted, or a new user given the same id, and
+   * loaded again by a request of theirs) is confirmed against the store first.
+   */
+  confirmed: Principal | undefined;
 }
 
 const BEARER = /^bearer +/i;
@@ -102,11 +110,25 @@ export function createBearer(d: BearerDeps): BearerModule {
       throw e;
     }
     const userId = await provision(identity);
-    const principal = await d.principals.principal(userId, 'bearer');
-    if (!principal) throw invalidToken('its user was just removed');
     const account = { issuer: identity.issuer, subject: identity.subject };
-    if (identity.expiresAt > now()) verified.set(key, { userId, account, expiresAt: identity.expiresAt }, { ttl: Math.max(1, identity.expiresAt - now()) });
+    const principal = await confirm(account, userId);
+    if (!principal) throw invalidToken('its user was just removed or unlinked');
+    if (identity.expiresAt > now())
+      verified.set(key, { userId, account, expiresAt: identity.expiresAt, confirmed: principal }, { ttl: Math.max(1, identity.expiresAt - now()) });
     return principal;
+  }
+
+  /**
+   * The principal of `userId` when `account` is still bound to that user, else undefined. The principal
+   * is taken first and the binding read after it: a change that lands between the two is seen by the
+   * read, and a change after the read drops the principal cache, so the object returned is never the
+   * one a later hit finds and trusts without asking again.
+   */
+  async function confirm(account: Verified['account'], userId: number): Promise<Principal | undefined> {
+    const principal = await d.principals.principal(userId, 'bearer');
+    if (!principal) return undefined;
+    const bound = await d.directory.userBySubject(account);
+    return bound?.id === userId ? principal : undefined;
   }
 
   const load = (token: string, key: string): Promise<Principal> => {
@@ -128,13 +150,19 @@ export function createBearer(d: BearerDeps): BearerModule {
     const hit = verified.get(key);
     if (hit && hit.expiresAt > now()) {
       const principal = d.principals.principal(hit.userId, 'bearer');
-      if (principal && !(principal instanceof Promise)) return principal;
-      // The principal cache was dropped (users or memberships changed, here or on another flowgate on
-      // the store): the account must still be bound to this user. Unlinked, deleted or bound to
-      // someone else since: the token is checked, and its account applied, again.
-      return Promise.all([principal, d.directory.userBySubject(hit.account)]).then(([p, bound]) =>
-        p && bound?.id === hit.userId ? p : (verified.delete(key), load(token, key)),
-      );
+      if (principal !== undefined && principal === hit.confirmed) return principal;
+      // The user was loaded afresh since the binding was confirmed (users or memberships changed, here
+      // or on another flowgate on the store; whoever loaded them, their own Basic request included):
+      // the account must still be bound to this user id. Unlinked, deleted (the id perhaps another
+      // user's now) or bound to someone else since: the token is checked, and its account applied, again.
+      return confirm(hit.account, hit.userId).then((p) => {
+        if (!p) {
+          if (verified.get(key) === hit) verified.delete(key);
+          return load(token, key);
+        }
+        if (verified.get(key) === hit) hit.confirmed = p;
+        return p;
+      });
     }
     if (hit) verified.delete(key);
     return load(token, key);

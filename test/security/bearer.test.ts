@@ -392,6 +392,31 @@ describe('unlinking: what it ends', () => {
       { action: 'user.create', actor: 'bearer' },
     ]);
   });
+  it("a cached JWT of an unlinked account stays refused after the user's own Basic request loaded them again", async () => {
+    const jwt = await a.sign(claims(a.issuer, { sub: 'uma-sub', preferred_username: 'uma' }));
+    expect((await me(jwt))?.username).toBe('uma');
+    const minted = (await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'uma' })).token as string;
+    await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/uma', { sign_in: 'local' });
+    expect((await adminWith({ authorization: basic('uma', minted) }, 'GET', '/api/2.0/mlflow/permissions/users/current')).status).toBe(200);
+    await expectRefused(jwt, 'unlinked, cached token, after a Basic request of its user');
+  });
+  it("a cached JWT of a deleted user never becomes a new administrator given the same user id", async () => {
+    const jwt = await a.sign(claims(a.issuer, { sub: 'contractor-sub', preferred_username: 'contractor' }));
+    const contractor = (await me(jwt))!;
+    expect(contractor).toMatchObject({ username: 'contractor', is_admin: false });
+    await admin.call('DELETE', '/api/2.0/mlflow/permissions/users/contractor');
+    const boss = (await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'boss', is_admin: true, sign_in: 'local' })).user as Record<string, unknown>;
+    expect(boss.id, 'the store hands the freed id out again').toBe(contractor.id);
+    const bossToken = (await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'boss' })).token as string;
+    expect((await adminWith({ authorization: basic('boss', bossToken) }, 'GET', '/api/2.0/mlflow/permissions/users/current')).json?.user).toMatchObject({ username: 'boss', is_admin: true });
+    // The old JWT is its account's again (a first use after the deletion, as documented), never boss.
+    const after = await callWith(jwt, '/api/2.0/mlflow/permissions/users/current');
+    expect(after.status === 401 || (after.json?.user as Record<string, unknown>)?.username === 'contractor', after.text).toBe(true);
+    expect((after.json?.user as Record<string, unknown> | undefined)?.is_admin ?? false).toBe(false);
+    expect((await adminWith(bearerAuth(jwt), 'GET', '/api/2.0/mlflow/permissions/users')).status).not.toBe(200);
+    expect((await adminWith(bearerAuth(jwt), 'POST', '/api/2.0/mlflow/users/create', { username: 'planted', is_admin: true })).status).not.toBe(200);
+    expect(await userRow('planted')).toBeUndefined();
+  });
   it('a service account (Kubernetes, or an issuer of machines) cannot be unlinked: disabling or deleting it ends its tokens', async () => {
     const token = await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-u', 'job', AUD));
     expect((await me(token))?.username).toBe('k8s.team-u.job');

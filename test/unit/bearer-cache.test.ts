@@ -88,6 +88,45 @@ describe('the bearer loader', () => {
     });
   });
 
+  it('refuses a cached token of an unlinked account even when the user was loaded again (their Basic request) before its next use', async () => {
+    const { bearer, principals, directory, writer, token } = await setup();
+    const t = await token();
+    const p = (await bearer.loader(request(`Bearer ${t}`)))!;
+    await writer.setSignIn('test', (await directory.userById(p.userId))!, 'local');
+    principals.invalidate();
+    // The user's own Basic request refills the principal cache before the JWT comes back.
+    expect(await principals.principal(p.userId, 'basic')).toMatchObject({ userId: p.userId, username: 'uma' });
+    await expect(Promise.resolve().then(() => bearer.loader(request(`Bearer ${t}`)))).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('a cached token of a deleted user never becomes the next user given the same id (a new administrator)', async () => {
+    const { bearer, principals, directory, writer, token } = await setup();
+    const t = await token({ sub: 'contractor-sub', preferred_username: 'contractor' });
+    const p = (await bearer.loader(request(`Bearer ${t}`)))!;
+    await writer.deleteUser('test', (await directory.userById(p.userId))!);
+    principals.invalidate();
+    const boss = await writer.createUser('test', { username: 'boss', displayName: 'Boss', isAdmin: true, isServiceAccount: false });
+    expect(boss.id).toBe(p.userId); // SQLite hands the freed highest id out again
+    expect(await principals.principal(boss.id, 'basic')).toMatchObject({ username: 'boss', isAdmin: true });
+    const again = await bearer.loader(request(`Bearer ${t}`));
+    // Deleting does not shut the account out (docs/machine-identity.md): its token is a first use again, never boss.
+    expect(again).toMatchObject({ username: 'contractor', isAdmin: false });
+    expect(again!.userId).not.toBe(boss.id);
+  });
+
+  it('a cached token whose principal cache entry was refilled checks its binding once, then is answered synchronously again', async () => {
+    const { bearer, principals, token } = await setup();
+    const t = await token();
+    const p = (await bearer.loader(request(`Bearer ${t}`)))!;
+    principals.invalidate();
+    await principals.principal(p.userId, 'basic');
+    const checked = bearer.loader(request(`Bearer ${t}`));
+    expect(checked).toBeInstanceOf(Promise);
+    const q = await checked;
+    expect(q).toMatchObject({ userId: p.userId, username: 'uma' });
+    expect(bearer.loader(request(`Bearer ${t}`))).toBe(q);
+  });
+
   it('leaves other schemes to other loaders, and refuses an empty or oversized bearer value without parsing it', async () => {
     const { bearer } = await setup();
     expect(bearer.loader(request('Basic abc'))).toBeUndefined();
