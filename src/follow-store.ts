@@ -19,11 +19,12 @@ export interface FollowedCaches {
 }
 
 /**
- * What other processes change in the store reaches this process's memory: the policy index re-reads
- * the grants named, credentials, principals and ended sessions are dropped, cached MLflow mappings
- * forgotten. Revocations above all must not outlive the next poll or notification.
+ * Reads the policy index (`loaded`), and from then on what other processes change in the store
+ * reaches this process's memory: the policy index re-reads the grants named, credentials, principals
+ * and ended sessions are dropped, cached MLflow mappings forgotten. Revocations above all must not
+ * outlive the next poll or notification.
  */
-export function followStore(store: Store, c: FollowedCaches): Following {
+export function followStore(store: Store, c: FollowedCaches): Following & { readonly loaded: Promise<void> } {
   const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> => {
     const whole = refs === 'all' || refs.length > FULL_RELOAD_ABOVE;
     return (whole ? c.policy.reloadAll() : c.policy.storedChanged(refs)).then(
@@ -76,7 +77,11 @@ export function followStore(store: Store, c: FollowedCaches): Following {
         }
       }
     };
-  return store.follow({
+  let loadEnded!: () => void;
+  const afterLoad = new Promise<void>((resolve) => (loadEnded = resolve));
+  // The feed takes what it has seen now, before the index is read, and delivers only after the read:
+  // a change committed while the index was being read (in several statements) is applied, not lost.
+  const following = store.follow({
     grants: guarded('grants', (refs) => void reread(refs)),
     principals: guarded('principals', () => {
       c.verifier.forgetAll();
@@ -85,5 +90,7 @@ export function followStore(store: Store, c: FollowedCaches): Following {
     patterns: guarded('patterns', () => void rereadPatterns()),
     sessionsEnded: guarded('sessions', (idHashes) => c.sessions.forgetCached(idHashes)),
     mappings: guarded('mappings', (changes) => c.mappings()?.applyExternal(changes)),
-  });
+  }, afterLoad);
+  const loaded = c.policy.reloadAll().finally(loadEnded);
+  return { live: following.live, stop: () => following.stop(), loaded };
 }

@@ -157,10 +157,10 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   });
   const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf, tokenMinted: (userId) => legacyPasswordRepo.remove(userId) });
   let mappings: MappingForgetter | undefined;
-  // Following starts as the index is read, so no change committed in between is missed.
-  await policy.reloadAll();
+  // Following takes what it has seen before the index is read, so no change committed meanwhile is missed.
   const following = followStore(store, { policy, verifier, principals, sessions, mappings: () => mappings, logger });
   closer.defer(() => following.stop());
+  await following.loaded;
 
   const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
   const patternsChanged = () => policy.reloadPatterns();

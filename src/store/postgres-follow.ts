@@ -23,6 +23,7 @@ export function followPostgres(
   catchUpMs: number,
   listener: StoreChangeListener,
   onState?: (live: boolean, err?: Error) => void,
+  after?: Promise<unknown>,
 ): Following {
   let client: pg.Client | undefined;
   let applied: number | undefined;
@@ -138,7 +139,8 @@ export function followPostgres(
   }, catchUpMs);
   catchUp.unref();
 
-  const started = connect();
+  // Connecting re-reads everything: not while the caller's own first read (`after`) is under way.
+  const started = after === undefined ? connect() : after.then(connect, connect);
   return {
     live: () => client !== undefined,
     ready: started,

@@ -28,11 +28,17 @@ export async function openPostgresStore(o: StoreOptions, url: string, migrations
   return {
     sql,
     location,
-    follow(listener) {
-      const f = followPostgres(opts, o.watchMs > 0 ? o.watchMs : 5000, listener, (live, err) => {
-        if (err) o.onError?.('PostgreSQL change feed lost', err);
-        o.onFollowState?.(live);
-      });
+    follow(listener, after) {
+      const f = followPostgres(
+        opts,
+        o.watchMs > 0 ? o.watchMs : 5000,
+        listener,
+        (live, err) => {
+          if (err) o.onError?.('PostgreSQL change feed lost', err);
+          o.onFollowState?.(live);
+        },
+        after,
+      );
       following = f;
       return f;
     },

@@ -32,7 +32,12 @@ export interface Store {
   readonly sql: Sql;
   /** For logs and errors: the file, or the PostgreSQL URL without its password. */
   readonly location: string;
-  follow(listener: StoreChangeListener): Following;
+  /**
+   * Delivers what others commit from this call on. With `after`, delivery starts once it settles, and
+   * what was committed in between is delivered then: a reader of the store started after this call
+   * and awaited by `after` cannot miss a change.
+   */
+  follow(listener: StoreChangeListener, after?: Promise<unknown>): Following;
   /** Takes a write (SQLite: and its filesystem has room for more), and (PostgreSQL) the change feed is connected. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -49,7 +54,7 @@ export async function openStore(o: StoreOptions): Promise<Store> {
   return {
     sql,
     location: o.dbPath,
-    follow: (listener) => (o.watchMs > 0 ? followSqlite(sql.db, o.watchMs, listener) : { live: () => true, stop: async () => undefined }),
+    follow: (listener, after) => (o.watchMs > 0 ? followSqlite(sql.db, o.watchMs, listener, after) : { live: () => true, stop: async () => undefined }),
     ready: async () => {
       try {
         await sql.ping();

@@ -43,7 +43,7 @@ describe.skipIf(postgres)('one SQLite policy store, several flowgate processes',
     expect((await request(writer.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' })).status).toBe(201);
     const first = await mint('bob');
     // Both readers have now cached bob's token and found no grant.
-    for (const fg of [reader, frozen]) expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(403);
+    for (const fg of [reader, frozen]) expect((await request(fg!.url).get(EXPERIMENT).set('Authorization', basic('bob', first))).status).toBe(403);
 
     const granted = await request(writer.url)
       .post('/api/2.0/mlflow/permissions/users/bob/experiments/1')
@@ -113,8 +113,8 @@ describe.skipIf(postgres)('one change to very many resources', () => {
     const fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' });
     const operator = new Database(join(fg.dir, 'flowgate.db'));
     try {
-      expect((await request(fg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'dave' })).status).toBe(201);
-      const token = (await request(fg.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'dave' }))
+      expect((await request(fg!.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'dave' })).status).toBe(201);
+      const token = (await request(fg!.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'dave' }))
         .body.token as string;
       const dave = (operator.prepare("SELECT id FROM users WHERE username = 'dave'").get() as { id: number }).id;
       operator.transaction(() => {
@@ -123,16 +123,73 @@ describe.skipIf(postgres)('one change to very many resources', () => {
         const grant = operator.prepare("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('experiment', ?, ?, 'READ', 0, 0)");
         for (let e = 1; e <= 150_000; e++) grant.run(String(e), group);
       })();
-      await eventually(async () => expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(200), 15_000);
+      await eventually(async () => expect((await request(fg!.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(200), 15_000);
 
       operator.prepare("DELETE FROM groups WHERE name = 'bulk'").run();
-      await eventually(async () => expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(403), 15_000);
+      await eventually(async () => expect((await request(fg!.url).get(EXPERIMENT).set('Authorization', basic('dave', token))).status).toBe(403), 15_000);
       const reloads = fg.logs.join('').split('\n').filter((l) => l.includes('policy store changed by another process'));
       expect(JSON.parse(reloads.at(-1)!)).toMatchObject({ reread: 'all' });
     } finally {
       operator.close();
       await fg.close();
       removeDir(fg.dir);
+    }
+  }, 60_000);
+});
+
+describe.skipIf(postgres)('start-up beside another process', () => {
+  it('a revoke committed by another process during start-up is obeyed', async () => {
+    const first = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '0' });
+    const dir = first.dir;
+    let token: string;
+    try {
+      expect((await request(first.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'erin' })).status).toBe(201);
+      token = (await request(first.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'erin' })).body
+        .token as string;
+      const granted = await request(first.url).post('/api/2.0/mlflow/permissions/users/erin/experiments/1').set('Authorization', adminAuth()).send({ permission: 'READ' });
+      expect(granted.status).toBe(201);
+    } finally {
+      await first.close();
+    }
+    const operator = new Database(join(dir, 'flowgate.db'));
+    // Enough grants after erin's for the start-up read to take several pages.
+    operator.transaction(() => {
+      const grant = operator.prepare("INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES ('experiment', ?, 1, 'READ', 0, 0)");
+      for (let e = 100; e < 12_100; e++) grant.run(String(e));
+    })();
+
+    // The revoke commits while the starting process reads its grant index, between two of its pages
+    // (after the one holding erin's grant): another process's commit, at the worst moment.
+    const prepare = Database.prototype.prepare;
+    let revoked = false;
+    Database.prototype.prepare = function (this: Database.Database, text: string) {
+      const statement = prepare.call(this, text) as Database.Statement;
+      if (!/FROM grants WHERE id > \? ORDER BY id LIMIT/.test(text)) return statement;
+      const all = statement.all.bind(statement);
+      return Object.assign(statement, {
+        all: (...args: unknown[]) => {
+          const rows = all(...args);
+          if (!revoked && Number(args[0]) > 0) {
+            revoked = true;
+            operator.prepare("DELETE FROM grants WHERE resource_id = '1' AND user_id = (SELECT id FROM users WHERE username = 'erin')").run();
+          }
+          return rows;
+        },
+      });
+    } as typeof prepare;
+    let fg: TestFlowgate | undefined;
+    try {
+      fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' }, dir);
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    try {
+      expect(revoked).toBe(true);
+      await eventually(async () => expect((await request(fg!.url).get(EXPERIMENT).set('Authorization', basic('erin', token))).status).toBe(403));
+    } finally {
+      operator.close();
+      await fg?.close();
+      removeDir(dir);
     }
   }, 60_000);
 });

@@ -41,7 +41,7 @@ function followed(policy: ReturnType<typeof createPolicyReader>, overrides: { in
   const errors: string[] = [];
   const dropped = { tokens: 0, principals: 0, sessions: 0 };
   const logger = { info() {}, warn() {}, error: (_o: unknown, m: string) => void errors.push(m) } as unknown as Logger;
-  followStore(store, {
+  const { loaded } = followStore(store, {
     policy,
     verifier: { forgetAll: () => void dropped.tokens++ } as never,
     principals: { invalidate: overrides.invalidate ?? (() => void dropped.principals++) } as never,
@@ -49,7 +49,7 @@ function followed(policy: ReturnType<typeof createPolicyReader>, overrides: { in
     mappings: () => undefined,
     logger,
   });
-  return { listener, errors, dropped };
+  return { listener, errors, dropped, loaded };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -61,12 +61,12 @@ describe('following another process’s changes', () => {
     const group = Array.from({ length: 200_000 }, (_, i) => ({ kind: EXPERIMENT, resource_id: String(i), grantee: -1, grant_rank: READ }));
     const { repo, calls, stored } = fakeGrants([...kept, ...group]);
     const policy = createPolicyReader(repo);
-    await policy.reloadAll();
+    const { listener, loaded } = followed(policy);
+    await loaded;
     expect(policy.resources).toBe(200_001);
     stored.rows = kept;
     calls.pages = 0;
 
-    const { listener } = followed(policy);
     const refs: ResourceRef[] = Array.from({ length: 200_000 }, (_, i) => ({ kind: 'experiment', id: String(i) }) as ResourceRef);
     expect(() => listener.grants(refs)).not.toThrow();
     await settle();
@@ -78,9 +78,9 @@ describe('following another process’s changes', () => {
   it('re-reads a few resources one by one', async () => {
     const { repo, calls } = fakeGrants([{ kind: EXPERIMENT, resource_id: '1', grantee: 1, grant_rank: READ }]);
     const policy = createPolicyReader(repo);
-    await policy.reloadAll();
+    const { listener, loaded } = followed(policy);
+    await loaded;
     calls.pages = 0;
-    const { listener } = followed(policy);
     listener.grants([{ kind: 'experiment', id: '1' } as ResourceRef, { kind: 'experiment', id: '2' } as ResourceRef]);
     await settle();
     expect(calls).toEqual({ pages: 0, resources: 2 });
@@ -89,10 +89,8 @@ describe('following another process’s changes', () => {
   it('drops every cache and reloads everything when applying a change throws, instead of throwing', async () => {
     const { repo, calls } = fakeGrants([]);
     const policy = createPolicyReader(repo);
-    await policy.reloadAll();
-    calls.pages = 0;
     let broken = true;
-    const { listener, errors, dropped } = followed(policy, {
+    const { listener, errors, dropped, loaded } = followed(policy, {
       invalidate: () => {
         if (broken) {
           broken = false;
@@ -100,6 +98,8 @@ describe('following another process’s changes', () => {
         }
       },
     });
+    await loaded;
+    calls.pages = 0;
     expect(() => listener.principals()).not.toThrow();
     await settle();
     expect(errors.join('\n')).toContain('could not be applied');
