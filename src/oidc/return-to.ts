@@ -40,5 +40,7 @@ export function safeReturnTo(raw: string | null | undefined, basePath: string): 
   if (basePath !== '' && path !== basePath && !path.startsWith(`${basePath}/`)) return home;
   const rel = basePath === '' ? path : path.slice(basePath.length) || '/';
   if (LOOPING.some((p) => rel === p || rel.startsWith(`${p}/`))) return home;
-  return path + url.search + url.hash;
+  const target = path + url.search + url.hash;
+  // Judged again as it will be sent: resolving `/%3F/..//evil` leaves `//evil`, another host to a browser.
+  return path.startsWith('//') || new URL(target, ORIGIN).origin !== ORIGIN ? home : target;
 }

@@ -149,7 +149,7 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
         { requestId: ctx.requestId, user: result.user.username, groupsClaim: d.groupsClaim, claimsPresent: Object.keys(claims).sort() },
         'oidc login yielded no groups: the groups claim is missing or empty (docs/oidc.md)',
       );
-    redirect(res, pending.returnTo, {
+    redirect(res, safeReturnTo(pending.returnTo, d.basePath), {
       'Set-Cookie': [setCookie(d.cookies, d.cookies.session, id, d.sessionMaxAgeSeconds), clearCookie(d.cookies, d.cookies.binding)],
     });
   };

@@ -125,6 +125,14 @@ describe('browser or program without credentials', () => {
 });
 
 describe('login', () => {
+  it('after a real sign-in, returns to no other host, however the return address hides one', async () => {
+    for (const returnTo of ['/%3F/..//evil.example/phish', '/%23/..//evil.example', '//evil.example/']) {
+      const { location, status } = await login('alice', returnTo);
+      expect(status, returnTo).toBe(302);
+      expect(location, returnTo).toBe('/');
+    }
+  });
+
   it('creates the user with groups from the role claim, sets a session cookie and returns to the page', async () => {
     const jar = new CookieJar();
     const run = await loginWithFetch(jar, `${base}/flowgate/login?return_to=${encodeURIComponent('/experiments?x=1')}`, 'alice');

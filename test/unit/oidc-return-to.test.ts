@@ -40,6 +40,11 @@ describe('safeReturnTo at the root', () => {
     ['/flowgate/callback?code=x'],
     ['/flowgate/logout'],
     ['/' + 'a'.repeat(3000)],
+    // Resolving the dot segment after an encoded `?` or `#` left `//evil.example`.
+    ['/%3F/..//evil.example'],
+    ['/%23/..//evil.example/phish'],
+    ['/%3f/../%2e%2e//evil.example'],
+    ['/a/%3F/../..//evil.example'],
   ])('refuses %j', (raw) => {
     expect(safeReturnTo(raw, '')).toBe('/');
   });
