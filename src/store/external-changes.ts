@@ -19,7 +19,7 @@ export type ExternalGrantChanges = readonly ResourceRef[] | 'all';
  * another process's session bookkeeping, which needs no reload. The grant change log (filled by
  * triggers on grants, cascaded deletes included) says which resources to re-read, so a change costs
  * a re-read of those resources instead of the whole grant index. Polled: a PRAGMA and three one-row
- * reads per interval.
+ * reads per interval, in one read transaction.
  */
 export function watchExternalChanges(db: Db, intervalMs: number, onChange: (grants: ExternalGrantChanges) => void): { stop(): void } {
   const timer = setInterval(externalChangesPoll(db, onChange), intervalMs);
@@ -39,9 +39,22 @@ export function externalChangesPoll(db: Db, onChange: (grants: ExternalGrantChan
   const generation = () => generationOf.get()?.value ?? 0;
   const latest = () => lastChange.get()?.seq ?? 0;
 
-  let seenData = pragmaNumber(db, 'data_version');
-  let seenGeneration = generation();
-  let seenChange = latest();
+  /*
+   * Each look is one read transaction, so one snapshot: read in separate statements, a commit landing
+   * between the data_version read and the others was counted as seen (its generation and log rows
+   * taken as already known) without the data_version move that says it was another process's.
+   */
+  const look = db.transaction((seen?: { readonly data: number; readonly generation: number; readonly change: number }) => {
+    const data = pragmaNumber(db, 'data_version');
+    const now = generation();
+    const change = latest();
+    const oldest = oldestChange.get()?.seq ?? change;
+    const external = seen !== undefined && data !== seen.data && now !== seen.generation;
+    return { data, now, change, oldest, external, grants: external && seen ? grantChangesSince(seen.change, change, oldest) : [] };
+  });
+
+  const first = look();
+  let seen = { data: first.data, generation: first.now, change: first.change };
 
   function grantChangesSince(seq: number, upTo: number, oldest: number): ExternalGrantChanges {
     if (upTo === seq) return [];
@@ -52,16 +65,9 @@ export function externalChangesPoll(db: Db, onChange: (grants: ExternalGrantChan
 
   return () => {
     if (!db.open) return;
-    const data = pragmaNumber(db, 'data_version');
-    const now = generation();
-    const change = latest();
-    const oldest = oldestChange.get()?.seq ?? change;
-    const external = data !== seenData && now !== seenGeneration;
-    const grants = external ? grantChangesSince(seenChange, change, oldest) : [];
+    const { data, now, change, oldest, external, grants } = look(seen);
     // Own writes move the generation and the log too: follow them every tick, so they never look external later.
-    seenData = data;
-    seenGeneration = now;
-    seenChange = change;
+    seen = { data, generation: now, change };
     if (change - oldest > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
     if (external) onChange(grants);
   };

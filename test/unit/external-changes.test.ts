@@ -81,4 +81,36 @@ describe('watching the store for other processes’ policy changes', () => {
     await settle();
     expect(seen).toEqual(['all']);
   });
+
+  it('applies a commit that lands between the reads of one poll', async () => {
+    const { self, other } = twoConnections();
+    open.push(self, other);
+    const bob = Number(other.prepare("INSERT INTO users (username, display_name, is_admin, is_service_account, created_at) VALUES ('bob', 'bob', 0, 0, 0)").run().lastInsertRowid);
+    other.prepare("INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES ('experiment', '7', ?, 'READ', 0, 0)").run(bob);
+    // Another process's revoke commits right after the poll read data_version, before it reads the generation.
+    let armed = false;
+    const prepare = self.prepare.bind(self);
+    self.prepare = ((text: string) => {
+      const statement = prepare(text);
+      if (text !== 'SELECT value FROM policy_generation WHERE id = 1') return statement;
+      const get = statement.get.bind(statement);
+      return Object.assign(statement, {
+        get: (...args: unknown[]) => {
+          if (armed) {
+            armed = false;
+            other.prepare("DELETE FROM grants WHERE resource_id = '7'").run();
+          }
+          return get(...args);
+        },
+      });
+    }) as typeof self.prepare;
+    const seen: ExternalGrantChanges[] = [];
+    watches.push(watchExternalChanges(self, 10, (g) => seen.push(g)));
+    await new Promise((r) => setTimeout(r, 40));
+    seen.length = 0;
+    armed = true;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(armed).toBe(false);
+    expect(seen.flat()).toContainEqual({ kind: 'experiment', id: '7' });
+  });
 });
