@@ -18,12 +18,16 @@ export interface BootstrapAdminDeps {
 /**
  * At every start the configured admin exists, is an administrator and a person reached by no
  * sign-in, and holds the configured token: configuration wins over the store, so the operator is
- * never locked out and flowgate never refuses to start over it.
+ * never locked out and flowgate never refuses to start over the record.
  *
  * A record that had to be repaired was, until now, someone else's or reachable some other way (an
  * ordinary user or service account of that name, a demoted admin, an identity-provider account that
  * signed in under the name): the tokens and sessions it held end, so none of them becomes an
- * administrator's. Only the configured token is put (back) in place.
+ * administrator's. Only the configured token stays, or is put in place.
+ *
+ * The one refusal: a configured token the store holds as revoked (rotated away, or revoked through
+ * the admin API) fails the start and changes nothing, repair included. Revocation wins over
+ * configuration, so an outdated Secret (a rollback, an old pod) cannot make a leaked token valid again.
  */
 export async function ensureBootstrapAdmin(admin: { username: string; token: string }, expiresAt: number, deps: BootstrapAdminDeps): Promise<void> {
   const { sql, directory, principalWriter, tokens } = deps;
@@ -39,7 +43,7 @@ export async function ensureBootstrapAdmin(admin: { username: string; token: str
         { is_admin: true },
       );
     } else if (await principalWriter.repairBootstrapAdmin(ACTOR, user)) {
-      repaired = { revokedTokens: await tokens.revokeAll(ACTOR, user), endedSessions: await deps.endSessionsOf(user.id) };
+      repaired = { revokedTokens: await tokens.revokeAllButConfigured(ACTOR, user, admin.token), endedSessions: await deps.endSessionsOf(user.id) };
     }
     await tokens.install(ACTOR, user, admin.token, expiresAt);
   });

@@ -32,7 +32,8 @@ const COLUMNS = 'id, user_id, created_at, expires_at, revoked_at, name';
 const SQL = {
   byHash: `SELECT ${COLUMNS} FROM access_tokens WHERE token_hash = ?`,
   insert: 'INSERT INTO access_tokens (user_id, token_hash, created_at, expires_at, name) VALUES (?, ?, ?, ?, ?) RETURNING id',
-  reinstate: 'UPDATE access_tokens SET revoked_at = NULL, expires_at = ? WHERE id = ?',
+  // Never touches revoked_at: a revoked token stays revoked, whatever configuration says.
+  renewUnrevoked: 'UPDATE access_tokens SET expires_at = ? WHERE id = ? AND revoked_at IS NULL',
   revokeActive: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL',
   revokeActiveExcept: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id <> ?',
   revokeUnnamed: 'UPDATE access_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND name IS NULL AND id <> ?',
@@ -81,9 +82,8 @@ export function createTokenRepo(sql: Sql) {
     findByHash: (hash: string): Promise<TokenRecord | undefined> => one(SQL.byHash, [hash]),
     insert: async (userId: number, hash: string, createdAt: number, expiresAt: number, name: string | null = null): Promise<number> =>
       (await sql.get<{ id: number }>(SQL.insert, [userId, hash, createdAt, expiresAt, name]))!.id,
-    reinstate: async (id: number, expiresAt: number): Promise<void> => {
-      await sql.run(SQL.reinstate, [expiresAt, id]);
-    },
+    /** A new expiry for a token not revoked; 0 when it was revoked (nothing changes then). */
+    renewUnrevoked: (id: number, expiresAt: number): Promise<number> => sql.run(SQL.renewUnrevoked, [expiresAt, id]),
     revokeAllOfUser: (userId: number, at: number): Promise<number> => sql.run(SQL.revokeActive, [at, userId]),
     /** The same, sparing one token (the bootstrap admin's, which configuration owns). */
     revokeAllOfUserExcept: (userId: number, at: number, keptId: number): Promise<number> => sql.run(SQL.revokeActiveExcept, [at, userId, keptId]),

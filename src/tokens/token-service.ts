@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, FlowgateError, notFound } from '../errors.js';
 import type { Sql } from '../store/sql.js';
 import { resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
@@ -37,6 +37,10 @@ interface TokenHolder {
  * configuration (FLOWGATE_ADMIN_TOKEN / _FILE) and flowgate installs at every start. Like a static
  * token file of an API server, the runtime API neither replaces nor revokes it; only configuration
  * does. Otherwise one admin call would lock the operator out until the next restart.
+ *
+ * Configuration installs a token, it never revives one: a configured token the store holds as
+ * revoked (rotated away, often because it leaked) refuses the start, so a replica or a rollback still
+ * holding the old setting cannot make it valid again.
  */
 export function createTokenService(deps: {
   sql: Sql;
@@ -55,8 +59,24 @@ export function createTokenService(deps: {
     deps.verifier.forgetUser(userId);
     deps.sessionsEndedOf?.(userId);
   };
-  /** The token `install` put in place, which the API may not touch. */
-  let bootstrap: { readonly tokenId: number; readonly userId: number } | undefined;
+  /** The token `install` put in place, which the API may not touch (its hash, never the token). */
+  let bootstrap: { readonly tokenId: number; readonly userId: number; readonly hash: string } | undefined;
+
+  /**
+   * Another flowgate on the store installed a newer configured token, revoking this one's: this
+   * flowgate no longer knows which of the admin's tokens configuration owns, and replacing their
+   * unnamed tokens here would revoke the current configured one. Refused until it restarts.
+   */
+  const refuseWhenBootstrapReplaced = async (userId: number): Promise<void> => {
+    if (bootstrap?.userId !== userId) return;
+    const mine = await deps.repo.findByHash(bootstrap.hash);
+    if (mine && mine.revokedAt === null) return;
+    throw new FlowgateError(
+      'TEMPORARILY_UNAVAILABLE',
+      'This flowgate was started with a bootstrap admin token (FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE) that a newer ' +
+        'configuration has replaced since: mint the token through a flowgate started with the current setting, or restart this one.',
+    );
+  };
 
   /** The user's tokens, less the bootstrap token when it is theirs. */
   const revokeApiTokens = (userId: number, at: number): Promise<number> =>
@@ -75,6 +95,7 @@ export function createTokenService(deps: {
       const expiresAt = resolveExpiration(expiration, t, deps.maxDays);
       const token = mintToken();
       await deps.sql.transaction(async () => {
+        await refuseWhenBootstrapReplaced(user.id);
         const revoked = await revokeReplaced(user, t);
         const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt);
         await deps.tokenMinted?.(user.id);
@@ -94,6 +115,10 @@ export function createTokenService(deps: {
      * to the store is a rotation (a leaked one is the usual reason): every other unnamed token of the
      * user, the previous configured one included, is revoked with it, and the sessions they opened end.
      * Named access keys stay.
+     *
+     * A token the store holds as revoked is refused (the start fails, nothing changes): a revoked
+     * token never becomes valid again by configuration, whoever revoked it. The error names the
+     * setting, never the token.
      */
     async install(actor: string, user: { id: number; username: string }, token: string, expiresAt: number): Promise<void> {
       const hash = hashToken(token);
@@ -102,11 +127,12 @@ export function createTokenService(deps: {
         if (existing && existing.userId !== user.id)
           throw new Error('the bootstrap admin token is already held by another user; choose a new one');
         if (existing) {
-          await deps.repo.reinstate(existing.id, expiresAt);
-          bootstrap = { tokenId: existing.id, userId: user.id };
+          if (existing.revokedAt !== null || (await deps.repo.renewUnrevoked(existing.id, expiresAt)) === 0)
+            throw revokedBootstrapToken(user.username, existing.revokedAt);
+          bootstrap = { tokenId: existing.id, userId: user.id, hash };
         } else {
           const tokenId = await deps.repo.insert(user.id, hash, now(), expiresAt);
-          bootstrap = { tokenId, userId: user.id };
+          bootstrap = { tokenId, userId: user.id, hash };
           const revoked = await deps.repo.revokeUnnamedOfUser(user.id, now(), tokenId);
           await deps.audit.record({
             actor,
@@ -168,6 +194,23 @@ export function createTokenService(deps: {
     },
     /** True for the bootstrap admin: its configured token stays valid beside any token issued to it. */
     holdsBootstrapToken: (userId: number): boolean => bootstrap?.userId === userId,
+    /**
+     * A repair of the bootstrap admin's record at start: every token it held ends but the configured
+     * one, when that is the record's and not revoked (configuration's token is the operator's; the
+     * rest may have been someone else's). A revoked configured token stays revoked, and `install`
+     * then refuses it.
+     */
+    async revokeAllButConfigured(actor: string, user: { id: number; username: string }, configuredToken: string): Promise<number> {
+      let n = 0;
+      await deps.sql.transaction(async () => {
+        const configured = await deps.repo.findByHash(hashToken(configuredToken));
+        const kept = configured && configured.userId === user.id && configured.revokedAt === null ? configured.id : 0;
+        n = await deps.repo.revokeAllOfUserExcept(user.id, now(), kept);
+        if (n > 0) await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n } });
+      });
+      forgetUser(user.id);
+      return n;
+    },
     /** Refused for the bootstrap admin, whose token configuration owns: nothing changes then. */
     async revokeAll(actor: string, user: { id: number; username: string }): Promise<number> {
       if (bootstrap?.userId === user.id)
@@ -188,6 +231,18 @@ export function createTokenService(deps: {
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
+
+/** The start's refusal of a configured token the store holds as revoked: names the setting and when, never the token. */
+function revokedBootstrapToken(username: string, revokedAt: number | string | null): Error {
+  const at = revokedAt === null ? NaN : Number(revokedAt);
+  const when = Number.isFinite(at) ? ` on ${new Date(at).toISOString()}` : '';
+  return new Error(
+    `FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE: the configured token of the bootstrap admin '${username}' was revoked${when} ` +
+      '(replaced by a newer configured token, or revoked through the admin API), and a revoked token never becomes valid again. ' +
+      'This setting is outdated: set it to the current token, or to a new one (at least 32 characters, e.g. `openssl rand -hex 32`), ' +
+      'and start flowgate again. Nothing was changed.',
+  );
+}
 
 /**
  * A user's tokens in one word: `active` (one works; `at` the latest expiry), else `expired` (one lapsed
