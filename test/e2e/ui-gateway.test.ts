@@ -33,7 +33,7 @@ describe('the gateway on the Manage screens', () => {
     exp: `ui-gw-exp-${suffix}`,
   };
   const ids: Record<string, string> = {};
-  const { call, tokens, withTokens } = jsonCaller(() => base);
+  const { call, tokens, withTokens, basicOf } = jsonCaller(() => base);
 
   beforeAll(async () => {
     mlflow = await startMlflowServer({ env: { MLFLOW_GATEWAY_API_BASE_ALLOWED_SCHEMES: 'http,https', MLFLOW_GATEWAY_API_BASE_ALLOW_PRIVATE_IPS: 'true' } });
@@ -200,6 +200,32 @@ describe('the gateway on the Manage screens', () => {
       await list.getByRole('link', { name: names.endpoint, exact: true }).click();
       await page.getByRole('heading', { level: 1, name: names.endpoint }).waitFor();
       expect(await options(page, 'Permission')).toContain('USE');
+      await page.context().close();
+    },
+    120_000,
+  );
+
+  it(
+    "a secret named like another admin route, planted by a user with no grants: the admin's Grant on its page is a grant on that secret, nothing else",
+    async () => {
+      const exp = (await call('GET', `/api/2.0/mlflow/experiments/get-by-name?experiment_name=${names.exp}`)).experiment as { experiment_id: string };
+      const planted = `../../../../users/colin/experiments/${exp.experiment_id}`;
+      const planting = { secret_name: planted, secret_value: { api_key: 'sk-planted' }, provider: 'openai', auth_config: { api_base: 'http://127.0.0.1:9/v1' } };
+      await call('POST', `${GW}/secrets/create`, planting, basicOf('colin'));
+      const page = await signedIn(ADMIN.username, ADMIN.token);
+      await screen(page, 'gateway-secrets', 'Gateway secrets');
+      await page.getByRole('table', { name: 'Gateway secrets' }).getByRole('link', { name: planted, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: planted }).waitFor();
+      await page.locator('#fg-grant-name').fill('maria');
+      await page.locator('#fg-grant-permission').selectOption('MANAGE');
+      await page.getByRole('button', { name: 'Grant', exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByRole('button', { name: 'Grant' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('table', { name: 'Grants' }).getByRole('row', { name: /maria MANAGE/ }).waitFor();
+      expect(await call('GET', `/api/2.0/mlflow/permissions/users/maria/gateways/secrets/${encodeURIComponent(planted)}`)).toMatchObject({ permission: { name: planted, permission: 'MANAGE' } });
+      // The route the name spells was not reached: no grant on the experiment, for colin or anyone.
+      await expect(call('GET', `/api/2.0/mlflow/permissions/users/colin/experiments/${exp.experiment_id}`)).rejects.toThrow(/→ 404/);
       await page.context().close();
     },
     120_000,

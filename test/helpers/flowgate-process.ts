@@ -56,11 +56,11 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * Builds dist/ when it is missing or older than src/ (`npm run build`). A lock directory keeps two
- * test files running in parallel from compiling over each other.
+ * Builds dist/ when it is missing or older than src/ or the UI's sources (`npm run build`). A lock
+ * directory keeps two test files running in parallel from compiling over each other.
  */
 export async function ensureBuilt(): Promise<void> {
-  const fresh = () => existsSync(CLI) && statSync(CLI).mtimeMs >= newestMtime(join(REPO_ROOT, 'src'));
+  const fresh = () => existsSync(CLI) && statSync(CLI).mtimeMs >= Math.max(newestMtime(join(REPO_ROOT, 'src')), newestMtime(join(REPO_ROOT, 'ui/src')));
   if (fresh()) return;
   const lock = join(tmpdir(), `flowgate-build-${createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 12)}.lock`);
   const deadline = Date.now() + 180_000;
