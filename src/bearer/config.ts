@@ -55,6 +55,8 @@ const oidcIssuer = z.strictObject({
   groups_claim: claimPath.nullable().default('groups'),
   /** Principals first seen through this issuer are service accounts (clients), not persons. */
   service_accounts: z.boolean().default(false),
+  /** When set, a token must hold at least one of these groups (read at `groups_claim`), or it is refused (403). */
+  required_groups: z.array(z.string().min(1).max(256)).min(1).max(64).optional(),
 });
 
 const kubernetesIssuer = z.strictObject({
@@ -68,6 +70,8 @@ const kubernetesIssuer = z.strictObject({
 
 const issuerEntry = z.discriminatedUnion('kind', [oidcIssuer, kubernetesIssuer]).superRefine((v, ctx) => {
   if (v.jwks_url && v.jwks_file) ctx.addIssue({ code: 'custom', message: 'set jwks_url or jwks_file, not both', path: ['jwks_file'] });
+  if (v.kind === 'oidc' && v.required_groups && v.groups_claim === null)
+    ctx.addIssue({ code: 'custom', message: 'needs groups_claim: the required groups are read there', path: ['required_groups'] });
   if (!v.jwks_url && !v.jwks_file && !fetchableUrl.safeParse(v.issuer).success)
     ctx.addIssue({ code: 'custom', message: 'without jwks_url or jwks_file the keys come from discovery, so the issuer must be https (plain http only on loopback)', path: ['issuer'] });
 });

@@ -10,8 +10,8 @@ import type { Principal } from '../principals/types.js';
 import type { Sql } from '../store/sql.js';
 import type { BearerConfig } from './config.js';
 import { KeysUnavailable } from './keys.js';
-import { provisionBearer } from './provision.js';
-import { createBearerVerifier, InvalidToken, type BearerIdentity } from './verify.js';
+import { provisionBearer, sameIssuer } from './provision.js';
+import { createBearerVerifier, InvalidToken, NotAdmitted, type AdmissionRule, type BearerIdentity } from './verify.js';
 
 export { type BearerConfig } from './config.js';
 
@@ -19,6 +19,49 @@ export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer error="invalid_tok
 
 /** A 401 in MLflow's error JSON with RFC 6750's challenge; the message never holds the token or anything read from it. */
 export const invalidToken = (why: string) => new FlowgateError('UNAUTHENTICATED', `Invalid bearer token: ${why}`, { ...BEARER_CHALLENGE });
+
+/**
+ * A valid token of an account this server does not admit (FLOWGATE_OIDC_ALLOWED_ROLES, an issuer's
+ * `required_groups`): a 403 in MLflow's error JSON, as sign-in's "Access not granted", with RFC 6750's
+ * `insufficient_scope` (the token is fine; what it proves is not let in).
+ */
+export const notAdmitted = () =>
+  new FlowgateError('PERMISSION_DENIED', "Bearer token not admitted: its account holds none of the roles or groups this server admits", {
+    'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+  });
+
+/** Sign-in's role rules (FLOWGATE_OIDC_*), applied to tokens of the sign-in issuer as to a sign-in. */
+export interface SignInRoles {
+  /** FLOWGATE_OIDC_ALLOWED_ROLES: when set (non-empty), only holders of one of them, or of the admin role, are admitted. */
+  readonly allowedRoles: readonly string[] | undefined;
+  /** FLOWGATE_OIDC_ADMIN_ROLE: its holders are admitted whatever the allowed roles. */
+  readonly adminRole: string | undefined;
+  /** FLOWGATE_OIDC_GROUPS_CLAIM: where the roles are read when the issuer has no `groups_claim`. */
+  readonly groupsClaim: string;
+}
+
+/**
+ * Who is admitted at all, per issuer: an issuer's own `required_groups` (at its `groups_claim`), and for
+ * the sign-in issuer's OIDC tokens sign-in's allowed roles (at the issuer's `groups_claim`, else at
+ * FLOWGATE_OIDC_GROUPS_CLAIM), the admin role counting as allowed, as at sign-in.
+ */
+export function admissionRules(config: BearerConfig, signInIssuer: string | undefined, signIn: SignInRoles | undefined): AdmissionRule[] {
+  const rules: AdmissionRule[] = [];
+  for (const issuer of config.issuers) {
+    if (issuer.kind !== 'oidc') continue;
+    if (issuer.required_groups && issuer.groups_claim !== null)
+      rules.push({ issuer: issuer.issuer, rule: 'required_groups', claim: issuer.groups_claim, anyOf: issuer.required_groups });
+    const allowed = signIn?.allowedRoles?.filter((r) => r !== '') ?? [];
+    if (signIn && allowed.length > 0 && sameIssuer(issuer.issuer, signInIssuer))
+      rules.push({
+        issuer: issuer.issuer,
+        rule: 'allowed_roles',
+        claim: issuer.groups_claim ?? signIn.groupsClaim,
+        anyOf: signIn.adminRole !== undefined ? [...allowed, signIn.adminRole] : allowed,
+      });
+  }
+  return rules;
+}
 
 export interface BearerDeps {
   readonly config: BearerConfig;
@@ -31,6 +74,8 @@ export interface BearerDeps {
   readonly protectedAdmin: string | undefined;
   /** FLOWGATE_OIDC_ISSUER_URL, when sign-in is on (see provisionBearer). */
   readonly signInIssuer: string | undefined;
+  /** Sign-in's role rules, applied to the sign-in issuer's tokens (see admissionRules). */
+  readonly signInRoles?: SignInRoles | undefined;
   readonly cacheSize: number;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -70,6 +115,7 @@ export function createBearer(d: BearerDeps): BearerModule {
     d.config,
     (issuer, err) => d.logger.warn({ issuer, err: { message: err.message } }, 'bearer issuer keys could not be read'),
     now,
+    admissionRules(d.config, d.signInIssuer, d.signInRoles),
   );
   const verified = new LRUCache<string, Verified>({ max: d.cacheSize });
   /** One verification per token at a time: a client's burst of first requests provisions once. */
@@ -106,6 +152,10 @@ export function createBearer(d: BearerDeps): BearerModule {
       if (e instanceof InvalidToken) {
         d.logger.info({ why: e.why }, 'bearer token refused');
         throw invalidToken(e.why);
+      }
+      if (e instanceof NotAdmitted) {
+        d.logger.warn({ issuer: e.issuer, user: e.username, rule: e.rule }, 'bearer token refused: its account holds none of the roles or groups admitted');
+        throw notAdmitted();
       }
       throw e;
     }

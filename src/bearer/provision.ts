@@ -25,7 +25,7 @@ export interface BearerProvisionOptions {
   readonly signInIssuer: string | undefined;
 }
 
-const sameIssuer = (a: string, b: string | undefined) => b !== undefined && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+export const sameIssuer = (a: string, b: string | undefined) => b !== undefined && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
 /**
  * A verified token's account applied to the store, in one transaction, by OIDC sign-in's rules

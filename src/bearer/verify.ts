@@ -16,6 +16,30 @@ export interface BearerIdentity {
   readonly expiresAt: number;
 }
 
+/**
+ * A token of `issuer` is admitted only when the list at `claim` holds one of `anyOf`: the sign-in's
+ * FLOWGATE_OIDC_ALLOWED_ROLES (with the admin role) for tokens of the sign-in issuer, an issuer's own
+ * `required_groups`.
+ */
+export interface AdmissionRule {
+  readonly issuer: string;
+  readonly rule: 'allowed_roles' | 'required_groups';
+  readonly claim: string;
+  readonly anyOf: readonly string[];
+}
+
+/** A verified token of an account this server does not admit (403): who, for the log only. */
+export class NotAdmitted extends Error {
+  constructor(
+    readonly rule: AdmissionRule['rule'],
+    readonly issuer: string,
+    readonly username: string,
+  ) {
+    super('the token holds none of the roles or groups this server admits');
+    this.name = 'NotAdmitted';
+  }
+}
+
 /** Why a token was refused: a fixed phrase safe to show (never anything read from the token). */
 export class InvalidToken extends Error {
   constructor(readonly why: string) {
@@ -63,10 +87,19 @@ export interface BearerVerifier {
   verify(token: string): Promise<BearerIdentity>;
 }
 
-export function createBearerVerifier(config: BearerConfig, onKeyRefreshFailed: (issuer: string, err: Error) => void, now: () => number = Date.now): BearerVerifier {
-  const issuers = new Map<string, { config: BearerIssuerConfig; keys: KeySource }>();
+export function createBearerVerifier(
+  config: BearerConfig,
+  onKeyRefreshFailed: (issuer: string, err: Error) => void,
+  now: () => number = Date.now,
+  admission: readonly AdmissionRule[] = [],
+): BearerVerifier {
+  const issuers = new Map<string, { config: BearerIssuerConfig; keys: KeySource; rules: AdmissionRule[] }>();
   for (const issuer of config.issuers)
-    issuers.set(issuer.issuer, { config: issuer, keys: createKeySource(issuer, (err) => onKeyRefreshFailed(issuer.issuer, err), now) });
+    issuers.set(issuer.issuer, {
+      config: issuer,
+      keys: createKeySource(issuer, (err) => onKeyRefreshFailed(issuer.issuer, err), now),
+      rules: admission.filter((r) => r.issuer === issuer.issuer),
+    });
 
   return {
     async verify(token) {
@@ -102,9 +135,14 @@ export function createBearerVerifier(config: BearerConfig, onKeyRefreshFailed: (
       if (isIdToken(payload)) throw new InvalidToken("the token is an ID token (a sign-in's proof for its client), not an access token");
       if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 512) throw new InvalidToken("the token's sub claim is missing or wrong");
       const expiresAt = payload.exp! * 1000;
-      return entry.config.kind === 'kubernetes'
-        ? kubernetesIdentity(entry.config, payload, expiresAt)
-        : oidcIdentity(entry.config, payload, expiresAt);
+      const identity =
+        entry.config.kind === 'kubernetes' ? kubernetesIdentity(entry.config, payload, expiresAt) : oidcIdentity(entry.config, payload, expiresAt);
+      // Before anything is written: an account this server does not admit creates nothing.
+      for (const rule of entry.rules) {
+        const held = rolesFrom(readClaimPath(payload, rule.claim));
+        if (!held.some((r) => rule.anyOf.includes(r))) throw new NotAdmitted(rule.rule, identity.issuer, identity.username);
+      }
+      return identity;
     },
   };
 }

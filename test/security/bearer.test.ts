@@ -426,6 +426,81 @@ describe('unlinking: what it ends', () => {
   });
 });
 
+describe("sign-in's allowed roles, and an issuer's required groups", () => {
+  let gated: TestFlowgate;
+  beforeAll(async () => {
+    // Sign-in at issuer A, admitting holders of mlflow-users (or the admin role); issuer B admits only its pipelines group.
+    gated = await startTestFlowgate({
+      FLOWGATE_UPSTREAM_URL: mlflow.url,
+      FLOWGATE_OIDC_ISSUER_URL: a.issuer,
+      FLOWGATE_OIDC_CLIENT_ID: 'flowgate',
+      FLOWGATE_OIDC_CLIENT_SECRET: 'secret-of-the-sign-in-client',
+      FLOWGATE_OIDC_REDIRECT_URL: 'http://127.0.0.1:9/flowgate/callback',
+      FLOWGATE_SESSION_COOKIE_SECURE: 'false',
+      FLOWGATE_OIDC_GROUPS_CLAIM: 'realm_access.roles',
+      FLOWGATE_OIDC_ALLOWED_ROLES: 'mlflow-users',
+      FLOWGATE_OIDC_ADMIN_ROLE: 'mlflow-admin',
+      FLOWGATE_BEARER_ISSUERS: JSON.stringify([
+        { issuer: a.issuer, audience: AUD, groups_claim: 'realm_access.roles' },
+        { issuer: b.issuer, audience: AUD, jwks_url: b.jwksUrl, required_groups: ['pipelines'] },
+      ]),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await gated?.close();
+    if (gated) removeDir(gated.dir);
+  });
+  const call = async (token: string, method: string, path: string, body?: unknown) => {
+    const r = await fetch(gated.url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await r.text();
+    return { status: r.status, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined, challenge: r.headers.get('www-authenticate') };
+  };
+  const gatedRow = (username: string) => gated.store.sql.get('SELECT id FROM users WHERE username = ?', [username]);
+  async function expectNotAdmitted(token: string, username: string, what: string) {
+    for (const [method, path, body] of [
+      ['GET', '/api/2.0/mlflow/permissions/users/current', undefined],
+      ['POST', '/api/2.0/mlflow/experiments/create', { name: `not-admitted-${username}-${Date.now()}` }],
+    ] as const) {
+      const r = await call(token, method, path, body);
+      expect(r.status, `${what}: ${method} ${path}: ${r.text}`).toBe(403);
+      expect(r.json?.error_code, what).toBe('PERMISSION_DENIED');
+      expect(r.challenge, what).toBe('Bearer error="insufficient_scope"');
+      expect(r.text.includes(token.slice(-40)), what).toBe(false);
+    }
+    expect(await gatedRow(username), `${what}: a principal was made`).toBeUndefined();
+    expect(gated.logs.join('').includes(token.slice(-40)), `${what}: the log holds the token`).toBe(false);
+  }
+
+  it("refuses a token of the sign-in issuer without an allowed role (403, nothing made), as sign-in refuses", async () => {
+    await expectNotAdmitted(await a.sign(claims(a.issuer, { sub: 'out-sub', preferred_username: 'outsider', realm_access: { roles: ['default-roles-ml'] } })), 'outsider', 'no allowed role');
+    await expectNotAdmitted(await a.sign(claims(a.issuer, { sub: 'out-sub2', preferred_username: 'outsider2' })), 'outsider2', 'no roles claim at all');
+    // The roles are read where the configuration says, not from a claim of the same name elsewhere.
+    await expectNotAdmitted(await a.sign(claims(a.issuer, { sub: 'out-sub3', preferred_username: 'outsider3', groups: ['mlflow-users'] })), 'outsider3', 'role in another claim');
+    expect(gated.logs.join('')).toMatch(/bearer token refused: its account holds none of the roles or groups admitted/);
+  });
+  it('admits a holder of an allowed role, and of the admin role (never made an administrator by the token)', async () => {
+    const member = await call(await a.sign(claims(a.issuer, { sub: 'in-sub', preferred_username: 'insider', realm_access: { roles: ['mlflow-users'] } })), 'GET', '/api/2.0/mlflow/permissions/users/current');
+    expect(member.status, member.text).toBe(200);
+    expect(member.json?.user).toMatchObject({ username: 'insider', groups: ['mlflow-users'] });
+    const boss = await call(await a.sign(claims(a.issuer, { sub: 'boss-sub', preferred_username: 'rolled-admin', realm_access: { roles: ['mlflow-admin'] } })), 'GET', '/api/2.0/mlflow/permissions/users/current');
+    expect(boss.status, boss.text).toBe(200);
+    expect(boss.json?.user).toMatchObject({ username: 'rolled-admin', is_admin: false });
+  });
+  it("refuses an account already bound once its token lacks the role (the role was taken away at the provider)", async () => {
+    await expectNotAdmitted(await a.sign(claims(a.issuer, { sub: 'in-sub', preferred_username: 'insider', realm_access: { roles: [] }, jti: 'later' })), 'nobody', 'bound account, role gone');
+  });
+  it("applies required_groups to the issuer that sets it; sign-in's roles only to the sign-in issuer", async () => {
+    await expectNotAdmitted(await b.sign(claims(b.issuer, { sub: 'b-out', preferred_username: 'b-outsider', groups: ['mlflow-users'] })), 'b-outsider', 'no required group');
+    const r = await call(await b.sign(claims(b.issuer, { sub: 'b-in', preferred_username: 'b-pipeline', groups: ['pipelines'] })), 'GET', '/api/2.0/mlflow/permissions/users/current');
+    expect(r.status, r.text).toBe(200);
+    expect(r.json?.user).toMatchObject({ username: 'b-pipeline', groups: ['pipelines'] });
+  });
+});
+
 describe('an ID token is no bearer token', () => {
   it('refuses a JWT with a nonce (an ID token of an authorization-code sign-in), and creates no principal', async () => {
     const idToken = await a.sign(claims(a.issuer, { sub: 'jill-sub', preferred_username: 'jill', nonce: 'n-0123456789', at_hash: 'x' }));

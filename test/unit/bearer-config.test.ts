@@ -45,6 +45,13 @@ describe('FLOWGATE_BEARER_ISSUERS', () => {
     expect(problems(issuers([{ issuer: 'http://127.0.0.1:8080', audience: 'a' }]))).toEqual([]);
   });
 
+  it('takes required_groups on an oidc issuer only, and only with a groups claim to read them from', () => {
+    expect(loadConfig(issuers([{ issuer: 'https://i.example', audience: 'a', required_groups: ['pipelines'] }])).bearer?.issuers[0]).toMatchObject({ required_groups: ['pipelines'] });
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', required_groups: ['pipelines'], groups_claim: null }])).join()).toMatch(/required_groups.*needs groups_claim/);
+    expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', required_groups: [] }])).join()).toMatch(/required_groups/);
+    expect(problems(issuers([{ kind: 'kubernetes', issuer: 'https://k', audience: 'a', jwks_file: '/k', required_groups: ['x'] }])).join()).toMatch(/required_groups/);
+  });
+
   it('reads the file form, and refuses both forms or JSON that is not', () => {
     const list = JSON.stringify([{ issuer: 'https://i.example', audience: 'a' }]);
     expect(loadConfig({ FLOWGATE_BEARER_ISSUERS_FILE: '/b.json' }, () => list).bearer?.issuers).toHaveLength(1);
