@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import type { Sql } from './sql.js';
 import { sqliteSql } from './sqlite-sql.js';
+import { BUSY_TIMEOUT_MS, untilFree, whileLocked } from './sqlite-busy.js';
 import { VOCABULARY_SINCE, vocabularyStatements } from './vocabulary.js';
 
 export type Db = Database.Database;
@@ -24,9 +25,11 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
-    setPragma(db, 'journal_mode = WAL');
+    setPragma(db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Switching a new file to WAL needs it to itself, and SQLite answers busy at once (no busy
+    // timeout) while another process starting beside this one holds it.
+    untilFree(() => setPragma(db, 'journal_mode = WAL'));
     setPragma(db, 'foreign_keys = ON');
-    setPragma(db, 'busy_timeout = 5000');
     setPragma(db, 'synchronous = NORMAL');
     migrate(db, path, migrations);
     return db;
@@ -41,16 +44,24 @@ export function openSqliteStore(path: string, migrations: readonly Migration[] =
   return sqliteSql(openDatabase(path, migrations));
 }
 
+/*
+ * Each step reads the schema version inside its own write transaction: another process starting on
+ * the same file may have migrated it since (read outside, both processes ran the same migration, and
+ * the second failed on a table that already existed).
+ */
 function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
-  const current = pragmaNumber(db, 'user_version');
   const latest = migrations.at(-1)?.version ?? 0;
-  if (current > latest) throw new SchemaTooNewError(path, current, latest);
-  for (const m of migrations) {
-    if (m.version <= current) continue;
-    db.transaction(() => {
-      db.exec(m.sqlite);
-      setPragma(db, `user_version = ${m.version}`);
-    })();
-  }
-  if (latest >= VOCABULARY_SINCE) db.transaction(() => vocabularyStatements('sqlite').forEach((s) => db.exec(s)))();
+  for (let more = true; more; )
+    more = whileLocked(db, () => {
+      const current = pragmaNumber(db, 'user_version');
+      if (current > latest) throw new SchemaTooNewError(path, current, latest);
+      const next = migrations.find((m) => m.version > current);
+      if (next !== undefined) {
+        db.exec(next.sqlite);
+        setPragma(db, `user_version = ${next.version}`);
+        return true;
+      }
+      if (latest >= VOCABULARY_SINCE) vocabularyStatements('sqlite').forEach((s) => db.exec(s));
+      return false;
+    });
 }
