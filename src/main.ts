@@ -155,7 +155,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     ...(options.now ? { now: options.now } : {}),
     onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
   });
-  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf, tokenMinted: (userId) => legacyPasswordRepo.remove(userId) });
+  const tokens = createTokenService({ sql, repo: tokenRepo, verifier, audit, maxDays: config.tokenMaxDays, sessionsEndedOf: sessions.forgetCachedOf, retireImportedPassword: (userId) => legacyPasswordRepo.remove(userId) });
   let mappings: MappingForgetter | undefined;
   // Following takes what it has seen before the index is read, so no change committed meanwhile is missed.
   const following = followStore(store, { policy, verifier, principals, sessions, mappings: () => mappings, logger });
@@ -173,6 +173,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     audit,
     bootstrapAdmin: config.admin?.username,
     onGroupCreated: (group) => workspaceRules.groupCreated(group),
+    retireImportedPassword: (userId) => legacyPasswordRepo.remove(userId),
   });
   await workspaceRules.reconcile();
 
@@ -217,6 +218,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
         policyChanged: () => principals.invalidate(),
         protectedAdmin: config.admin?.username,
         signInIssuer: config.oidc?.issuerUrl,
+        signInRoles: config.oidc,
         cacheSize: config.tokenCacheSize,
         logger,
       })

@@ -144,8 +144,12 @@ export const USER_ROUTES: readonly AdminRoute[] = [
         if (body.sign_in === undefined || !(await deps.principalWriter.setSignIn(actor, after, body.sign_in))) return after;
         return (await deps.directory.userById(user.id))!;
       });
-      // Unlinked or relinked: the sessions the identity-provider account opened are no longer this user's.
-      if (body.sign_in !== undefined && body.sign_in !== user.signIn) await deps.endSessionsOf?.(user.id);
+      // Unlinked or relinked: the sessions the identity-provider account opened are no longer this user's,
+      // and a remembered check of a password the link retired is no longer good.
+      if (body.sign_in !== undefined && body.sign_in !== user.signIn) {
+        await deps.endSessionsOf?.(user.id);
+        deps.forgetUserCredentials(user.id);
+      }
       await deps.policyChanged();
       return { status: 200, body: { user: userJson(updated) } };
     },

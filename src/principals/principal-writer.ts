@@ -21,6 +21,8 @@ export function createPrincipalWriter(deps: {
   readonly bootstrapAdmin?: string | undefined;
   /** Told of each group made (after its transaction): the workspace rules give it its role. */
   readonly onGroupCreated?: (group: Group) => Promise<void>;
+  /** Inside the transaction linking a user to the identity provider: a password imported from MLflow basic-auth would let HTTP Basic past it. */
+  readonly retireImportedPassword?: (userId: number) => Promise<boolean>;
 }) {
   const { sql, directory, audit } = deps;
   const isBootstrapAdmin = (user: User): boolean => deps.bootstrapAdmin !== undefined && user.username === deps.bootstrapAdmin;
@@ -72,7 +74,14 @@ export function createPrincipalWriter(deps: {
       if (user.isServiceAccount) throw badRequest(`'${user.username}' is a service account: service accounts never sign in`);
       return sql.transaction(async () => {
         await directory.setSignIn(user.id, signIn);
-        await audit.record({ actor, action: 'user.sign-in', target: `user:${user.username}`, oldValue: userJson(user), newValue: { sign_in: signIn } });
+        const password = signIn === 'oidc' && ((await deps.retireImportedPassword?.(user.id)) ?? false);
+        await audit.record({
+          actor,
+          action: 'user.sign-in',
+          target: `user:${user.username}`,
+          oldValue: { ...userJson(user), ...(password ? { imported_password: true } : {}) },
+          newValue: { sign_in: signIn },
+        });
         return true;
       });
     },

@@ -8,9 +8,11 @@ export interface LegacyPasswordRow {
 
 const SQL = {
   // A token minted since the import retires the password: checked here too, so a token minted by
-  // another flowgate on the store retires it at once, before that one's delete is seen.
+  // another flowgate on the store retires it at once, before that one's delete is seen. A disabled
+  // user, or one who signs in through the identity provider, has no password (the disable and the
+  // link delete it too; this holds meanwhile, and for rows written before they did).
   live: `SELECT u.id AS user_id, u.username, lp.password_hash FROM legacy_passwords lp JOIN users u ON u.id = lp.user_id
-          WHERE u.username = ? AND NOT EXISTS (SELECT 1 FROM access_tokens t WHERE t.user_id = lp.user_id AND t.created_at >= lp.imported_at)`,
+          WHERE u.username = ? AND u.sign_in = 'local' AND u.disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM access_tokens t WHERE t.user_id = lp.user_id AND t.created_at >= lp.imported_at)`,
   hashOf: 'SELECT password_hash FROM legacy_passwords WHERE user_id = ?',
   insert: 'INSERT INTO legacy_passwords (user_id, password_hash, source, imported_at) VALUES (?, ?, ?, ?)',
   update: 'UPDATE legacy_passwords SET password_hash = ?, source = ?, imported_at = ? WHERE user_id = ?',

@@ -51,8 +51,11 @@ export function createTokenService(deps: {
   now?: () => number;
   /** The user's tokens changed: the store has ended the sessions a revoked one opened (migration 10); drop them from memory. */
   sessionsEndedOf?: (userId: number) => void;
-  /** Inside the minting transaction: a password imported from MLflow basic-auth retires once its user holds a token. */
-  tokenMinted?: (userId: number) => Promise<unknown>;
+  /**
+   * Inside the minting or revoking transaction: a password imported from MLflow basic-auth retires once
+   * its user holds a token, and goes with every other credential when all are revoked. True when there was one.
+   */
+  retireImportedPassword?: (userId: number) => Promise<boolean>;
 }) {
   const now = deps.now ?? Date.now;
   const forgetUser = (userId: number): void => {
@@ -98,7 +101,7 @@ export function createTokenService(deps: {
         await refuseWhenBootstrapReplaced(user.id);
         const revoked = await revokeReplaced(user, t);
         const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt);
-        await deps.tokenMinted?.(user.id);
+        await deps.retireImportedPassword?.(user.id);
         await deps.audit.record({
           actor,
           action: 'token.issue',
@@ -162,7 +165,7 @@ export function createTokenService(deps: {
           if (holder) revoked = await deps.repo.revokeNamed(user.id, name, t);
         }
         const id = await deps.repo.insert(user.id, hashToken(token), t, expiresAt, name);
-        await deps.tokenMinted?.(user.id);
+        await deps.retireImportedPassword?.(user.id);
         await deps.audit.record({
           actor,
           action: 'token.issue',
@@ -222,7 +225,9 @@ export function createTokenService(deps: {
       let n = 0;
       await deps.sql.transaction(async () => {
         n = await deps.repo.revokeAllOfUser(user.id, now());
-        if (n > 0) await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n } });
+        const password = (await deps.retireImportedPassword?.(user.id)) ?? false;
+        if (n > 0 || password)
+          await deps.audit.record({ actor, action: 'token.revoke', target: `user:${user.username}`, oldValue: { revoked_tokens: n, ...(password ? { imported_password: true } : {}) } });
       });
       forgetUser(user.id);
       return n;

@@ -41,6 +41,8 @@ beforeAll(async () => {
       { username: 'cy', isAdmin: false, isServiceAccount: false, passwordHash: `plain$$${PW.cy}` },
       // Signs in only during the flood below: her right password is not remembered before it.
       { username: 'dee', isAdmin: false, isServiceAccount: false, passwordHash: hashes.dee! },
+      // ana's password under other names: each loses it another way below.
+      ...['eve', 'fay', 'gus'].map((username) => ({ username, isAdmin: false, isServiceAccount: false, passwordHash: hashes.ana! })),
     ]),
     importStore(fg.store.sql, 'admin'),
     { actor: 'test', dryRun: false },
@@ -99,6 +101,31 @@ describe('imported basic-auth passwords', () => {
     expect((await get(basic('ben', PW.ben))).status).toBe(401);
     expect((await get(basic('ben', token))).status).toBe(200);
     expect(await fg.store.sql.get("SELECT 1 AS one FROM legacy_passwords lp JOIN users u ON u.id = lp.user_id WHERE u.username = 'ben'")).toBeUndefined();
+  });
+
+  it('goes with every other credential: revoked with all tokens, by a disable (enabling gives nothing back), by a link to the identity provider', async () => {
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${fg.url}/api/2.0/mlflow/permissions/users/${path}`, { method, headers: { Authorization: adminAuth(), 'Content-Type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const hashLeft = async (username: string) => (await fg.store.sql.get('SELECT 1 AS one FROM legacy_passwords lp JOIN users u ON u.id = lp.user_id WHERE u.username = ?', [username])) !== undefined;
+    for (const u of ['eve', 'fay', 'gus']) expect((await get(basic(u, PW.ana))).status, u).toBe(200);
+
+    expect((await admin('DELETE', 'eve/access-token')).status).toBe(200);
+    expect((await get(basic('eve', PW.ana))).status).toBe(401);
+    expect(await hashLeft('eve')).toBe(false);
+    const audited = (await fg.store.sql.get("SELECT old_value FROM audit_log WHERE action = 'token.revoke' AND target = 'user:eve'")) as { old_value: string };
+    expect(JSON.parse(audited.old_value)).toMatchObject({ imported_password: true });
+
+    expect((await admin('POST', 'fay/disable')).status).toBe(200);
+    expect((await get(basic('fay', PW.ana))).status).toBe(401);
+    expect((await admin('POST', 'fay/enable')).status).toBe(200);
+    expect((await get(basic('fay', PW.ana))).status).toBe(401);
+    expect(await hashLeft('fay')).toBe(false);
+
+    expect((await admin('PATCH', 'gus', { sign_in: 'oidc' })).status).toBe(200);
+    expect((await get(basic('gus', PW.ana))).status).toBe(401);
+    expect((await admin('PATCH', 'gus', { sign_in: 'local' })).status).toBe(200);
+    expect((await get(basic('gus', PW.ana))).status).toBe(401);
+    expect(await hashLeft('gus')).toBe(false);
   });
 
   it('with FLOWGATE_LEGACY_PASSWORDS=off no imported password works', async () => {
