@@ -196,8 +196,14 @@ export function createEvaluator(deps: EvaluatorDeps) {
   }
 
   /**
-   * A rename that changes which name-pattern grants match the resource (into a team's `team-a/*`, or
-   * out of a `secret/*` deny) hands access to others or takes it away: MANAGE, like granting.
+   * Since a name carries access once pattern grants exist, a rename (into a team's `team-a/*`, or out
+   * of a `secret/*` deny) may hand access to others or take it away: MANAGE, like granting. Every
+   * rename to another name needs it, whatever the new name: were it asked only of names that change
+   * which patterns match, the refusal (or its explanation) would tell an editor or manager which names
+   * other people's patterns cover. Keeping the name the resource has changes nothing and stays EDIT.
+   *
+   * Whether pattern grants exist is read over every kind and workspace (the policy counts no finer):
+   * never narrower than the patterns that could match, and the same for every new name.
    */
   async function rename(input: EvaluationInput, field: string): Promise<CheckOutcome | undefined> {
     const { principal, request, refs } = input;
@@ -205,19 +211,16 @@ export function createEvaluator(deps: EvaluatorDeps) {
     if (ref === undefined || deps.policy.patternGrants === 0) return undefined;
     const to = bodyLeavesOf(request.body, field).filter((v): v is string => typeof v === 'string');
     if (to.length === 0) return undefined;
+    // The caller renames what they may edit: its name is theirs to know, so comparing with it tells nothing.
     const from = knownName(ref) ?? (await deps.lookups.experimentNameById(ref.id));
-    const before = new Set(deps.policy.matchingPatterns(ref.kind, from));
-    const moves = to.some((name) => {
-      const after = deps.policy.matchingPatterns(ref.kind, name);
-      return after.length !== before.size || after.some((g) => !before.has(g));
-    });
-    return moves ? granted('rename', principal, 'manage', refs, ' (the new name changes which name-pattern grants apply)') : undefined;
+    if (to.every((name) => name === from)) return undefined;
+    return granted('rename', principal, 'manage', refs, ' (a rename needs MANAGE while name-pattern grants exist)');
   }
 
   /**
    * Setting or removing the prompt flag moves a registered model between model and prompt grants
    * (EDIT on the model plus a prompt pattern's MANAGE would become delete rights on it): MANAGE on
-   * it as it is and as it will be, like a rename that changes which patterns match.
+   * it as it is and as it will be, like a rename while pattern grants exist.
    */
   async function kindChange(input: EvaluationInput, field: string): Promise<CheckOutcome | undefined> {
     const { principal, request, refs } = input;

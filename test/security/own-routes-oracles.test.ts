@@ -136,6 +136,69 @@ describe('class 1: explain answers alike for a hidden resource and for none', ()
   });
 });
 
+describe('class 1: a rename tells nothing of the names other people’s pattern grants cover', () => {
+  // m-pattern's patterns (`<patTeam>-*` on models, `<patTeam>/*` and `secret-*` on experiments) are
+  // not bob's or carol's to learn: whether a rename needs MANAGE may not depend on the new name.
+  const covered = () => ({ model: `${patTeam}-acq-${randomHex(3)}`, experiment: `secret-acq-${randomHex(3)}`, experimentIn: `${patTeam}/acq-${randomHex(3)}` });
+  const uncovered = () => ({ model: `plain-acq-${randomHex(3)}`, experiment: `plain-acq-${randomHex(3)}`, experimentIn: `plain-in-${randomHex(3)}` });
+  const renames = (model: string, experimentId: string) => (to: ReturnType<typeof covered>) =>
+    [
+      ['POST', `${V2}/registered-models/rename`, { name: model, new_name: to.model }, to.model],
+      ['POST', `${V2}/experiments/update`, { experiment_id: experimentId, new_name: to.experiment }, to.experiment],
+      ['POST', `${V2}/experiments/update`, { experiment_id: experimentId, new_name: to.experimentIn }, to.experimentIn],
+    ] as const;
+
+  it.each(PREFIXES)('explain via %s: a manager of her own and an editor of someone else’s get the same answer for every new name', async (prefix) => {
+    const mine = `bob-model-${randomHex(3)}`;
+    ok(await as('bob')('POST', `${V2}/registered-models/create`, { body: { name: mine } }), 'bob’s model');
+    const myExp = ok(await as('bob')('POST', `${V2}/experiments/create`, { body: { name: `bob-exp-${randomHex(3)}` } }), 'bob’s experiment').experiment_id as string;
+    const theirs = `edited-model-${randomHex(3)}`;
+    ok(await admin('POST', `${V2}/registered-models/create`, { body: { name: theirs } }), 'admin’s model');
+    const theirExp = ok(await admin('POST', `${V2}/experiments/create`, { body: { name: `edited-exp-${randomHex(3)}` } }), 'admin’s experiment').experiment_id as string;
+    ok(await admin('POST', `${V2}/permissions/users/carol/registered-models/${theirs}`, { body: { permission: 'EDIT' } }), 'carol edits');
+    ok(await admin('POST', `${V2}/permissions/users/carol/experiments/${theirExp}`, { body: { permission: 'EDIT' } }), 'carol edits');
+    for (const [user, model, exp, allow] of [['bob', mine, myExp, true], ['carol', theirs, theirExp, false]] as const) {
+      const ask = (method: string, path: string, body: unknown) =>
+        as(user)('GET', `${prefix}/2.0/mlflow/permissions/explain`, { query: { method, path, body: JSON.stringify(body) } });
+      const a = renames(model, exp)(covered());
+      const b = renames(model, exp)(uncovered());
+      for (let i = 0; i < a.length; i++) {
+        const [x, y] = [await ask(a[i]![0], a[i]![1], a[i]![2]), await ask(b[i]![0], b[i]![1], b[i]![2])];
+        expect(x.status, `${user} ${a[i]![1]}: ${x.text}`).toBe(200);
+        expect(`${x.status} ${x.text.replaceAll(a[i]![3], '<new>')}`, `${user} ${a[i]![1]}`).toBe(`${y.status} ${y.text.replaceAll(b[i]![3], '<new>')}`);
+        expect(x.json.verdict.allow, `${user} ${a[i]![1]}`).toBe(allow);
+        expect((x.json.verdict.checks as Array<{ check: string }>).map((c) => c.check), `${user} ${a[i]![1]}`).toContain('rename');
+        for (const secret of ['secret-*', `${patTeam}-*`, `${patTeam}/*`, 'm-pattern']) expect(x.text, secret).not.toContain(secret);
+      }
+    }
+  });
+
+  it.each(PREFIXES)('the gate via %s: an editor is refused every rename alike (MANAGE renames), the name the resource has stays hers to keep', async (prefix) => {
+    const theirs = `gate-model-${randomHex(3)}`;
+    ok(await admin('POST', `${V2}/registered-models/create`, { body: { name: theirs } }), 'admin’s model');
+    const theirExpName = `gate-exp-${randomHex(3)}`;
+    const theirExp = ok(await admin('POST', `${V2}/experiments/create`, { body: { name: theirExpName } }), 'admin’s experiment').experiment_id as string;
+    ok(await admin('POST', `${V2}/permissions/users/carol/registered-models/${theirs}`, { body: { permission: 'EDIT' } }), 'carol edits');
+    ok(await admin('POST', `${V2}/permissions/users/carol/experiments/${theirExp}`, { body: { permission: 'EDIT' } }), 'carol edits');
+    const carol = as('carol');
+    const a = renames(theirs, theirExp)(covered());
+    const b = renames(theirs, theirExp)(uncovered());
+    for (let i = 0; i < a.length; i++) {
+      const [x, y] = [await carol(a[i]![0], twin(prefix, a[i]![1]), { body: a[i]![2] }), await carol(b[i]![0], twin(prefix, b[i]![1]), { body: b[i]![2] })];
+      expect(x.status, `${a[i]![1]}: ${x.text}`).toBe(403);
+      expect(`${y.status} ${y.text}`, b[i]![1]).toBe(`${x.status} ${x.text}`);
+    }
+    // Nothing was renamed; keeping the experiment's own name stays an editor's update.
+    expect((await admin('GET', `${V2}/registered-models/get`, { query: { name: theirs } })).status).toBe(200);
+    expect(ok(await admin('GET', `${V2}/experiments/get`, { query: { experiment_id: theirExp } }), 'get').experiment.name).toBe(theirExpName);
+    expect((await carol('POST', twin(prefix, `${V2}/experiments/update`), { body: { experiment_id: theirExp, new_name: theirExpName } })).status).toBe(200);
+    // A MANAGE holder renames as before.
+    ok(await admin('PATCH', `${V2}/permissions/users/carol/registered-models/${theirs}`, { body: { permission: 'MANAGE' } }), 'carol manages');
+    const to = `plain-managed-${randomHex(3)}`;
+    expect((await carol('POST', twin(prefix, `${V2}/registered-models/rename`), { body: { name: theirs, new_name: to } })).status).toBe(200);
+  });
+});
+
 describe('class 2: the Manage screens are no user directory', () => {
   /** An experiment each attacker manages: her own, through her team, through a pattern. */
   const managed: Partial<Record<Attacker, string>> = {};

@@ -88,7 +88,8 @@ function onlyAdmin(ctx: AttackContext, users: Array<{ username: string }>, where
 }
 
 /*
- * A rename needs only EDIT, and grants can sit on a name MLflow does not have (given ahead of time,
+ * Without pattern grants a rename needs only EDIT (with any, MANAGE: this runs before any exists), and
+ * grants can sit on a name MLflow does not have (given ahead of time,
  * left by a model deleted outside flowgate, or granted by a pattern's MANAGE holder). Mallory, an
  * editor of the admin's model through a group, holds MANAGE directly on a free name (of both kinds)
  * and renames the model into it: the grants on the new name must be pruned, not merged, so she can
