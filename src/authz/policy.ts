@@ -60,10 +60,21 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   const inFlight = new Map<string, { readonly n: number; readonly done: Promise<void> }>();
   let reads = 0;
 
+  /*
+   * Bumped by each full reload as it starts. A read started in an older epoch holds an older state
+   * than the reload that bumped it (reads answer out of order: separate pool connections, a slow
+   * page), so it is dropped rather than applied over that reload, and a reload overtaken by a newer
+   * one is not installed.
+   */
+  let epoch = 0;
+  /** The newest full reload, while in flight: what a dropped read waits for instead. */
+  let newestReload: Promise<void> | undefined;
+
   function reread(ref: ResourceRef): Promise<void> {
     const stored = storedId(ref.kind, ref.id);
     const key = readKey(ref.kind, stored);
     const n = ++reads;
+    const startedIn = epoch;
     const done = grants.onResourceIndexed(ref.kind, ref.id).then(
       (rows): void | Promise<void> => {
         const latest = inFlight.get(key);
@@ -71,6 +82,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
         if (latest === undefined) return;
         if (latest.n !== n) return latest.done;
         inFlight.delete(key);
+        if (startedIn !== epoch) return newestReload;
         const fresh = load(rows).seal().get(ref.kind, stored);
         generation++;
         changedDuringReload?.set(key, { kind: ref.kind, stored, fresh });
@@ -88,9 +100,7 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
   /** Resources re-read while a full reload was in flight: its older snapshot must not undo them. */
   let changedDuringReload: Map<string, { kind: ResourceKind; stored: string; fresh: readonly number[] | undefined }> | undefined;
 
-  async function reloadAll(): Promise<void> {
-    const mine: NonNullable<typeof changedDuringReload> = new Map();
-    changedDuringReload = mine;
+  async function readAll(mine: number, changes: NonNullable<typeof changedDuringReload>): Promise<void> {
     try {
       const next = new GrantIndex();
       const loadGrants = async () => {
@@ -98,12 +108,28 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
         next.seal();
       };
       await Promise.all([loadGrants(), patterns.reload()]);
-      for (const { kind, stored, fresh } of mine.values()) next.replace(kind, stored, fresh);
+      if (mine !== epoch) return;
+      for (const { kind, stored, fresh } of changes.values()) next.replace(kind, stored, fresh);
       index = next;
       generation++;
     } finally {
-      if (changedDuringReload === mine) changedDuringReload = undefined;
+      if (changedDuringReload === changes) changedDuringReload = undefined;
     }
+  }
+
+  async function reloadAll(): Promise<void> {
+    const mine = ++epoch;
+    const changes: NonNullable<typeof changedDuringReload> = new Map();
+    changedDuringReload = changes;
+    const done = readAll(mine, changes);
+    newestReload = done;
+    try {
+      await done;
+    } finally {
+      if (newestReload === done) newestReload = undefined;
+    }
+    // Overtaken: the index is the newer reload's, once it ends.
+    if (mine !== epoch) return newestReload;
   }
 
   /** An AI-gateway id MLflow does not have: nothing bears on it (no grant, no pattern), whatever its text. */
