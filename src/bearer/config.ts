@@ -1,5 +1,6 @@
 import { jsonProblem } from '../json-problem.js';
 import { z } from 'zod';
+import { templatesOverlap } from './templates.js';
 
 /**
  * The issuers whose JWTs flowgate accepts as `Authorization: Bearer` (FLOWGATE_BEARER_ISSUERS or
@@ -88,6 +89,26 @@ export const bearerIssuersSchema = z
     list.forEach((v, i) => {
       if (seen.has(v.issuer)) ctx.addIssue({ code: 'custom', message: `issuer ${v.issuer} is listed twice`, path: [i, 'issuer'] });
       seen.add(v.issuer);
+    });
+    // Two clusters must never make one same user or group: a dev cluster's team-a would get prod's
+    // k8s:team-a grants, or squat the name of prod's service account before its first call.
+    list.forEach((v, j) => {
+      if (v.kind !== 'kubernetes') return;
+      list.slice(0, j).forEach((u, i) => {
+        if (u.kind !== 'kubernetes') return;
+        if (templatesOverlap(u.username_template, v.username_template))
+          ctx.addIssue({
+            code: 'custom',
+            message: `can make the same user names as [${i}].username_template (${JSON.stringify(u.username_template)}, issuer ${u.issuer}): give each kubernetes issuer its own, e.g. "k8s-<cluster>.{namespace}.{name}"`,
+            path: [j, 'username_template'],
+          });
+        if (u.namespace_group !== null && v.namespace_group !== null && templatesOverlap(u.namespace_group, v.namespace_group))
+          ctx.addIssue({
+            code: 'custom',
+            message: `can make the same groups as [${i}].namespace_group (${JSON.stringify(u.namespace_group)}, issuer ${u.issuer}): give each kubernetes issuer its own, e.g. "k8s:<cluster>:{namespace}"`,
+            path: [j, 'namespace_group'],
+          });
+      });
     });
   });
 

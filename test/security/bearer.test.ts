@@ -263,6 +263,31 @@ describe('Kubernetes service-account tokens', () => {
     await expectRefused(await signWith(k8sKey, noExp), 'no exp');
     await expectRefused(await signWith(k8sKey, { ...c, aud: ['https://kubernetes.default.svc'] }), 'the API server audience');
   });
+  it("a namespace's group and a service account's name are the cluster's: no other issuer's token joins or squats them", async () => {
+    await admin.call('POST', `/api/2.0/mlflow/permissions/groups/k8s:team-g/experiments/${expA}`, { permission: 'READ' });
+    // An OIDC token claiming the namespace group is not made a member (its other groups are kept).
+    const mallory = await a.sign(claims(a.issuer, { sub: 'mallory-sub', preferred_username: 'mallory', groups: ['k8s:team-g', 'K8S:team-g', 'team-m'] }));
+    expect(await me(mallory)).toMatchObject({ username: 'mallory', groups: ['team-m'] });
+    expect((await callWith(mallory)).status).toBe(403);
+    expect(fg.logs.join('')).toMatch(/groups of a Kubernetes namespace's shape left out/);
+    // An OIDC token taking a service account's name before its first call is refused, in any case.
+    for (const name of ['k8s.team-g.pipelines', 'K8S.team-g.pipelines'])
+      expect(await expectRefused(await b.sign(claims(b.issuer, { sub: `squat-${name}`, preferred_username: name })), `squat ${name}`)).toMatch(/Kubernetes service account/);
+    expect(await userRow('k8s.team-g.pipelines')).toBeUndefined();
+    // The real service account then is itself, in its namespace's group with its grant.
+    const real = await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-g', 'pipelines', AUD));
+    expect(await me(real)).toMatchObject({ username: 'k8s.team-g.pipelines', groups: ['k8s:team-g'] });
+    expect((await callWith(real)).status).toBe(200);
+  });
+  it('two kubernetes issuers that could make one same user or group stop the start, the keys named', async () => {
+    const second = { kind: 'kubernetes', issuer: 'https://dev-cluster.example', audience: AUD, jwks_file: '/nonexistent.json' };
+    await expect(
+      startTestFlowgate({
+        FLOWGATE_UPSTREAM_URL: mlflow.url,
+        FLOWGATE_BEARER_ISSUERS: JSON.stringify([{ kind: 'kubernetes', issuer: K8S_ISSUER, audience: AUD, jwks_file: '/nonexistent.json' }, second]),
+      }),
+    ).rejects.toThrow(/\[1\]\["username_template"\].*[\s\S]*\[1\]\["namespace_group"\]/);
+  });
   it("refuse a service-account token signed by another cluster's key", async () => {
     await expectRefused(await signWith(await newKey('k8s-1'), serviceAccountClaims(K8S_ISSUER, 'team-a', 'trainer', AUD)), 'other cluster');
   });

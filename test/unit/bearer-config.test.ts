@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { templateMatcher, templatesOverlap } from '../../src/bearer/templates.js';
 import { ConfigError, loadConfig, type Env } from '../../src/config.js';
 
 const problems = (env: Env, files: Record<string, string> = {}): string[] => {
@@ -50,6 +51,36 @@ describe('FLOWGATE_BEARER_ISSUERS', () => {
     expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', required_groups: ['pipelines'], groups_claim: null }])).join()).toMatch(/required_groups.*needs groups_claim/);
     expect(problems(issuers([{ issuer: 'https://i.example', audience: 'a', required_groups: [] }])).join()).toMatch(/required_groups/);
     expect(problems(issuers([{ kind: 'kubernetes', issuer: 'https://k', audience: 'a', jwks_file: '/k', required_groups: ['x'] }])).join()).toMatch(/required_groups/);
+  });
+
+  it('refuses two kubernetes issuers that can make one same user or group, naming the keys', () => {
+    const k8s = (issuer: string, extra: Record<string, unknown> = {}) => ({ kind: 'kubernetes', issuer, audience: 'mlflow', jwks_file: '/k.json', ...extra });
+    const both = problems(issuers([k8s('https://prod'), k8s('https://dev')])).join('\n');
+    expect(both).toMatch(/FLOWGATE_BEARER_ISSUERS\[1\]\["username_template"\]: can make the same user names as \[0\]\.username_template .*https:\/\/prod/);
+    expect(both).toMatch(/FLOWGATE_BEARER_ISSUERS\[1\]\["namespace_group"\]: can make the same groups as \[0\]\.namespace_group/);
+    // Not only the same text: any two templates whose names can meet (dev's namespace x is prod's namespace dev-x).
+    expect(problems(issuers([k8s('https://prod'), k8s('https://dev', { username_template: 'k8s-dev.{namespace}.{name}', namespace_group: 'k8s:dev-{namespace}' })])).join()).toMatch(/namespace_group.*same groups/);
+    expect(problems(issuers([k8s('https://prod'), k8s('https://dev', { username_template: 'k8s.dev.{namespace}.{name}', namespace_group: 'k8s:dev:{namespace}' })])).join()).toMatch(/username_template.*same user names/);
+    expect(problems(issuers([k8s('https://prod'), k8s('https://dev', { username_template: 'K8S.{namespace}.{name}', namespace_group: null })])).join()).toMatch(/username_template/);
+    // Apart: a literal no placeholder character can stand for (':' in a namespace, '-' after k8s).
+    expect(problems(issuers([k8s('https://prod'), k8s('https://dev', { username_template: 'k8s-dev.{namespace}.{name}', namespace_group: 'k8s:dev:{namespace}' })]))).toEqual([]);
+    expect(problems(issuers([k8s('https://prod'), k8s('https://dev', { username_template: 'dev.{namespace}.{name}', namespace_group: null })]))).toEqual([]);
+    // A kubernetes issuer beside OIDC issuers is fine as it is.
+    expect(problems(issuers([k8s('https://prod'), { issuer: 'https://i.example', audience: 'a' }]))).toEqual([]);
+  });
+
+  it('reads a template as the names it makes: placeholders of Kubernetes characters, literals, any case', () => {
+    const user = templateMatcher('k8s.{namespace}.{name}');
+    for (const n of ['k8s.team-b.pipelines', 'K8S.team-b.pipelines', 'k8s.a.b.c']) expect(user.test(n), n).toBe(true);
+    for (const n of ['k8s.team_b.x', 'k8s..x', 'k8sXteam.x', 'xk8s.a.b', 'k8s.a']) expect(user.test(n), n).toBe(false);
+    const group = templateMatcher('k8s:{namespace}');
+    expect(group.test('k8s:team-a')).toBe(true);
+    expect(group.test('k8s:team.a')).toBe(false);
+    expect(templatesOverlap('k8s:{namespace}', 'k8s:{namespace}')).toBe(true);
+    expect(templatesOverlap('{namespace}', 'anything-{namespace}')).toBe(true);
+    expect(templatesOverlap('k8s:{namespace}', 'k8s:prod:{namespace}')).toBe(false);
+    expect(templatesOverlap('k8s.{namespace}.{name}', 'k8s.{name}')).toBe(true);
+    expect(templatesOverlap('ns-{namespace}', 'ns.{namespace}')).toBe(false);
   });
 
   it('reads the file form, and refuses both forms or JSON that is not', () => {
