@@ -360,7 +360,7 @@ describe('deploy/helm/flowgate: the two shapes', () => {
 describe('deploy/helm/flowgate: bearer issuers', () => {
   /** An identity provider's machine clients and a cluster whose keys come from a ConfigMap (docs/machine-identity.md). */
   const issuers = [
-    { issuer: 'https://keycloak.example.com/realms/ml', audience: 'mlflow', service_accounts: true, username_claim: ['client_id', 'azp'], groups_claim: 'realm_access.roles' },
+    { issuer: 'https://keycloak.example.com/realms/ml', audience: 'mlflow', service_accounts: true, username_claim: ['client_id', 'azp'], groups_claim: 'realm_access.roles', required_groups: ['ml-pipelines'] },
     {
       kind: 'kubernetes',
       issuer: 'https://kubernetes.default.svc.cluster.local',
