@@ -120,30 +120,54 @@ const SEGMENTS = KIND_SHAPES.map((k, i, all) => (i === 0 ? '' : i === all.length
 
 type Shape = (typeof KIND_SHAPES)[number];
 
-/** The caller's effective permission on each of some resources of a kind, `NO_PERMISSIONS` (source `none`) where they may not read it. */
+/** How many ids of one request are looked up at once (an experiment's name may be asked of MLflow). */
+const MINE_CONCURRENCY = 4;
+
+/**
+ * The caller's effective permission on each of some resources of a kind, `NO_PERMISSIONS` (source `none`)
+ * where they may not read it. Each distinct id is looked up once (a repeated id costs MLflow nothing
+ * more), a few at a time.
+ */
 async function myPermissions(k: Shape, req: AdminRequest, deps: AdminDeps): Promise<AdminResult> {
-  const { id: ids } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
+  const { id: raw } = parseWith(mineQuery, { id: req.query.getAll('id') }, 'query string');
+  const ids = [...new Set([...new Set(raw)].map((one) => parseWith(k.idSchema, one, 'id')))];
   const found = await deps.directory.userByName(req.principal.username);
   if (!found) return { status: 200, body: { permissions: {} } };
   const me = await withGroups(deps, found);
-  const permissions: Record<string, MyPermission> = {};
-  for (const raw of ids) {
-    const id = parseWith(k.idSchema, raw, 'id');
+  const answers = await mapBounded(ids, MINE_CONCURRENCY, async (id): Promise<MyPermission> => {
     let e: Awaited<ReturnType<typeof explain>>;
     try {
       e = await explain(deps, me, k.kind, id);
     } catch (error) {
       // An experiment's name looked up for pattern grants: one MLflow does not have is one the caller may not read.
-      if (error instanceof FlowgateError && error.code === 'RESOURCE_DOES_NOT_EXIST') {
-        permissions[id] = UNREADABLE;
-        continue;
-      }
+      if (error instanceof FlowgateError && error.code === 'RESOURCE_DOES_NOT_EXIST') return UNREADABLE;
       throw error;
     }
     // Why the caller may not read it (a deny of theirs, a pattern matching its name) is about the resource.
-    permissions[id] = me.isAdmin || permits(e.permission, 'read') ? { permission: e.permission, source: e.source, groups: e.groups } : UNREADABLE;
-  }
+    return me.isAdmin || permits(e.permission, 'read') ? { permission: e.permission, source: e.source, groups: e.groups } : UNREADABLE;
+  });
+  const permissions: Record<string, MyPermission> = {};
+  ids.forEach((id, i) => (permissions[id] = answers[i]!));
   return { status: 200, body: { permissions } satisfies MyPermissionsAnswer };
+}
+
+/** `work` on every item, at most `limit` at once, answers in the items' order; the first failure fails it all. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await work(items[i]!);
+      } catch (e) {
+        next = items.length; // nothing more is started: the answer is the failure
+        throw e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /**

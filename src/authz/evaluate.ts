@@ -141,7 +141,8 @@ export function createEvaluator(deps: EvaluatorDeps) {
       const known = deps.lookups.knownExperimentName(ref.id);
       if (known !== undefined) return Object.assign({}, ref, { name: known });
       waiting = true;
-      return deps.lookups.experimentNameById(ref.id).then(
+      // Fresh: an id remembered as missing may have been created since, and must not be decided without its patterns.
+      return deps.lookups.experimentNameById(ref.id, true).then(
         (name) => Object.assign({}, ref, { name }),
         (e: unknown) => (isMissing(e) ? Object.assign({}, ref, { name: null }) : Promise.reject(e)),
       );
@@ -212,7 +213,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
     const to = bodyLeavesOf(request.body, field).filter((v): v is string => typeof v === 'string');
     if (to.length === 0) return undefined;
     // The caller renames what they may edit: its name is theirs to know, so comparing with it tells nothing.
-    const from = knownName(ref) ?? (await deps.lookups.experimentNameById(ref.id));
+    const from = knownName(ref) ?? (await deps.lookups.experimentNameById(ref.id, true));
     if (to.every((name) => name === from)) return undefined;
     return granted('rename', principal, 'manage', refs, ' (a rename needs MANAGE while name-pattern grants exist)');
   }

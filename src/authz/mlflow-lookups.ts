@@ -81,8 +81,13 @@ export interface CachedMlflowLookups extends MlflowLookups {
   mcpServerExists(name: string): Promise<boolean>;
   /** After an AI-gateway object is renamed, updated or deleted (`id`), or one is created (no id): names and ids it had. */
   invalidateGateway(id?: string): void;
-  /** The experiment's name (experiment pattern grants match it). */
-  experimentNameById(experimentId: string): Promise<string>;
+  /**
+   * The experiment's name (experiment pattern grants match it). An id MLflow has no experiment for is
+   * remembered as such (RESOURCE_DOES_NOT_EXIST without asking again) until names are forgotten or
+   * expire; `fresh` asks MLflow again about an id remembered as missing (the gate's decisions: an
+   * experiment created since must not be decided without the patterns its name matches).
+   */
+  experimentNameById(experimentId: string, fresh?: boolean): Promise<string>;
   /** The experiment's name if it is already known (cached): lets a request be decided without waiting. */
   knownExperimentName(experimentId: string): string | undefined;
   /** The users a review queue is assigned to, as MLflow stores them (lower-cased). */
@@ -364,6 +369,39 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     return required(`experiment ${id}`, pick(json, EXPERIMENT_LOOKUP.name));
   }, onCache);
 
+  // An id MLflow has no experiment for: remembered too, so asking about it again (the lists' look-up may
+  // name one id 200 times, or the same missing ids page after page) costs MLflow nothing and answers as
+  // fast as a cached name, rather than one MLflow call each (a timing oracle on existence, and load).
+  // A cache of its own, so missing ids never evict names, with the names' bound and lifetime, and
+  // forgotten whenever names are. Creating an experiment forgets nothing, so an id remembered as
+  // missing may exist by now: the gate asks `fresh`; the own routes answer it as unreadable, for at
+  // most the lifetime.
+  const missingExperiments = options.ttlMs > 0 ? new LazyLru<string, string>({ max, ttl: options.ttlMs }) : undefined;
+  // Bumped when names are forgotten: an answer already on its way must not remember an id as missing.
+  let missingGeneration = 0;
+  const forgetMissingExperiments = () => {
+    missingGeneration += 1;
+    missingExperiments?.clear();
+  };
+
+  async function experimentNameById(id: string, fresh = false): Promise<string> {
+    const key = inCurrentWorkspace(id);
+    const missing = fresh ? undefined : missingExperiments?.get(key);
+    if (missing !== undefined) {
+      onCache?.('experiment_name_of_id', true);
+      throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', missing);
+    }
+    const startedAt = missingGeneration;
+    try {
+      const name = await experimentNamesById.get(id);
+      if (fresh) missingExperiments?.delete(key);
+      return name;
+    } catch (e) {
+      if (missingExperiments && startedAt === missingGeneration && e instanceof FlowgateError && e.code === 'RESOURCE_DOES_NOT_EXIST') missingExperiments.set(key, e.message);
+      throw e;
+    }
+  }
+
   const promptFlags = cachedLookup('model_is_prompt', { max, ttlMs: options.ttlMs }, async (name) => {
     const json = await getJson(`registered model '${name}'`, '/api/2.0/mlflow/registered-models/get', { name });
     const model = (json as { registered_model?: { name?: unknown; tags?: unknown } } | null)?.registered_model;
@@ -491,7 +529,7 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
     experimentOfLoggedModel: (modelId) => loggedModels.get(modelId),
     experimentOfTrace: (traceId) => traces.get(traceId),
     experimentIdByName: (name) => experimentNames.get(name),
-    experimentNameById: (id) => experimentNamesById.get(id),
+    experimentNameById,
     knownExperimentName: (id) => experimentNamesById.peek(id),
     isPrompt: (name) => promptFlags.get(name),
     invalidateModel: (name) => promptFlags.delete(name),
@@ -499,14 +537,17 @@ export function createMlflowLookups(options: MlflowLookupsOptions): CachedMlflow
       experimentNames.delete(name);
       // The id whose name this was is not known here: no id keeps a name that may be gone.
       experimentNamesById.clear();
+      forgetMissingExperiments();
     },
     invalidateExperimentNames: () => {
       experimentNames.clear();
       experimentNamesById.clear();
+      forgetMissingExperiments();
     },
     invalidateTrace: (traceId) => traces.delete(traceId),
     invalidateMutable: () => {
       for (const cache of [traces, experimentNames, experimentNamesById, promptFlags, datasetExperiments, reviewQueues, gatewayObjects, endpointNames]) cache.clear();
+      forgetMissingExperiments();
     },
     experimentsOfDataset: (datasetId) => datasetExperiments.get(datasetId),
     experimentOfOwned: (kind, id) =>

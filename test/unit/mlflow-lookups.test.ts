@@ -246,6 +246,52 @@ describe('MLflow look-ups', () => {
     expect(short.knownExperimentName('14')).toBeUndefined();
   });
 
+  it('remembers an experiment id MLflow does not have, like a name: bounded apart from names, expiring, forgotten with them; fresh asks again', async () => {
+    const { api, cacheEvents } = lookups({ cacheSize: 2 });
+    const gets = () => hits.filter((h) => h.includes('experiments/get?')).length;
+    expect(await api.experimentNameById('14')).toBe('team a');
+    for (let i = 0; i < 3; i++) expect((await errorOf(api.experimentNameById('99'))).code).toBe('RESOURCE_DOES_NOT_EXIST');
+    expect(gets()).toBe(2);
+    expect(cacheEvents.filter(([name]) => name === 'experiment_name_of_id').map(([, hit]) => hit)).toEqual([false, false, true, true]);
+    // Missing ids fill a cache of their own: they never push a name out.
+    for (const id of ['97', '98', '99', '96']) await errorOf(api.experimentNameById(id));
+    expect(api.knownExperimentName('14')).toBe('team a');
+    // The gate asks afresh about an id remembered as missing (it may have been made since).
+    expect((await errorOf(api.experimentNameById('96', true))).code).toBe('RESOURCE_DOES_NOT_EXIST');
+    const before = gets();
+    await errorOf(api.experimentNameById('96'));
+    expect(gets()).toBe(before);
+    api.invalidateExperimentNames();
+    await errorOf(api.experimentNameById('96'));
+    expect(gets()).toBe(before + 1);
+    api.invalidateMutable();
+    await errorOf(api.experimentNameById('96'));
+    expect(gets()).toBe(before + 2);
+
+    const short = lookups({ ttlMs: 40 }).api;
+    await errorOf(short.experimentNameById('99'));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await errorOf(short.experimentNameById('99'));
+    const off = lookups({ ttlMs: 0 }).api;
+    await errorOf(off.experimentNameById('99'));
+    await errorOf(off.experimentNameById('99'));
+    expect(gets()).toBe(before + 6);
+  });
+
+  it('a missing answer already in flight is not remembered once names were forgotten', async () => {
+    const { api } = lookups();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const stale = errorOf(api.experimentNameById('99'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    api.invalidateExperimentNames();
+    open();
+    await stale;
+    gate = undefined;
+    await errorOf(api.experimentNameById('99'));
+    expect(hits.filter((h) => h.includes('experiments/get?'))).toHaveLength(2);
+  });
+
   it('an answer already in flight does not refill an invalidated entry', async () => {
     const { api } = lookups();
     let open!: () => void;
