@@ -5,6 +5,8 @@ import type { MappingChange } from './mapping-changes.js';
 import { clientConfig, type PostgresOptions, type TimedQuery } from './postgres-sql.js';
 
 const CHANNEL = 'flowgate_store';
+/** Idle time before the listener's socket is probed by TCP: a peer gone without a reset is found. */
+const KEEP_ALIVE_IDLE_MS = 10_000;
 
 type Notice =
   | { readonly generation: number; readonly table: string }
@@ -12,19 +14,31 @@ type Notice =
   | { readonly session: string }
   | { readonly mapping: readonly [MappingChange['cache'], string] };
 
+export interface FollowOptions {
+  /** How often the stored generation is compared with what was heard, and the listener asked to answer. */
+  readonly catchUpMs: number;
+  /** The stored policy generation, read through the pool (never the listener). */
+  readonly storedGeneration: () => Promise<number>;
+  readonly onState?: (live: boolean, err?: Error) => void;
+  /** Connect (and re-read everything) once this settles: not during the caller's own first read. */
+  readonly after?: Promise<unknown> | undefined;
+}
+
+/** The listener's name in `pg_stat_activity`, apart from the pool's `flowgate`. */
+export const LISTENER_NAME = 'flowgate-listener';
+
 /**
  * Follows the shared store through LISTEN/NOTIFY. PostgreSQL delivers every notification committed
  * while the connection is up, in commit order; the policy generation each one carries is consecutive,
- * so a gap (or a lost connection) is noticed and answered by re-reading everything. A periodic
- * catch-up compares the stored generation too, should a notification go astray without a gap.
+ * so a gap (or a lost connection) is noticed and answered by re-reading everything.
+ *
+ * A listener can also go quiet without a gap or an error: its backend frozen, the connection dropped
+ * by the network without a reset. So every interval the stored generation is read through the pool;
+ * still behind what was stored an interval ago, this process re-reads everything and replaces the
+ * listener. The listener must also answer a query within the query timeout, and has TCP keep-alive.
  */
-export function followPostgres(
-  opts: PostgresOptions,
-  catchUpMs: number,
-  listener: StoreChangeListener,
-  onState?: (live: boolean, err?: Error) => void,
-  after?: Promise<unknown>,
-): Following {
+export function followPostgres(opts: PostgresOptions, listener: StoreChangeListener, o: FollowOptions): Following {
+  const { catchUpMs, onState } = o;
   let client: pg.Client | undefined;
   let applied: number | undefined;
   let pendingGrants: ResourceRef[] = [];
@@ -36,6 +50,7 @@ export function followPostgres(
   function everythingStale(generation: number): void {
     pendingGrants = [];
     applied = generation;
+    staleSince = undefined;
     listener.principals();
     listener.sessionsEnded('all');
     listener.mappings('all');
@@ -92,7 +107,7 @@ export function followPostgres(
   }
 
   async function connect(): Promise<void> {
-    const c = new pg.Client(clientConfig(opts));
+    const c = new pg.Client({ ...clientConfig(opts), application_name: LISTENER_NAME, keepAlive: true, keepAliveInitialDelayMillis: KEEP_ALIVE_IDLE_MS });
     c.on('error', (err) => down(c, err));
     c.on('end', () => down(c));
     try {
@@ -115,32 +130,55 @@ export function followPostgres(
     }
   }
 
-  let catchingUp = false;
+  let probing = false;
+  /** A listener that cannot answer a query hears no notification either: replaced. */
+  function probe(c: pg.Client): void {
+    // One at a time: behind an unanswered one, another would only queue on the same connection.
+    if (probing) return;
+    probing = true;
+    const query: TimedQuery = { text: 'SELECT 1', query_timeout: opts.queryTimeoutMs };
+    c.query(query)
+      .then(
+        () => undefined,
+        (err: Error) => {
+          if (err.message === 'Query read timeout') down(c, err);
+        },
+      )
+      .finally(() => {
+        probing = false;
+      });
+  }
+
+  let checking = false;
   const catchUp = setInterval(() => {
     const c = client;
-    // One at a time: behind an unanswered one, another would only queue on the same connection.
-    if (!c || applied === undefined || catchingUp) return;
-    catchingUp = true;
-    const generationQuery: TimedQuery = { text: 'SELECT value FROM policy_generation WHERE id = 1', query_timeout: opts.queryTimeoutMs };
-    c.query<{ value: string }>(generationQuery).then(
-      (r) => {
-        const stored = Number(r.rows[0]!.value);
-        // Still short of what was stored a whole interval ago: not a notification on its way.
-        if (staleSince !== undefined && applied !== undefined && applied < staleSince) everythingStale(stored);
-        staleSince = applied !== undefined && stored > applied ? stored : undefined;
-      },
-      // No answer at all (a frozen server) is a lost feed: reconnect, and re-read everything once back.
-      (err: Error) => {
-        if (err.message === 'Query read timeout') down(c, err);
-      },
-    ).finally(() => {
-      catchingUp = false;
-    });
+    if (!c || applied === undefined) return;
+    probe(c);
+    if (checking) return;
+    checking = true;
+    o.storedGeneration()
+      .then(
+        (stored) => {
+          if (client !== c || applied === undefined) return;
+          // Still short of what was stored a whole interval ago: not a notification on its way.
+          if (staleSince !== undefined && applied < staleSince) {
+            everythingStale(stored);
+            down(c, new Error('the change feed fell behind the store; listening again'));
+            return;
+          }
+          staleSince = stored > applied ? stored : undefined;
+        },
+        // The pool's own failures are readiness's to report; the listener's probe covers the feed.
+        () => undefined,
+      )
+      .finally(() => {
+        checking = false;
+      });
   }, catchUpMs);
   catchUp.unref();
 
   // Connecting re-reads everything: not while the caller's own first read (`after`) is under way.
-  const started = after === undefined ? connect() : after.then(connect, connect);
+  const started = o.after === undefined ? connect() : o.after.then(connect, connect);
   return {
     live: () => client !== undefined,
     ready: started,

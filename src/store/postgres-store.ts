@@ -29,16 +29,15 @@ export async function openPostgresStore(o: StoreOptions, url: string, migrations
     sql,
     location,
     follow(listener, after) {
-      const f = followPostgres(
-        opts,
-        o.watchMs > 0 ? o.watchMs : 5000,
-        listener,
-        (live, err) => {
+      const f = followPostgres(opts, listener, {
+        catchUpMs: o.watchMs > 0 ? o.watchMs : 5000,
+        storedGeneration: async () => Number((await sql.get<{ value: number }>('SELECT value FROM policy_generation WHERE id = 1'))?.value ?? 0),
+        onState: (live, err) => {
           if (err) o.onError?.('PostgreSQL change feed lost', err);
           o.onFollowState?.(live);
         },
         after,
-      );
+      });
       following = f;
       return f;
     },

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { adminAuth, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
@@ -213,6 +214,72 @@ describe('PostgreSQL frozen (SIGSTOP) and resumed (SIGCONT)', () => {
     }
     await eventually(async () => expect((await get()).status).toBe(200), 10_000);
   }, 60_000);
+});
+
+/** The pids of the listening connections (src/store/postgres-follow.ts names them) on the database. */
+async function listenerPids(url: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'flowgate-listener'");
+    return r.rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('PostgreSQL: one replica\'s listening connection frozen (SIGSTOP on its backend alone)', () => {
+  it('a revoke through the other replica is obeyed within about 2 s, and the feed is back afterwards', async () => {
+    const url = await databaseUrl();
+    // Default statement and query timeouts (5 s and 6 s): a check waiting on the listener itself took that long.
+    const env = { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_DATABASE_URL: url, FLOWGATE_STORE_WATCH_MS: '500' };
+    const writer = await startTestFlowgate(env);
+    let reader: TestFlowgate | undefined;
+    let frozen: number | undefined;
+    try {
+      const before = await eventually(async () => {
+        const pids = await listenerPids(url);
+        expect(pids).toHaveLength(1);
+        return pids;
+      }, 10_000);
+      reader = await startTestFlowgate(env);
+      const fg = reader;
+      frozen = await eventually(async () => {
+        const pids = (await listenerPids(url)).filter((pid) => !before.includes(pid));
+        expect(pids).toHaveLength(1);
+        return pids[0]!;
+      }, 10_000);
+
+      const admin = jsonCaller(() => writer.url);
+      await admin.withTokens(['frank', 'gina']);
+      const exp = await call(mlflow.url, 'POST', '/api/2.0/mlflow/experiments/create', '', { name: `listener-${Date.now()}` });
+      const experimentId = exp.json.experiment_id as string;
+      const grantPath = (user: string) => `/api/2.0/mlflow/permissions/users/${user}/experiments/${experimentId}`;
+      const get = (user: string) => call(fg.url, 'GET', `/api/2.0/mlflow/experiments/get?experiment_id=${experimentId}`, admin.basicOf(user));
+      await admin.call('POST', grantPath('frank'), { permission: 'READ' });
+      await eventually(async () => expect((await get('frank')).status).toBe(200), 10_000);
+
+      process.kill(frozen, 'SIGSTOP');
+      const revoked = await timed(async () => {
+        await admin.call('DELETE', grantPath('frank'));
+        return eventually(async () => expect((await get('frank')).status).toBe(403), 15_000);
+      });
+      console.log(`store-faults measured (ms): {"revokeWithListenerFrozen":${Math.round(revoked.ms)}}`);
+      expect(revoked.ms).toBeLessThan(2500);
+
+      // A new listener took over: a grant made now reaches this replica by notification.
+      await admin.call('POST', grantPath('gina'), { permission: 'READ' });
+      await eventually(async () => expect((await get('gina')).status).toBe(200), 10_000);
+      await eventually(async () => expect((await fetch(`${fg.url}/readyz`)).status).toBe(200), 10_000);
+      expect(fg.logs.join('')).not.toContain(PG_PASSWORD);
+    } finally {
+      if (frozen !== undefined) process.kill(frozen, 'SIGCONT');
+      await reader?.close();
+      await writer.close();
+      if (reader) removeDir(reader.dir);
+      removeDir(writer.dir);
+    }
+  }, 90_000);
 });
 
 /** Twenty creates of one thing at once: exactly one 201, and every other a 409 in MLflow's shape. */
