@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isScoped, KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
 import { PERMISSIONS, type Permission } from '../resources/permissions.js';
 import { badRequest } from '../errors.js';
-import { scorerIdProblem } from '../resources/scorer-identity.js';
+import { experimentIdProblem, scorerIdProblem } from '../resources/scorer-identity.js';
 import { skillIdProblem } from '../resources/skill-identity.js';
 
 export const usernameSchema = z
@@ -18,7 +18,14 @@ export const groupNameSchema = z
 export const permissionSchema = z.enum(PERMISSIONS, {
   message: `must be one of ${PERMISSIONS.join(', ')}`,
 });
-export const experimentIdSchema = z.string().regex(/^[0-9]{1,19}$/, 'must be a numeric experiment id');
+/**
+ * An experiment id in the one spelling the gate decides on (plain decimal: `0`, or no leading zero, no
+ * sign or blank): MLflow reads `01` as experiment 1, but the gate refuses it, so a grant written under
+ * `01` would be one no request is ever decided on.
+ */
+export const experimentIdSchema = z
+  .string()
+  .refine((id) => experimentIdProblem(id) === undefined, 'must be a numeric experiment id in plain decimal (no sign, blank or leading zero)');
 export const modelNameSchema = z
   .string()
   .min(1, 'must not be empty')
