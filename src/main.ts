@@ -30,6 +30,7 @@ import { createGrantWriter } from './authz/grant-writer.js';
 import { createPrincipalWriter } from './principals/principal-writer.js';
 import { ensureBootstrapAdmin } from './principals/bootstrap-admin.js';
 import { warmHttpParsers } from './upstream/warm-http-parsers.js';
+import { clusterNamesOf } from './bearer/cluster-names.js';
 import { createUserSwitch } from './principals/user-switch.js';
 import { createEvaluator } from './authz/evaluate.js';
 import { createExplainer } from './authz/explain.js';
@@ -203,6 +204,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
           policyChanged: () => principals.invalidate(),
           logger,
           protectedAdmin: config.admin?.username,
+          clusterNames: clusterNamesOf(config.bearer),
           ...(options.now ? { now: options.now } : {}),
         })
       : undefined;

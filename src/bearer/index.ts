@@ -11,7 +11,7 @@ import type { Sql } from '../store/sql.js';
 import type { BearerConfig } from './config.js';
 import { KeysUnavailable } from './keys.js';
 import { provisionBearer, sameIssuer } from './provision.js';
-import { templateMatcher } from './templates.js';
+import { clusterNamesOf } from './cluster-names.js';
 import { createBearerVerifier, InvalidToken, NotAdmitted, type AdmissionRule, type BearerIdentity } from './verify.js';
 
 export { type BearerConfig } from './config.js';
@@ -105,29 +105,6 @@ interface Verified {
 const BEARER = /^bearer +/i;
 
 /**
- * The user names and groups a kubernetes issuer makes (`username_template`, `namespace_group`) are
- * that cluster's alone: a token of any other issuer claiming one is a squatter (its user would hold
- * the service account's name before its first call, its group would carry a namespace's grants).
- * Two kubernetes issuers never share one (refused at start, config.ts).
- */
-function kubernetesNames(config: BearerConfig) {
-  const kinds = new Map(config.issuers.map((i) => [i.issuer, i.kind]));
-  const users: RegExp[] = [];
-  const groups: RegExp[] = [];
-  for (const i of config.issuers) {
-    if (i.kind !== 'kubernetes') continue;
-    users.push(templateMatcher(i.username_template));
-    if (i.namespace_group !== null) groups.push(templateMatcher(i.namespace_group));
-  }
-  return {
-    /** Whether the identity comes from an issuer other than a kubernetes one. */
-    outsider: (identity: BearerIdentity) => kinds.get(identity.issuer) !== 'kubernetes' && (users.length > 0 || groups.length > 0),
-    isUser: (name: string) => users.some((r) => r.test(name)),
-    isGroup: (name: string) => groups.some((r) => r.test(name)),
-  };
-}
-
-/**
  * `Authorization: Bearer <JWT>` from the configured issuers. A verified token is cached (by its
  * SHA-256, bounded, never past its `exp`) with the user it proved, so the hot path is a hash and
  * two map reads, synchronous while the principal is cached too. A miss verifies the signature with
@@ -145,11 +122,12 @@ export function createBearer(d: BearerDeps): BearerModule {
   /** One verification per token at a time: a client's burst of first requests provisions once. */
   const inFlight = new Map<string, Promise<Principal>>();
   const options = { protectedAdmin: d.protectedAdmin, signInIssuer: d.signInIssuer };
-  const clusterNames = kubernetesNames(d.config);
+  const clusterNames = clusterNamesOf(d.config);
+  const issuerKinds = new Map(d.config.issuers.map((i) => [i.issuer, i.kind]));
 
   /** A token of a non-kubernetes issuer: a service account's name refuses it, a namespace group is left out. */
   function withoutClusterNames(identity: BearerIdentity): BearerIdentity {
-    if (!clusterNames.outsider(identity)) return identity;
+    if (!clusterNames.any || issuerKinds.get(identity.issuer) === 'kubernetes') return identity;
     if (clusterNames.isUser(identity.username)) {
       d.logger.warn({ issuer: identity.issuer, user: identity.username, holder: 'kubernetes_name' }, "bearer token refused: its name is a Kubernetes service account's");
       throw invalidToken("its name is of the shape of a Kubernetes service account's, which only a kubernetes issuer makes");

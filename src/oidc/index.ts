@@ -1,3 +1,4 @@
+import type { ClusterNames } from '../bearer/cluster-names.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OidcConfig } from '../config.js';
 import type { Logger } from '../logging.js';
@@ -34,6 +35,8 @@ export interface OidcDeps {
   readonly logger: Logger;
   /** The bootstrap admin, never demoted by the admin-role sync. */
   readonly protectedAdmin: string | undefined;
+  /** The names only a kubernetes bearer issuer makes. */
+  readonly clusterNames?: ClusterNames | undefined;
   /** Replaces the real provider (tests). */
   readonly provider?: IdentityProvider;
   readonly now?: () => number;
@@ -79,6 +82,7 @@ export function createOidc(d: OidcDeps): OidcModule {
     adminRole: d.config.adminRole,
     allowedRoles: d.config.allowedRoles,
     protectedAdmin: d.protectedAdmin,
+    clusterNames: d.clusterNames,
   };
 
   const pages = createOidcRoutes({

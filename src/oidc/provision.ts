@@ -1,3 +1,4 @@
+import type { ClusterNames } from '../bearer/cluster-names.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Group, User } from '../principals/types.js';
@@ -12,15 +13,18 @@ export interface ProvisionOptions {
   readonly allowedRoles: readonly string[] | undefined;
   /** The bootstrap admin: no sign-in ever reaches it. */
   readonly protectedAdmin: string | undefined;
+  /** The names only a kubernetes bearer issuer makes: no sign-in takes such a user name or joins such a group. */
+  readonly clusterNames?: ClusterNames | undefined;
 }
 
 /**
  * Why a name could not be signed in to, for the log only (the page says the same for all, so a
  * sign-in learns nothing about who holds a name): the bootstrap admin, a local user (tokens, the
  * sign-in page), an OIDC user linked to another identity-provider account, or a user whose name is
- * the claim in another case and whom this account may not become (see `nameInOtherCase`).
+ * the claim in another case and whom this account may not become (see `nameInOtherCase`), or a
+ * name of a Kubernetes service account's shape, which only a kubernetes bearer issuer makes.
  */
-export type NameHolder = 'bootstrap_admin' | 'local_user' | 'other_account' | 'name_in_other_case';
+export type NameHolder = 'bootstrap_admin' | 'local_user' | 'other_account' | 'name_in_other_case' | 'kubernetes_name';
 
 export type ProvisionResult =
   | { readonly ok: true; readonly user: User; readonly roles: readonly string[]; readonly changed: boolean }
@@ -64,6 +68,9 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
 
   if (o.allowedRoles && o.allowedRoles.length > 0 && !hasAdminRole && !roles.some((r) => o.allowedRoles!.includes(r)))
     return { ok: false, reason: 'role_not_allowed', username };
+  if (o.clusterNames?.isUser(username)) return { ok: false, reason: 'name_taken', username, holder: 'kubernetes_name' };
+  // A role named like a Kubernetes namespace's group would carry that namespace's grants: not joined.
+  const joined = o.clusterNames?.any ? roles.filter((r) => !o.clusterNames!.isGroup(r)) : roles;
 
   return sql.transaction(async (): Promise<ProvisionResult> => {
     let changed = false;
@@ -94,7 +101,7 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
       changed = true;
     }
     const groups: Group[] = [];
-    for (const role of roles) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role, 'oidc')));
+    for (const role of joined) groups.push((await directory.groupByName(role)) ?? (await writer.createGroup(ACTOR, role, 'oidc')));
     if (await writer.setMemberships(ACTOR, user, groups)) changed = true;
     return { ok: true, user, roles, changed };
   });

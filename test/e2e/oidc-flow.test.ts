@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startStubUpstream } from '../helpers/flowgate.js';
 import {
@@ -526,5 +530,51 @@ describe('identity provider down', () => {
     } finally {
       await idp.start();
     }
+  });
+});
+
+describe('with a Kubernetes bearer issuer configured, a sign-in takes none of its names', () => {
+  let k8sIdp: TestProvider;
+  let k8sFg: OidcFlowgate;
+  let k8sBase = '';
+  const keysDir = mkdtempSync(join(tmpdir(), 'flowgate-k8s-keys-'));
+
+  beforeAll(async () => {
+    const { publicKey } = await generateKeyPair('RS256');
+    writeFileSync(join(keysDir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+    const port = await freePort();
+    k8sBase = `http://127.0.0.1:${port}`;
+    k8sIdp = await startOidcProvider({
+      ...flowgateClientAt(k8sBase),
+      accounts: [
+        { username: 'k8s.team-b.pipelines', name: 'Squatter', roles: ['team-a'] },
+        { username: 'kim', name: 'Kim', roles: ['team-a', 'k8s:team-a'] },
+      ],
+    });
+    k8sFg = await startOidcFlowgate(
+      {
+        FLOWGATE_UPSTREAM_URL: upstream.url,
+        FLOWGATE_OIDC_ISSUER_URL: k8sIdp.issuer,
+        FLOWGATE_BEARER_ISSUERS: JSON.stringify([{ kind: 'kubernetes', issuer: 'https://kubernetes.default.svc', audience: 'mlflow', jwks_file: join(keysDir, 'jwks.json') }]),
+      },
+      port,
+    );
+  });
+  afterAll(async () => {
+    await k8sFg?.close();
+    await k8sIdp?.close();
+    if (k8sFg) removeDir(k8sFg.dir);
+    removeDir(keysDir);
+  });
+
+  it("refuses a service account's name and leaves a namespace's group out", async () => {
+    const squat = await loginWithFetch(new CookieJar(), `${k8sBase}/flowgate/login`, 'k8s.team-b.pipelines');
+    expect(squat.final.status).toBe(403);
+    expect(await k8sFg.store.sql.get("SELECT 1 AS one FROM users WHERE username = 'k8s.team-b.pipelines'")).toBeUndefined();
+    const jar = new CookieJar();
+    expect((await loginWithFetch(jar, `${k8sBase}/flowgate/login`, 'kim')).final.status).toBe(302);
+    const me = (await (await send(jar, `${k8sBase}/api/2.0/mlflow/permissions/users/current`, { headers: { accept: 'application/json' } })).json()) as { user: { groups: string[] } };
+    expect(me.user.groups).toEqual(['team-a']);
+    expect(await k8sFg.store.sql.get("SELECT 1 AS one FROM groups WHERE name = 'k8s:team-a'")).toBeUndefined();
   });
 });

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
+import { clusterNamesOf } from '../../src/bearer/cluster-names.js';
+import { parseBearerIssuers } from '../../src/bearer/config.js';
 import { provisionLogin, type ProvisionOptions } from '../../src/oidc/provision.js';
 import { createDirectory } from '../../src/principals/directory.js';
 import { createPrincipalWriter } from '../../src/principals/principal-writer.js';
@@ -126,5 +128,27 @@ describe('migration 11 on a store from before bindings', () => {
       { username: 'token-user', sign_in: 'local', oidc_subject: null },
     ]);
     db.close();
+  });
+});
+
+describe("a sign-in takes no name or group a Kubernetes bearer issuer makes", () => {
+  const problems: string[] = [];
+  const issuers = parseBearerIssuers(JSON.stringify([{ kind: 'kubernetes', issuer: 'https://k8s.example', audience: 'mlflow', jwks_file: '/dev/null' }]), 'FLOWGATE_BEARER_ISSUERS', problems);
+  const clusterNames = clusterNamesOf({ issuers: issuers!, clockSkewSeconds: 30, maxTokenBytes: 8192 });
+  const withClusters: ProvisionOptions = { ...OPTIONS, clusterNames };
+
+  it("refuses a name of a service account's shape, in any case, and leaves a namespace's group out of the memberships", async () => {
+    const w = world();
+    const signIn = (sub: string, name: string, roles: string[]) =>
+      provisionLogin(w.sql, w.directory, w.writer, withClusters, { iss: ISSUER, sub, preferred_username: name, name, groups: roles });
+    const before = await w.state();
+    for (const name of ['k8s.team-b.pipelines', 'K8S.team-b.pipelines'])
+      expect(await signIn(`s-${name}`, name, [])).toEqual({ ok: false, reason: 'name_taken', username: name, holder: 'kubernetes_name' });
+    expect(await w.state()).toBe(before);
+    const eve = await signIn('eve-sub', 'eve', ['k8s:team-a', 'K8S:team-a', 'analysts']);
+    expect(eve).toMatchObject({ ok: true });
+    expect((await w.directory.listGroups()).map((g) => g.name)).toEqual(['analysts']);
+    // Without a kubernetes issuer the same sign-in is a user like any other.
+    expect(await provisionLogin(w.sql, w.directory, w.writer, OPTIONS, { iss: ISSUER, sub: 'k-sub', preferred_username: 'k8s.team-b.pipelines', groups: ['k8s:team-a'] })).toMatchObject({ ok: true });
   });
 });
