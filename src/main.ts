@@ -163,7 +163,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   closer.defer(() => following.stop());
   await following.loaded;
 
-  const grantsChanged = (...refs: ResourceRef[]) => policy.changed(...refs);
+  const grantsChanged = (refs: readonly ResourceRef[]) => policy.changed(refs);
   const patternsChanged = () => policy.reloadPatterns();
   const grantWriter = createGrantWriter({ sql, grants, audit, grantsChanged, patterns: patternGrants, patternsChanged });
   const patternWriter = createPatternWriter({ sql, patterns: patternGrants, audit, patternsChanged });

@@ -54,7 +54,7 @@ export interface AdminDeps {
   /** Called after any change to users, groups, memberships or grants: drops the affected caches. */
   readonly policyChanged: () => Promise<void>;
   /** Called after grants on these resources changed (cheaper than policyChanged). */
-  readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
+  readonly grantsChanged: (refs: readonly ResourceRef[]) => Promise<void>;
   readonly forgetUserCredentials: (userId: number) => void;
   /** A promise only when an experiment's name must be looked up (the caller holds experiment pattern grants). */
   readonly canManage: (principal: Principal, ref: ResourceRef) => boolean | Promise<boolean>;

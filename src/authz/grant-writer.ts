@@ -40,7 +40,7 @@ export function createGrantWriter(deps: {
   readonly sql: Sql;
   readonly grants: GrantsRepo;
   readonly audit: AuditLog;
-  readonly grantsChanged: (...refs: ResourceRef[]) => Promise<void>;
+  readonly grantsChanged: (refs: readonly ResourceRef[]) => Promise<void>;
   /** Pattern grants, for what goes with a deleted workspace (`dropWorkspace`), and how the pattern index is told. */
   readonly patterns?: Pick<PatternGrantsRepo, 'deleteIn'>;
   readonly patternsChanged?: () => Promise<void>;
@@ -53,7 +53,7 @@ export function createGrantWriter(deps: {
         await grants.insert(who.grantee, ref.kind, ref.id, permission);
         await audit.record({ actor, action: 'grant.create', target: target(ref, who), newValue: permission });
       });
-      await deps.grantsChanged(ref);
+      await deps.grantsChanged([ref]);
     },
 
     async update(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission, permission: Permission): Promise<void> {
@@ -61,7 +61,7 @@ export function createGrantWriter(deps: {
         if (!(await grants.update(who.grantee, ref.kind, ref.id, permission))) throw goneMeanwhile(ref, who);
         await audit.record({ actor, action: 'grant.update', target: target(ref, who), oldValue: old, newValue: permission });
       });
-      await deps.grantsChanged(ref);
+      await deps.grantsChanged([ref]);
     },
 
     async remove(actor: string, who: NamedGrantee, ref: ResourceRef, old: Permission): Promise<void> {
@@ -69,7 +69,7 @@ export function createGrantWriter(deps: {
         if (!(await grants.delete(who.grantee, ref.kind, ref.id))) throw goneMeanwhile(ref, who);
         await audit.record({ actor, action: 'grant.delete', target: target(ref, who), oldValue: old });
       });
-      await deps.grantsChanged(ref);
+      await deps.grantsChanged([ref]);
     },
 
     /**
@@ -89,7 +89,7 @@ export function createGrantWriter(deps: {
         await grants.insert(creator.grantee, ref.kind, ref.id, 'MANAGE');
         await audit.record({ actor: creator.name, action: 'grant.creator', target: target(ref, creator), newValue: 'MANAGE' });
       });
-      await deps.grantsChanged(ref, ...pruned);
+      await deps.grantsChanged([ref, ...pruned]);
     },
 
     /** MLflow no longer has the resource (removed outside flowgate, e.g. by `mlflow gc`): its grants go. */
@@ -99,7 +99,7 @@ export function createGrantWriter(deps: {
         removed = await grants.deleteResource(ref.kind, ref.id);
         if (removed > 0) await audit.record({ actor, action: 'grant.prune-orphan', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
       });
-      if (removed > 0) await deps.grantsChanged(ref);
+      if (removed > 0) await deps.grantsChanged([ref]);
       return removed;
     },
 
@@ -110,7 +110,7 @@ export function createGrantWriter(deps: {
         removed = await grants.deleteResource(ref.kind, ref.id);
         if (removed > 0) await audit.record({ actor, action: 'grant.drop-with-resource', target: `${ref.kind}:${ref.id}`, oldValue: { grants: removed } });
       });
-      if (removed > 0) await deps.grantsChanged(ref);
+      if (removed > 0) await deps.grantsChanged([ref]);
       return removed;
     },
 
@@ -143,7 +143,7 @@ export function createGrantWriter(deps: {
           });
       });
       const names = newName === undefined ? [name] : [name, newName];
-      await deps.grantsChanged(...names.flatMap((id) => MODEL_KINDS.map((kind) => ({ kind, id }))));
+      await deps.grantsChanged(names.flatMap((id) => MODEL_KINDS.map((kind) => ({ kind, id }))));
     },
 
     /**
@@ -170,7 +170,7 @@ export function createGrantWriter(deps: {
             oldValue: { grants: moved },
           });
       });
-      await deps.grantsChanged(...changed);
+      await deps.grantsChanged(changed);
     },
 
     /**
@@ -201,8 +201,8 @@ export function createGrantWriter(deps: {
       // Each resource re-read in its own workspace, by its id there (the request may name another workspace).
       const ids = inside.map((ref) => Object.assign({}, ref, { id: splitQualified(ref.id).id }));
       await Promise.all([
-        dropped.members > 0 ? deps.grantsChanged({ kind: WORKSPACE, id: workspace }) : undefined,
-        ids.length > 0 ? inWorkspace(workspace, () => deps.grantsChanged(...ids)) : undefined,
+        dropped.members > 0 ? deps.grantsChanged([{ kind: WORKSPACE, id: workspace }]) : undefined,
+        ids.length > 0 ? inWorkspace(workspace, () => deps.grantsChanged(ids)) : undefined,
         dropped.pattern_grants > 0 ? deps.patternsChanged?.() : undefined,
       ]);
       return dropped;

@@ -184,9 +184,10 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     /**
      * The grants of these resources changed: re-read just them. Resolves once the index holds a read
      * started after this call: two re-reads of one resource may answer out of order (separate pool
-     * connections), and only the one started last is kept, so an earlier one waits for it.
+     * connections), and only the one started last is kept, so an earlier one waits for it. An array,
+     * as storedChanged's: a workspace's drop may name more resources than a call takes as arguments.
      */
-    async changed(...refs: readonly ResourceRef[]): Promise<void> {
+    async changed(refs: readonly ResourceRef[]): Promise<void> {
       if (refs.length > FULL_RELOAD_ABOVE) return reloadAll();
       await Promise.all(refs.map(reread));
     },

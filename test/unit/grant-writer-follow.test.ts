@@ -23,7 +23,7 @@ let grants: GrantsRepo;
 let told: ResourceRef[];
 
 const writer = (repo: GrantsRepo = grants) =>
-  createGrantWriter({ sql, grants: repo, audit: createAuditLog(sql), grantsChanged: async (...refs) => void told.push(...refs) });
+  createGrantWriter({ sql, grants: repo, audit: createAuditLog(sql), grantsChanged: async (refs) => void told.push(...refs) });
 
 const audit = async () =>
   (await sql.all<{ action: string; target: string; old_value: string | null }>('SELECT action, target, old_value FROM audit_log ORDER BY id')).map((r) => ({

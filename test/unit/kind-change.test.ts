@@ -50,7 +50,7 @@ const principal = (userId: number, username: string, groupIds: number[] = []) =>
 
 async function grant(userId: number | undefined, groupId: number | undefined, kind: ResourceKind, id: string, permission: Permission) {
   await grants.insert(userId !== undefined ? { type: 'user', id: userId } : { type: 'group', id: groupId! }, kind, id, permission);
-  await policy.changed({ kind, id });
+  await policy.changed([{ kind, id }]);
 }
 
 async function verdictFor(who: Principal, entry: RouteEntry, req: ResolveRequest) {

@@ -67,7 +67,7 @@ beforeAll(async () => {
   await writer.set('admin', { grantee: { type: 'group', id: g.id }, name: 'team-a' }, 'experiment', 'team-a/*', 'READ');
   await writer.set('admin', { grantee: { type: 'user', id: a.id }, name: 'alice' }, 'registered_model', 'team-a/*', 'EDIT');
   await grants.insert({ type: 'user', id: a.id }, 'experiment', '3', 'NO_PERMISSIONS');
-  await policy.changed(experiment('3'));
+  await policy.changed([experiment('3')]);
 });
 
 describe('pattern grants in the policy and the evaluator', () => {

@@ -44,7 +44,7 @@ async function startedWithGrant() {
 describe('reads answering out of order', () => {
   it('a re-read started before a full reload and answered after it does not undo it', async () => {
     const { policy, pages, resources } = await startedWithGrant();
-    const reread = policy.changed(R);
+    const reread = policy.changed([R]);
     await tick();
     const reload = policy.reloadAll();
     await tick();
@@ -57,7 +57,7 @@ describe('reads answering out of order', () => {
 
   it('a re-read started before a full reload and answered during it does not undo it', async () => {
     const { policy, pages, resources } = await startedWithGrant();
-    const reread = policy.changed(R);
+    const reread = policy.changed([R]);
     await tick();
     const reload = policy.reloadAll();
     await tick();
@@ -72,7 +72,7 @@ describe('reads answering out of order', () => {
     const { policy, pages, resources } = await startedWithGrant();
     const reload = policy.reloadAll();
     await tick();
-    const reread = policy.changed(R);
+    const reread = policy.changed([R]);
     await tick();
     resources.shift()!(revoked);
     await tick();
@@ -97,7 +97,7 @@ describe('reads answering out of order', () => {
 
   it('a re-read superseded by a reload resolves once that reload holds the index', async () => {
     const { policy, pages, resources } = await startedWithGrant();
-    const reread = policy.changed(R);
+    const reread = policy.changed([R]);
     await tick();
     const reload = policy.reloadAll();
     await tick();

@@ -52,10 +52,10 @@ describe('policy facts from the store', () => {
     expect(policy.factsFor({ userId: alice.id, groupIds: [g3.id] }, { kind: 'experiment', id: '1' }).groups).toEqual(['MANAGE']);
     await grants.update({ type: 'user', id: alice.id }, 'experiment', '2', 'EDIT');
     expect(policy.factsFor(a, { kind: 'experiment', id: '2' }).direct).toBe('READ');
-    await policy.changed({ kind: 'experiment', id: '2' });
+    await policy.changed([{ kind: 'experiment', id: '2' }]);
     expect(policy.factsFor(a, { kind: 'experiment', id: '2' }).direct).toBe('EDIT');
     await grants.delete({ type: 'user', id: alice.id }, 'experiment', '2');
-    await policy.changed({ kind: 'experiment', id: '2' });
+    await policy.changed([{ kind: 'experiment', id: '2' }]);
     expect(policy.factsFor(a, { kind: 'experiment', id: '2' })).toEqual({ direct: undefined, groups: [] });
     await dir.deleteUser(bob.id);
     await policy.reloadAll();
@@ -80,7 +80,7 @@ describe('policy facts from the store', () => {
     holding = true;
     const reload = policy.reloadAll();
     await grants.update({ type: 'user', id: alice.id }, 'experiment', '3', 'MANAGE');
-    await policy.changed({ kind: 'experiment', id: '3' });
+    await policy.changed([{ kind: 'experiment', id: '3' }]);
     release();
     await reload;
     expect(policy.factsFor(a, { kind: 'experiment', id: '3' }).direct).toBe('MANAGE');
@@ -102,10 +102,10 @@ describe('policy facts from the store', () => {
     const policy = createPolicyReader({ ...grants, onResourceIndexed });
     await policy.reloadAll();
     await grants.insert({ type: 'user', id: alice.id }, 'experiment', '4', 'READ');
-    const first = policy.changed(ref);
+    const first = policy.changed([ref]);
     await new Promise((r) => setTimeout(r, 5));
     await grants.delete({ type: 'user', id: alice.id }, 'experiment', '4');
-    await policy.changed(ref);
+    await policy.changed([ref]);
     releaseFirst();
     await first;
     expect(policy.factsFor(a, ref).direct).toBeUndefined();
@@ -127,8 +127,8 @@ describe('policy facts from the store', () => {
     await policy.reloadAll();
     await grants.insert({ type: 'user', id: alice.id }, 'experiment', '5', 'EDIT');
     // The writer's own re-read, then one a notification started: the writer's answers first.
-    const writers = policy.changed(ref);
-    const notified = policy.changed(ref);
+    const writers = policy.changed([ref]);
+    const notified = policy.changed([ref]);
     const first = await Promise.race([writers.then(() => 'landed'), new Promise((r) => setTimeout(() => r('waiting'), 30))]);
     expect(first).toBe('waiting');
     releaseSecond();

@@ -48,7 +48,7 @@ beforeEach(async () => {
   grants = createGrantsRepo(sql);
   patterns = createPatternGrantsRepo(sql);
   policy = createPolicyReader(grants, patterns);
-  writer = createGrantWriter({ sql, grants, audit: createAuditLog(sql), grantsChanged: (...refs) => policy.changed(...refs), patterns, patternsChanged: () => policy.reloadPatterns() });
+  writer = createGrantWriter({ sql, grants, audit: createAuditLog(sql), grantsChanged: (refs) => policy.changed(refs), patterns, patternsChanged: () => policy.reloadPatterns() });
 
   // Membership: ws (ann a member, team its administrators), ws-2 (ann and bob), default (ann).
   await grants.insert(ann, 'workspace', 'ws', 'USE');
@@ -148,4 +148,18 @@ describe('dropping a deleted workspace’s grants', () => {
     expect(await rows()).toEqual(before);
     expect(await audits()).toEqual([]);
   });
+
+  it('takes a workspace holding more grants than a call takes arguments (150k) in one change, the index following', async () => {
+    await sql.run(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 150000)
+       INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at)
+       SELECT 'experiment', CAST(? AS TEXT) || CAST(i + 100 AS TEXT), 1, 'EDIT', 0, 0 FROM n`,
+      [`ws${SEP}`],
+    );
+    await policy.reloadAll();
+    expect(direct('ws', 'experiment', '150100')).toBe('EDIT');
+    await writer.dropWorkspace('admin', 'ws');
+    expect(direct('ws', 'experiment', '150100')).toBeUndefined();
+    expect(direct('ws-2', 'experiment', '1')).toBe('READ');
+  }, 120_000);
 });
