@@ -203,13 +203,13 @@ export function createEvaluator(deps: EvaluatorDeps) {
    * which patterns match, the refusal (or its explanation) would tell an editor or manager which names
    * other people's patterns cover. Keeping the name the resource has changes nothing and stays EDIT.
    *
-   * Whether pattern grants exist is read over every kind and workspace (the policy counts no finer):
-   * never narrower than the patterns that could match, and the same for every new name.
+   * Whether pattern grants of the resource's kind exist is read over every workspace: never narrower
+   * than the patterns that could match, and the same for every new name.
    */
   async function rename(input: EvaluationInput, field: string): Promise<CheckOutcome | undefined> {
     const { principal, request, refs } = input;
     const ref = refs[0];
-    if (ref === undefined || deps.policy.patternGrants === 0) return undefined;
+    if (ref === undefined || !deps.policy.patternGrantsOf(ref.kind)) return undefined;
     const to = bodyLeavesOf(request.body, field).filter((v): v is string => typeof v === 'string');
     if (to.length === 0) return undefined;
     // The caller renames what they may edit: its name is theirs to know, so comparing with it tells nothing.

@@ -87,6 +87,8 @@ export function createPatternPolicy(load: () => Promise<PatternGrant[]>) {
     bearing: (kind: ResourceKind, name: string, who: Caller): readonly PatternGrant[] => asWritten(index.bearing(kind, inWorkspace(kind, name), who.userId, who.groupIds)),
     /** Every pattern grant (any grantee) matching the name. */
     matching: (kind: ResourceKind, name: string): readonly PatternGrant[] => index.matching(kind, inWorkspace(kind, name)),
+    /** Whether anyone holds a pattern grant of the kind (in any workspace). */
+    anyOf: (kind: ResourceKind): boolean => holders.has(kind),
     get size(): number {
       return index.size;
     },

@@ -179,6 +179,8 @@ export function createPolicyReader(grants: GrantsRepo, patternGrants: { all(): P
     reloadPatterns: () => patterns.reload().then(() => void generation++),
     /** Every pattern grant (any grantee) matching the name. */
     matchingPatterns: patterns.matching,
+    /** Whether anyone holds a pattern grant of the kind (in any workspace). */
+    patternGrantsOf: patterns.anyOf,
     /** The caller's and their groups' deciding pattern grants on the name. */
     bearingPatterns: patterns.bearing,
     /**

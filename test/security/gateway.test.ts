@@ -592,8 +592,9 @@ describe('renames', () => {
     expect(ok(await direct('GET', `${GW}/endpoints/get`, { query: { endpoint_id: ids.aShared } }), 'get').endpoint.name).toBe(N.aShared);
   });
 
-  it("into a name she holds a stale MANAGE grant on: the rename is hers to make (EDIT), the stale grant is pruned, she cannot delete it", async () => {
-    const renamed = await mallory('POST', `${GW}/endpoints/update`, { body: { endpoint_id: ids.aShared, name: N.ghost } });
+  it("into a name she holds a stale MANAGE grant on: with EDIT she may not (pattern grants of endpoints exist); alice's rename prunes the stale grant, so she cannot delete it", async () => {
+    refused(await mallory('POST', `${GW}/endpoints/update`, { body: { endpoint_id: ids.aShared, name: N.ghost } }));
+    const renamed = await alice('POST', `${GW}/endpoints/update`, { body: { endpoint_id: ids.aShared, name: N.ghost } });
     expect(renamed.status, renamed.text).toBe(200);
     refused(await mallory('DELETE', `${GW}/endpoints/delete`, { body: { endpoint_id: ids.aShared } }));
     refused(await mallory('POST', `${GW}/endpoints/update`, { body: { endpoint_id: ids.aShared, name: `mine-${tag}-later` } }));
