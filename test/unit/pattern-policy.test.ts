@@ -151,3 +151,12 @@ describe('pattern grants in the policy and the evaluator', () => {
     );
   });
 });
+
+describe('whether a kind has pattern grants (a rename needs MANAGE only then)', () => {
+  it('is per kind: experiments and models have some here, prompts and gateway endpoints none, whatever their names', () => {
+    expect(policy.patternGrantsOf('experiment')).toBe(true);
+    expect(policy.patternGrantsOf('registered_model')).toBe(true);
+    expect(policy.patternGrantsOf('prompt')).toBe(false);
+    expect(policy.patternGrantsOf('gateway_endpoint')).toBe(false);
+  });
+});
