@@ -153,10 +153,13 @@ describe('pattern grants in the policy and the evaluator', () => {
 });
 
 describe('whether a kind has pattern grants (a rename needs MANAGE only then)', () => {
-  it('is per kind: experiments and models have some here, prompts and gateway endpoints none, whatever their names', () => {
-    expect(policy.patternGrantsOf('experiment')).toBe(true);
+  it('is per kind, and follows their removal: models have one here (the experiments one was removed above), prompts never had any', async () => {
     expect(policy.patternGrantsOf('registered_model')).toBe(true);
+    expect(policy.patternGrantsOf('experiment')).toBe(false);
     expect(policy.patternGrantsOf('prompt')).toBe(false);
-    expect(policy.patternGrantsOf('gateway_endpoint')).toBe(false);
+    await writer.set('admin', { grantee: { type: 'group', id: teamA }, name: 'team-a' }, 'experiment', 'x/*', 'READ');
+    expect(policy.patternGrantsOf('experiment')).toBe(true);
+    await writer.remove('admin', { grantee: { type: 'group', id: teamA }, name: 'team-a' }, 'experiment', 'x/*');
+    expect(policy.patternGrantsOf('experiment')).toBe(false);
   });
 });
