@@ -41,6 +41,7 @@ const envSchema = z.object({
     .string()
     .refine((v) => /^postgres(ql)?:\/\/[^/]/.test(v), { message: 'expected postgres://user:password@host:port/database' })
     .optional(),
+  FLOWGATE_DATABASE_URL_FILE: z.string().min(1).optional(),
   FLOWGATE_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
   FLOWGATE_DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
@@ -82,6 +83,7 @@ const envSchema = z.object({
   FLOWGATE_OIDC_ISSUER_URL: url.optional(),
   FLOWGATE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   FLOWGATE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  FLOWGATE_OIDC_CLIENT_SECRET_FILE: z.string().min(1).optional(),
   FLOWGATE_OIDC_REDIRECT_URL: url.optional(),
   FLOWGATE_OIDC_SCOPES: z.string().min(1).default('openid profile email'),
   FLOWGATE_OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
@@ -125,6 +127,36 @@ const TOOLING_VARIABLES = new Set([
   'FLOWGATE_TEST_STORE',
   'FLOWGATE_TEST_POSTGRES_URL',
 ]);
+
+/** Secrets that may also come from a file (`<name>_FILE`, a mounted Secret), so they need not sit in the environment. */
+const FILE_BACKED_SECRETS = ['FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET'] as const;
+
+/**
+ * Puts each file-backed secret's file content (trimmed) in the settings in place of its `_FILE`, and
+ * answers the names so filled, for messages to name the file setting. The content is never echoed.
+ */
+function secretsFromFiles(merged: Env, readFile: (path: string) => string, problems: string[]): Set<string> {
+  const filled = new Set<string>();
+  for (const name of FILE_BACKED_SECRETS) {
+    const file = merged[`${name}_FILE`];
+    if (file === undefined) continue;
+    if (merged[name] !== undefined) {
+      problems.push(`${name}_FILE: set either it or ${name}, not both`);
+      continue;
+    }
+    try {
+      const text = readFile(file).trim();
+      if (text === '') problems.push(`${name}_FILE: the file is empty`);
+      else {
+        merged[name] = text;
+        filled.add(name);
+      }
+    } catch (err) {
+      problems.push(`${name}_FILE: ${unreadableFile(file, err)}`);
+    }
+  }
+  return filled;
+}
 
 /** A mistyped setting would otherwise be ignored silently: every unknown name is a problem, with the likely one. */
 function unknownSettings(names: Iterable<string>, problems: string[]): void {
@@ -263,9 +295,13 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   for (const [k, v] of Object.entries(env)) if (k.startsWith('FLOWGATE_') && v !== undefined && v !== '') merged[k] = v;
   if (env.FLOWGATE_BASE_PATH === '') merged.FLOWGATE_BASE_PATH = '';
 
+  const fromFiles = secretsFromFiles(merged, readFile, problems);
   const parsed = envSchema.safeParse(merged);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    for (const issue of parsed.error.issues) {
+      const name = issue.path.join('.');
+      problems.push(`${fromFiles.has(name) ? `${name}_FILE` : name}: ${issue.message}`);
+    }
     throw new ConfigError(problems);
   }
   const e = parsed.data;

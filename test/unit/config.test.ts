@@ -51,6 +51,36 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ FLOWGATE_ADMIN_USERNAME: 'root' })).toThrow(/FLOWGATE_ADMIN_TOKEN/);
   });
 
+  it('reads the database URL and the OIDC client secret from files, naming the file setting and never the content', () => {
+    const url = 'postgres://flowgate:p4ssw0rd-in-a-file@db.example:5432/flowgate';
+    const files: Record<string, string> = { '/s/url': `${url}\n`, '/s/client': 'client-secret-in-a-file\n', '/s/bad': 'mysql://root:hunter2-secret@db/x\n', '/s/empty': '\n' };
+    const read = (p: string) => {
+      if (!(p in files)) throw Object.assign(new Error('nope'), { code: 'ENOENT' });
+      return files[p]!;
+    };
+    const c = loadConfig({ FLOWGATE_DATABASE_URL_FILE: '/s/url', FLOWGATE_UPSTREAM_URL: 'http://127.0.0.1:5000' }, read);
+    expect(c.databaseUrl).toBe(url);
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env, read);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return expect.unreachable();
+    };
+    const bad = refusal({ FLOWGATE_DATABASE_URL_FILE: '/s/bad' });
+    expect(bad).toContain('FLOWGATE_DATABASE_URL_FILE: expected postgres://');
+    expect(bad).not.toContain('hunter2');
+    expect(refusal({ FLOWGATE_DATABASE_URL_FILE: '/s/url', FLOWGATE_DATABASE_URL: url })).toContain('FLOWGATE_DATABASE_URL_FILE: set either it or FLOWGATE_DATABASE_URL, not both');
+    expect(refusal({ FLOWGATE_DATABASE_URL_FILE: '/s/empty' })).toContain('FLOWGATE_DATABASE_URL_FILE: the file is empty');
+    expect(refusal({ FLOWGATE_OIDC_CLIENT_SECRET_FILE: '/s/missing' })).toMatch(/FLOWGATE_OIDC_CLIENT_SECRET_FILE: /);
+    const oidc = loadConfig(
+      { FLOWGATE_OIDC_ISSUER_URL: 'https://idp.example', FLOWGATE_OIDC_CLIENT_ID: 'mlflow', FLOWGATE_OIDC_CLIENT_SECRET_FILE: '/s/client', FLOWGATE_OIDC_REDIRECT_URL: 'https://ml.example/flowgate/callback' },
+      read,
+    );
+    expect(oidc.oidc?.clientSecret).toBe('client-secret-in-a-file');
+  });
+
   it('takes a JSON file, with the environment winning', () => {
     const c = loadConfig({ FLOWGATE_CONFIG_FILE: '/c.json', FLOWGATE_PORT: '9000' }, () =>
       JSON.stringify({ FLOWGATE_PORT: 7000, FLOWGATE_BASE_PATH: '/ml' }),
