@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config.js';
+import { parseInferenceConfig } from '../../src/inference/config.js';
+import { parseKeyFile, parseKeyList } from '../../src/inference/key-file.js';
 import {
   KUBERNETES_VERSION,
   hasPublishedCrdSchema,
@@ -231,5 +235,62 @@ describe('overlays/ingress: flowgate in front of MLflow', () => {
     expect(secret.stringData[url.valueFrom.secretKeyRef.key]).toMatch(/^postgres:\/\//);
     expect(container.env.map((e: { name: string }) => e.name)).not.toContain('FLOWGATE_DB_PATH');
     expect(JSON.stringify(fg.spec.template.spec.volumes ?? [])).not.toContain('emptyDir');
+  });
+});
+
+describe('deploy/: credential placeholders can never work as credentials', () => {
+  const secrets = () => unique(everyObject().filter((o) => o.kind === 'Secret'));
+  const secret = (name: string) => secrets().find((o) => o.metadata.name === name)!;
+  const configMapText = () => everyObject().find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'flowgate-inference-routes')!.data['routes.yaml'] as string;
+  /** What flowgate reads at start, with the admin token from a file (as the overlays mount it) or a variable. */
+  const start = (env: Record<string, string>, file?: string) =>
+    loadConfig({ FLOWGATE_UPSTREAM_URL: 'http://127.0.0.1:5000', FLOWGATE_ADMIN_USERNAME: 'admin', ...env }, (path) => {
+      if (file !== undefined && path === '/etc/flowgate/admin/token') return file;
+      throw new Error(`no file ${path}`);
+    });
+
+  it('every Secret value under deploy/ is a placeholder to fill, marked <REPLACE-WITH…>', () => {
+    const values = secrets().flatMap((s) => Object.entries(s.stringData ?? {}).map(([k, v]) => [`${s.metadata.name}/${k}`, String(v)] as const));
+    expect(values.length).toBeGreaterThan(0);
+    const filled = values.filter(([, v]) => !/<REPLACE[ -]WITH[^>]*>/.test(v) && !/^https?:\/\//.test(v) && !/^[a-z0-9-]+$/.test(v));
+    expect(filled.map(([k]) => k), 'Secret values that look like real credentials').toEqual([]);
+  });
+
+  it('flowgate refuses the admin token placeholder, as a mounted file and as a variable', () => {
+    const placeholder = secret('flowgate-admin').stringData.token as string;
+    expect(placeholder).toMatch(/REPLACE/);
+    // The placeholder is refused, not because the file is missing: a real token in its place starts.
+    expect(start({ FLOWGATE_ADMIN_TOKEN_FILE: '/etc/flowgate/admin/token' }, 'fgt_' + 'a'.repeat(43)).admin?.token).toBe('fgt_' + 'a'.repeat(43));
+    expect(() => start({ FLOWGATE_ADMIN_TOKEN_FILE: '/etc/flowgate/admin/token' }, placeholder)).toThrow(/FLOWGATE_ADMIN_TOKEN_FILE/);
+    expect(() => start({ FLOWGATE_ADMIN_TOKEN_FILE: '/etc/flowgate/admin/token' }, `${placeholder}\n`)).toThrow(/FLOWGATE_ADMIN_TOKEN_FILE/);
+    expect(() => start({ FLOWGATE_ADMIN_TOKEN: placeholder })).toThrow(/FLOWGATE_ADMIN_TOKEN/);
+  });
+
+  it('flowgate refuses every inference key placeholder, alone or in the example key file', () => {
+    const text = secret('flowgate-inference-keys').stringData['keys.yaml'] as string;
+    const file = parse(text) as { keys: Array<{ id: string; value?: string; sha256?: string }> };
+    const placeholders = file.keys.filter((k) => k.value !== undefined);
+    expect(placeholders.length).toBeGreaterThan(0);
+    expect(() => parseKeyFile(text, 'keys.yaml')).toThrow();
+    for (const key of placeholders) {
+      expect(key.value, key.id).toMatch(/REPLACE/);
+      // Each alone, as if every other key had been filled in.
+      expect(() => parseKeyFile(JSON.stringify({ keys: [{ id: key.id, value: key.value }] }), 'keys.yaml'), key.id).toThrow(/must be 8 to 1024 visible ASCII/);
+      expect(() => parseKeyList(key.value!), key.id).toThrow();
+    }
+    // Filled in, the same file is accepted, its scopes naming the example's routes: the placeholders are what is refused.
+    const routes = parseInferenceConfig(configMapText(), 'routes.yaml').routes.map((r) => r.name);
+    const filled = { keys: file.keys.map((k, i) => (k.value !== undefined ? { ...k, value: `k${i}-${'x'.repeat(40)}` } : k)) };
+    expect(parseKeyFile(JSON.stringify(filled), 'keys.yaml', new Set(routes)).map((k) => k.id)).toEqual(file.keys.map((k) => k.id));
+  });
+
+  it('the example key digest is of no key anyone could guess', () => {
+    const text = secret('flowgate-inference-keys').stringData['keys.yaml'] as string;
+    const digests = (parse(text) as { keys: Array<{ sha256?: string }> }).keys.flatMap((k) => (k.sha256 ? [k.sha256.toLowerCase()] : []));
+    expect(digests.length).toBeGreaterThan(0);
+    const placeholders = secrets().flatMap((s) => Object.values(s.stringData ?? {}).map(String));
+    const words = ['', 'test', 'testing', 'test123', 'password', 'secret', 'changeme', 'change-me', 'example', 'key', 'apikey', 'api-key', 'admin', 'foo', 'bar', 'foobar', 'hello', 'demo', '123456', '12345678', 'letmein', 'qwerty', 'team-b', 'team-b-2026-01', 'fraud', 'mlflow', 'flowgate'];
+    const guesses = [...words, ...words.map((w) => w.toUpperCase()), ...words.map((w) => `${w}\n`), ...placeholders];
+    for (const guess of guesses) expect(digests, JSON.stringify(guess)).not.toContain(createHash('sha256').update(guess).digest('hex'));
   });
 });
