@@ -302,6 +302,25 @@ describe('deploy/helm/flowgate: the two shapes', () => {
     expect(selects(peers[0].podSelector.matchLabels, mlflowLabels)).toBe(false);
   });
 
+  it('ingress with networkPolicy.enabled=false: MLflow (listening on 0.0.0.0) is still closed to every pod but flowgate’s', () => {
+    const objects = helmTemplate([valuesFile('ingress'), values({ networkPolicy: { enabled: false } })]);
+    const { deployment } = proxy(objects);
+    const mlflow = mlflowContainer(objects);
+    expect(mlflow.container.args).toContain('--host=0.0.0.0');
+    const mlflowLabels = mlflow.deployment.spec.template.metadata.labels;
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    // The switch turns off flowgate's own policy only.
+    expect(policies.filter((o) => selects(o.spec.podSelector.matchLabels, deployment.spec.template.metadata.labels))).toEqual([]);
+    const guards = policies.filter((o) => selects(o.spec.podSelector.matchLabels, mlflowLabels));
+    expect(guards).toHaveLength(1);
+    expect(guards[0]!.spec.policyTypes).toEqual(['Ingress']);
+    const peers = guards[0]!.spec.ingress.flatMap((r: { from?: unknown[] }) => r.from ?? [{ everyone: true }]);
+    expect(peers).toHaveLength(1);
+    expect(Object.keys(peers[0])).toEqual(['podSelector']);
+    expect(selects(peers[0].podSelector.matchLabels, deployment.spec.template.metadata.labels)).toBe(true);
+    expect(validateAgainstKubernetes(guards).map((v) => v.result)).toEqual(['valid']);
+  });
+
   it('sidecar: flowgate in MLflow’s pod, MLflow on loopback, one replica on a SQLite file kept on a claim', () => {
     const { deployment, container } = proxy(chart.sidecar);
     expect(deployment.spec.template.spec.containers.map((c: Container) => c.name)).toEqual(['mlflow', 'flowgate']);
