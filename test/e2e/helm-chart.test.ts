@@ -198,6 +198,58 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     for (const m of container.volumeMounts) if (m.mountPath !== '/var/lib/flowgate') expect(m.readOnly, m.mountPath).toBe(true);
   });
 
+  /** Each container of each Deployment, with its pod's security context under its own. */
+  const everyContainer = (objects: K8sObject[]) =>
+    deployments(objects).flatMap((d) => {
+      const pod = d.spec.template.spec;
+      return [...(pod.initContainers ?? []), ...pod.containers].map((c: Container) => ({
+        where: `${d.metadata.name}/${c.name}`,
+        container: c,
+        security: { ...(pod.securityContext ?? {}), ...(c.securityContext ?? {}) },
+        volumes: pod.volumes ?? [],
+      }));
+    });
+
+  it.each(SHAPES)('%s: every container, MLflow and its init container too, is non-root with no capability (chart and overlay)', (shape) => {
+    // Overlay: flowgate's own container is compared with the chart's elsewhere.
+    const overlay = everyContainer(kustomize[shape]).filter((c) => c.container.name !== 'flowgate');
+    const all = [...everyContainer(chart[shape]).map((c) => ({ ...c, where: `chart ${c.where}` })), ...overlay.map((c) => ({ ...c, where: `overlay ${c.where}` }))];
+    expect(all.filter((c) => c.container.name.startsWith('mlflow')).length).toBe(4); // MLflow and mlflow-drivers, in each
+    for (const { where, container, security, volumes } of all) {
+      expect(security.runAsNonRoot, where).toBe(true);
+      // MLflow's image runs as root: only a numbered user makes runAsNonRoot hold.
+      expect(Number.isInteger(security.runAsUser) && security.runAsUser > 0, where).toBe(true);
+      expect(security.allowPrivilegeEscalation, where).toBe(false);
+      expect(security.privileged ?? false, where).toBe(false);
+      expect(security.capabilities?.drop, where).toContain('ALL');
+      expect(security.capabilities?.add ?? [], where).toEqual([]);
+      expect(security.seccompProfile, where).toEqual({ type: 'RuntimeDefault' });
+      if (container.name.startsWith('mlflow')) {
+        // A user of its own, not flowgate's; the root filesystem read-only, /tmp (and HOME) on an emptyDir.
+        expect(security.runAsUser, where).not.toBe(1000);
+        expect(security.readOnlyRootFilesystem, where).toBe(true);
+        const tmp = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
+        expect(volumes.find((v: { name: string }) => v.name === tmp?.name)?.emptyDir, where).toEqual({});
+        expect(container.env.find((e: EnvVar) => e.name === 'HOME')?.value, where).toBe('/tmp');
+      }
+    }
+  });
+
+  it('the schema refuses MLflow as root or keeping a capability', () => {
+    for (const [bad, message] of [
+      [{ mlflow: { securityContext: { runAsNonRoot: false } } }, /mlflow\/securityContext/],
+      [{ mlflow: { securityContext: { runAsNonRoot: true, runAsUser: 0, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } } } }, /runAsUser/],
+      [{ mlflow: { securityContext: { runAsNonRoot: true, runAsUser: 10001, allowPrivilegeEscalation: false, capabilities: { drop: ['NET_ADMIN'] }, seccompProfile: { type: 'RuntimeDefault' } } } }, /capabilities/],
+      // Helm merges values over the defaults: null removes one.
+      [{ mlflow: { securityContext: { capabilities: null } } }, /mlflow\/securityContext/],
+      [{ mlflow: { securityContext: { seccompProfile: null } } }, /mlflow\/securityContext/],
+    ] as const) {
+      const r = helmTemplateRun([valuesFile('sidecar'), values({ ...bad })]);
+      expect(r.ok, JSON.stringify(bad)).toBe(false);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+
   it.each([
     ['sidecar', [], '/mlflow'],
     ['ingress', [], '/mlflow'],

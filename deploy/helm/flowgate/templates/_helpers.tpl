@@ -388,6 +388,9 @@ prometheus.io/path: /metrics
       containerPort: {{ $m.port }}
   {{- end }}
   env:
+    # The image has no user for the uid it runs as: HOME on the writable /tmp.
+    - name: HOME
+      value: /tmp
     {{- if $m.drivers }}
     - name: PYTHONPATH
       value: /opt/mlflow-drivers
@@ -407,12 +410,14 @@ prometheus.io/path: /metrics
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- if $m.drivers }}
   volumeMounts:
+    - name: mlflow-tmp
+      mountPath: /tmp
+    {{- if $m.drivers }}
     - name: mlflow-drivers
       mountPath: /opt/mlflow-drivers
       readOnly: true
-  {{- end }}
+    {{- end }}
 {{- end -}}
 
 {{/* MLflow's image carries neither the PostgreSQL driver nor boto3: installed beside it at start. */}}
@@ -423,17 +428,24 @@ prometheus.io/path: /metrics
   image: {{ printf "%s:%s" $m.image.repository $m.image.tag }}
   imagePullPolicy: {{ $m.image.pullPolicy }}
   command: {{ concat (list "python" "-m" "pip" "install" "--no-cache-dir" "--target=/opt/mlflow-drivers") $m.drivers | toJson }}
+  env:
+    - name: HOME
+      value: /tmp
   {{- with $m.securityContext }}
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
   volumeMounts:
+    - name: mlflow-tmp
+      mountPath: /tmp
     - name: mlflow-drivers
       mountPath: /opt/mlflow-drivers
 {{- end }}
 {{- end -}}
 
 {{- define "flowgate.mlflowVolumes" -}}
+- name: mlflow-tmp
+  emptyDir: {}
 {{- if .Values.mlflow.drivers }}
 - name: mlflow-drivers
   emptyDir: {}
