@@ -134,7 +134,15 @@ describe('deploy/helm/flowgate: lint and render', () => {
     expect(ours.readinessProbe.httpGet).toEqual(theirs.readinessProbe.httpGet);
     expect(ours.livenessProbe.httpGet).toEqual(theirs.livenessProbe.httpGet);
     expect(ours.resources).toEqual(theirs.resources);
-    expect(ours.securityContext).toMatchObject(theirs.securityContext);
+    // Security settings compared both ways: neither shape may run a weaker flowgate than the other.
+    expect(ours.securityContext).toEqual(theirs.securityContext);
+    const podOf = (objects: K8sObject[]) => proxy(objects).deployment.spec.template.spec;
+    expect(podOf(chart[shape]).securityContext).toEqual(podOf(kustomize[shape]).securityContext);
+    expect(podOf(chart[shape]).automountServiceAccountToken).toBe(false);
+    expect(podOf(kustomize[shape]).automountServiceAccountToken).toBe(false);
+    const adminVolume = (objects: K8sObject[]) => podOf(objects).volumes.find((v: { name: string }) => v.name === 'admin-token');
+    expect(adminVolume(chart[shape])).toEqual(adminVolume(kustomize[shape]));
+    expect(ours.volumeMounts.find((m: { name: string }) => m.name === 'admin-token')).toEqual(theirs.volumeMounts.find((m: { name: string }) => m.name === 'admin-token'));
     expect(proxy(chart[shape]).deployment.spec.replicas).toBe(proxy(kustomize[shape]).deployment.spec.replicas);
     const mlflowArgs = (objects: K8sObject[]) => mlflowContainer(objects).container.args.filter((a: string) => !a.startsWith('--allowed-hosts='));
     expect(mlflowArgs(chart[shape])).toEqual(mlflowArgs(kustomize[shape]));
@@ -211,8 +219,7 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     });
 
   it.each(SHAPES)('%s: every container, MLflow and its init container too, is non-root with no capability (chart and overlay)', (shape) => {
-    // Overlay: flowgate's own container is compared with the chart's elsewhere.
-    const overlay = everyContainer(kustomize[shape]).filter((c) => c.container.name !== 'flowgate');
+    const overlay = everyContainer(kustomize[shape]);
     const all = [...everyContainer(chart[shape]).map((c) => ({ ...c, where: `chart ${c.where}` })), ...overlay.map((c) => ({ ...c, where: `overlay ${c.where}` }))];
     expect(all.filter((c) => c.container.name.startsWith('mlflow')).length).toBe(4); // MLflow and mlflow-drivers, in each
     for (const { where, container, security, volumes } of all) {

@@ -300,7 +300,7 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 - name: admin-token
   secret:
     secretName: {{ $v.admin.tokenSecret.name }}
-    defaultMode: 0400
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
     items:
       - key: {{ $v.admin.tokenSecret.key }}
         path: token
@@ -309,7 +309,7 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 - name: postgres-ca
   secret:
     secretName: {{ $v.store.postgres.caSecret.name }}
-    defaultMode: 0400
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
     items:
       - key: {{ $v.store.postgres.caSecret.key }}
         path: {{ $v.store.postgres.caSecret.key }}
@@ -318,7 +318,7 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 - name: page-token-key
   secret:
     secretName: {{ $v.pageTokenKeySecret.name }}
-    defaultMode: 0400
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
     items:
       - key: {{ $v.pageTokenKeySecret.key }}
         path: {{ $v.pageTokenKeySecret.key }}
@@ -335,7 +335,7 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 - name: inference-keys
   secret:
     secretName: {{ $v.inference.keysSecret.name }}
-    defaultMode: 0400
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
 {{- end }}
 {{- with $v.extraVolumes }}
 {{ toYaml . }}
