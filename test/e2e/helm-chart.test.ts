@@ -305,6 +305,34 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
   });
 });
 
+describe('metrics port: only Prometheus may scrape it (chart and overlays)', () => {
+  /** The labels the Prometheus Operator gives the pods of a Prometheus it runs (here one named k8s in namespace monitoring). */
+  const operatorPrometheus = { 'app.kubernetes.io/name': 'prometheus', 'app.kubernetes.io/managed-by': 'prometheus-operator', 'app.kubernetes.io/instance': 'k8s', 'operator.prometheus.io/name': 'k8s', prometheus: 'k8s' };
+  const admits = (peer: any, pod: Record<string, string>, namespace: Record<string, string>) =>
+    peer.podSelector !== undefined &&
+    selects(peer.podSelector.matchLabels ?? {}, pod) &&
+    (peer.namespaceSelector === undefined ? false : selects(peer.namespaceSelector.matchLabels ?? {}, namespace));
+
+  it.each(['chart sidecar', 'chart ingress', 'overlay sidecar', 'overlay ingress'])('%s: the metrics port admits the Operator’s Prometheus and no other pod', (which) => {
+    const [source, shape] = which.split(' ') as ['chart' | 'overlay', Shape];
+    const objects = (source === 'chart' ? chart : kustomize)[shape];
+    const { deployment } = proxy(objects);
+    const labels = deployment.spec.template.metadata.labels;
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector.matchLabels, labels));
+    expect(policies.length, 'a NetworkPolicy on flowgate’s pods').toBeGreaterThan(0);
+    const rules = policies.flatMap((p) => p.spec.ingress).filter((r: any) => r.ports === undefined || r.ports.some((p: { port: string }) => p.port === 'metrics'));
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      // Not open to everyone: each peer names pods by label, never every pod of every namespace.
+      expect(rule.from?.length, JSON.stringify(rule)).toBeGreaterThan(0);
+      for (const peer of rule.from) expect(Object.keys(peer.podSelector?.matchLabels ?? {}).length, JSON.stringify(peer)).toBeGreaterThan(0);
+    }
+    const peers = rules.flatMap((r: any) => r.from);
+    expect(peers.some((p: any) => admits(p, operatorPrometheus, { 'kubernetes.io/metadata.name': 'monitoring' }))).toBe(true);
+    expect(peers.some((p: any) => admits(p, { app: 'notebook' }, { 'kubernetes.io/metadata.name': 'team-a' }))).toBe(false);
+  });
+});
+
 describe('deploy/helm/flowgate: the two shapes', () => {
   const of = (shape: Shape, kind: string, name: string) => chart[shape].find((o) => o.kind === kind && o.metadata.name === name)!;
 
