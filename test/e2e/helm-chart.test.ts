@@ -71,10 +71,10 @@ const mlflowContainer = (objects: K8sObject[]): { deployment: K8sObject; contain
  * What flowgate would read in the pod: the container's variables, those from Secrets standing in
  * (a PostgreSQL URL, a client secret), and the mounted Secret files it is pointed at.
  */
-function configFromPod(objects: K8sObject[]) {
+function configFromPod(objects: K8sObject[], fromSecrets: Record<string, string> = {}) {
   const { container } = proxy(objects);
   const env: Record<string, string> = {};
-  for (const e of container.env) env[e.name] = e.value ?? (e.name === 'FLOWGATE_DATABASE_URL' ? 'postgres://flowgate:pw@db:5432/flowgate' : 'stand-in-secret');
+  for (const e of container.env) env[e.name] = e.value ?? fromSecrets[e.name] ?? (e.name === 'FLOWGATE_DATABASE_URL' ? 'postgres://flowgate:pw@db:5432/flowgate' : 'stand-in-secret');
   const files: Record<string, string> = {
     [env.FLOWGATE_ADMIN_TOKEN_FILE ?? '']: 'fgt_' + 'a'.repeat(43),
     [env.FLOWGATE_PAGE_TOKEN_KEY_FILE ?? '']: Buffer.alloc(32, 7).toString('base64'),
@@ -182,7 +182,9 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
   it('the schema names every flowgate setting holding a secret, and refuses it as a value', () => {
     const secretSettings = SETTING_NAMES.filter((n) => SECRET_SETTING.test(n));
     expect(secretSettings).toEqual(expect.arrayContaining(['FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET', 'FLOWGATE_ADMIN_TOKEN']));
-    expect([...schema.$defs.envVar.if.properties.name.enum].sort()).toEqual([...secretSettings].sort());
+    const [secretRule] = schema.$defs.envVar.allOf;
+    expect([...secretRule.if.properties.name.anyOf[0].enum].sort()).toEqual([...secretSettings].sort());
+    expect(secretRule.then.properties.valueFrom.required).toEqual(['secretKeyRef']);
     expect(schema.properties.config.properties.defaultPermission.enum).toEqual([...PERMISSIONS]);
   });
 
@@ -508,6 +510,9 @@ describe('deploy/helm/flowgate: bearer issuers', () => {
     ['no audience', [{ issuer: 'https://idp.example.com' }], /audience/],
     ['a name claim on a cluster', [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', username_claim: 'sub' }], /bearer\/issuers\/0\/username_claim/],
     ['both a JWKS URL and file', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'https://idp.example.com/keys', jwks_file: '/etc/flowgate/bearer-keys/k.json' }], /bearer\/issuers\/0/],
+    ['a plain-http JWKS URL off loopback', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'http://idp.example.com/keys' }], /bearer\/issuers\/0\/jwks_url/],
+    ['a plain-http JWKS URL on a name that starts like loopback', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'http://127.0.0.1.evil.example/keys' }], /bearer\/issuers\/0\/jwks_url/],
+    ['a plain-http issuer whose keys come from discovery', [{ issuer: 'http://idp.example.com', audience: 'mlflow' }], /bearer\/issuers\/0\/issuer/],
   ])('%s: helm lint and helm template refuse it, saying where', (_, bad, message) => {
     const file = values({ bearer: { issuers: bad } });
     const lint = helmLint([valuesFile('sidecar'), file]);
@@ -599,6 +604,89 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     expect(template.ok).toBe(false);
     expect(template.stderr).toMatch(message);
     expect(template.stdout).toBe('');
+  });
+
+  /** The FLOWGATE_* names the chart's templates set themselves, from typed values. */
+  const chartSet = () => {
+    const tpl = readFileSync(join(CHART, 'templates/_helpers.tpl'), 'utf8');
+    return new Set([...tpl.matchAll(/name: (FLOWGATE_\w+)/g), ...tpl.matchAll(/"name" "(FLOWGATE_\w+)"/g)].map((m) => m[1]!));
+  };
+  const extraEnvNames = (): string[] => schema.$defs.envVar.allOf[1].then.properties.name.enum;
+
+  it('extraEnv takes only FLOWGATE_* settings flowgate knows, and none the chart sets itself', () => {
+    const allowed = extraEnvNames();
+    expect(schema.$defs.envVar.allOf[1].if.properties.name.pattern).toBe('^FLOWGATE_');
+    for (const name of allowed) expect(SETTING_NAMES, name).toContain(name);
+    const set = chartSet();
+    expect(set.size).toBeGreaterThan(30);
+    expect(allowed.filter((n) => set.has(n))).toEqual([]);
+    // Every setting is either settable in extraEnv, set by the chart, or another form of one the chart sets.
+    const otherForms = ['FLOWGATE_ADMIN_TOKEN', 'FLOWGATE_DATABASE_URL_FILE', 'FLOWGATE_OIDC_CLIENT_SECRET_FILE', 'FLOWGATE_BEARER_ISSUERS_FILE'];
+    expect(SETTING_NAMES.filter((n) => !allowed.includes(n) && !set.has(n) && !otherForms.includes(n))).toEqual([]);
+    for (const n of otherForms) expect(set.has(n.replace(/_FILE$/, '')) || set.has(`${n}_FILE`), n).toBe(true);
+  });
+
+  it.each([
+    ['a setting flowgate does not know', [{ name: 'FLOWGATE_ADMIN_TOKN', value: 'x' }]],
+    ['a setting the chart sets (a second copy flowgate would refuse)', [{ name: 'FLOWGATE_METRICS_PORT', value: '9191' }]],
+    ['the database URL by another name', [{ name: 'FLOWGATE_DATABASE_URL_FILE', value: '/etc/db/url' }]],
+    ['a secret setting from a ConfigMap', [{ name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { configMapKeyRef: { name: 'keys', key: 'keys' } } }]],
+    ['a secret setting from a Secret and a ConfigMap', [{ name: 'FLOWGATE_PAGE_TOKEN_KEY', valueFrom: { secretKeyRef: { name: 'k', key: 'k' }, configMapKeyRef: { name: 'keys', key: 'keys' } } }]],
+    ['the OTLP exporter’s headers as a value', [{ name: 'OTEL_EXPORTER_OTLP_HEADERS', value: 'authorization=Bearer hunter2-otlp' }]],
+    ['the OTLP traces exporter’s headers from a ConfigMap', [{ name: 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', valueFrom: { configMapKeyRef: { name: 'otlp', key: 'headers' } } }]],
+  ])('extraEnv: %s is refused by helm lint and helm template', (_, extraEnv) => {
+    const file = values({ extraEnv });
+    const lint = helmLint([base(), file]);
+    const template = helmTemplateRun([base(), file]);
+    expect(lint.ok).toBe(false);
+    expect(template.ok).toBe(false);
+    expect(template.stderr).toMatch(/extraEnv/);
+    expect(lint.stdout + lint.stderr + template.stderr).not.toContain('hunter2');
+  });
+
+  it('extraEnv: every FLOWGATE_* name it takes renders settings flowgate accepts', () => {
+    const sample: Record<string, string> = {
+      FLOWGATE_HOST: '0.0.0.0',
+      FLOWGATE_METRICS_HOST: '0.0.0.0',
+      FLOWGATE_DATABASE_QUERY_TIMEOUT_MS: '7000',
+      FLOWGATE_DEFAULT_WORKSPACE_OPEN: 'false',
+      FLOWGATE_WORKSPACE_GROUP_RULES: 'team-*=team-*',
+      FLOWGATE_SKIP_AUTH_PREFLIGHT: 'true',
+      FLOWGATE_LEGACY_PASSWORDS: 'off',
+      FLOWGATE_STORE_WATCH_MS: '500',
+      FLOWGATE_BODY_READ_TIMEOUT_MS: '20000',
+      FLOWGATE_DECISION_LOG: 'otlp',
+      FLOWGATE_DECISION_LOG_ALLOW_SAMPLE: '0.5',
+      FLOWGATE_DECISION_LOG_MASK: 'user',
+      FLOWGATE_OTEL_TRACES_ENDPOINT: 'http://otel-collector:4318/v1/traces',
+      FLOWGATE_OTEL_LOGS_ENDPOINT: 'http://otel-collector:4318/v1/logs',
+      FLOWGATE_OTEL_SERVICE_NAME: 'flowgate',
+      FLOWGATE_OTEL_SAMPLE_RATIO: '0.1',
+      FLOWGATE_SCIM_TOKEN_GRACE_SECONDS: '60',
+      FLOWGATE_SCIM_RATE_PER_SECOND: '5',
+      FLOWGATE_SCIM_BURST: '20',
+    };
+    const fromSecret = ['FLOWGATE_DECISION_LOG_MASK_KEY', 'FLOWGATE_INFERENCE_API_KEYS', 'FLOWGATE_PAGE_TOKEN_KEY', 'FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS'];
+    const files = ['FLOWGATE_DECISION_LOG_FILE', 'FLOWGATE_SCIM_TOKEN_FILE'];
+    expect([...Object.keys(sample), ...fromSecret, ...files].sort()).toEqual([...extraEnvNames()].sort());
+    const extraEnv = [
+      ...Object.entries(sample).map(([name, value]) => ({ name, value })),
+      ...fromSecret.map((name) => ({ name, valueFrom: { secretKeyRef: { name: 'flowgate-extra', key: name.toLowerCase() } } })),
+      { name: 'OTEL_EXPORTER_OTLP_HEADERS', valueFrom: { secretKeyRef: { name: 'otlp', key: 'headers' } } },
+    ];
+    // As JSON (valid YAML): Helm reads YAML 1.1, where a bare `off` is a boolean.
+    const file = join(scratch, 'values-extra-env.json');
+    writeFileSync(file, JSON.stringify({ extraEnv }));
+    const lint = helmLint([base(), file]);
+    expect(lint.ok, lint.stdout + lint.stderr).toBe(true);
+    const objects = helmTemplate([base(), file]);
+    const env = envOf(proxy(objects).container);
+    for (const e of extraEnv) expect(env[e.name], e.name).toEqual(e);
+    const key = Buffer.alloc(32, 9).toString('base64');
+    const config = configFromPod(objects, { FLOWGATE_DECISION_LOG_MASK_KEY: key, FLOWGATE_PAGE_TOKEN_KEY: key, FLOWGATE_PAGE_TOKEN_PREVIOUS_KEYS: Buffer.alloc(32, 8).toString('base64'), FLOWGATE_INFERENCE_API_KEYS: 'k'.repeat(40) });
+    expect(config).toMatchObject({ storeWatchMs: 500, legacyPasswords: false });
+    // The file-named ones are accepted too (their files are the release's extra volumes).
+    for (const name of files) expect(helmTemplateRun([base(), values({ extraEnv: [{ name, value: '/var/lib/flowgate/x' }] })]).ok, name).toBe(true);
   });
 
   it('takes a secret setting from a Secret in extraEnv', () => {
