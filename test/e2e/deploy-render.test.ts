@@ -182,6 +182,8 @@ describe('overlays/ingress: flowgate in front of MLflow', () => {
     const pdb = of('PodDisruptionBudget', 'flowgate');
     expect(selects(pdb.spec.selector.matchLabels, labels)).toBe(true);
     expect(fg.spec.replicas - pdb.spec.minAvailable).toBe(1);
+    // A replica that is not ready never holds up a drain.
+    expect(pdb.spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
   });
 
   it('routes the public host through the Ingress and Service to flowgate, and flowgate to MLflow’s Service', () => {

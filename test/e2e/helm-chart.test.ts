@@ -286,6 +286,8 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     // Ingress: two of three replicas stay up through a drain. Sidecar: the lone pod may go (a budget
     // keeping it would block every node drain), the policy store waiting on its claim.
     expect(deployment.spec.replicas - pdb.spec.maxUnavailable).toBe(shape === 'ingress' ? 2 : 0);
+    // A pod that is not ready never holds up a drain.
+    expect(pdb.spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
 
     const policy = one('NetworkPolicy');
     expect(policy.spec.policyTypes).toEqual(['Ingress']);
@@ -580,6 +582,10 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     ['OIDC without an issuer', { oidc: { issuerUrl: '' } }, /issuerUrl/],
     ['a redirect URL off flowgate’s callback path', { oidc: { redirectUrl: 'https://ml.example.com/callback' } }, /oidc\/redirectUrl/],
     ['shadow mode without the bootstrap admin', { config: { enforce: false }, admin: { enabled: false } }, /admin\/enabled/],
+    ['a disruption budget of 0 pods (blocks every drain)', { podDisruptionBudget: { maxUnavailable: 0 } }, /maxUnavailable/],
+    ['a disruption budget of 0%', { podDisruptionBudget: { maxUnavailable: '0%' } }, /maxUnavailable/],
+    ['a disruption budget of 00%', { podDisruptionBudget: { maxUnavailable: '00%' } }, /maxUnavailable/],
+    ['a disruption budget over 100%', { podDisruptionBudget: { maxUnavailable: '150%' } }, /maxUnavailable/],
   ])('%s: helm lint and helm template both refuse it, saying which value', (_, bad, message) => {
     const file = values(bad);
     const lint = helmLint([base(), file]);
@@ -687,6 +693,14 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     expect(config).toMatchObject({ storeWatchMs: 500, legacyPasswords: false });
     // The file-named ones are accepted too (their files are the release's extra volumes).
     for (const name of files) expect(helmTemplateRun([base(), values({ extraEnv: [{ name, value: '/var/lib/flowgate/x' }] })]).ok, name).toBe(true);
+  });
+
+  it.each([1, 2, '1%', '50%', '100%'])('takes a disruption budget of %s', (maxUnavailable) => {
+    const file = values({ podDisruptionBudget: { maxUnavailable } });
+    expect(helmLint([base(), file]).ok).toBe(true);
+    const pdb = helmTemplate([base(), file]).find((o) => o.kind === 'PodDisruptionBudget')!;
+    expect(pdb.spec).toMatchObject({ maxUnavailable, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+    expect(validateAgainstKubernetes([pdb]).map((v) => v.result)).toEqual(['valid']);
   });
 
   it('takes a secret setting from a Secret in extraEnv', () => {
