@@ -131,8 +131,15 @@ describe('deploy/helm/flowgate: lint and render', () => {
       expect(ourEnv[e.name], e.name).toEqual(e);
     }
     expect(ours.ports).toEqual(theirs.ports);
-    expect(ours.readinessProbe.httpGet).toEqual(theirs.readinessProbe.httpGet);
-    expect(ours.livenessProbe.httpGet).toEqual(theirs.livenessProbe.httpGet);
+    // Probes whole, timings included, both ways.
+    expect(ours.readinessProbe).toEqual(theirs.readinessProbe);
+    expect(ours.livenessProbe).toEqual(theirs.livenessProbe);
+    expect(ours.startupProbe).toEqual(theirs.startupProbe);
+    const mlflowProbes = (objects: K8sObject[]) => {
+      const { startupProbe, livenessProbe } = mlflowContainer(objects).container;
+      return { startupProbe, livenessProbe };
+    };
+    expect(mlflowProbes(chart[shape])).toEqual(mlflowProbes(kustomize[shape]));
     expect(ours.resources).toEqual(theirs.resources);
     // Security settings compared both ways: neither shape may run a weaker flowgate than the other.
     expect(ours.securityContext).toEqual(theirs.securityContext);
@@ -259,6 +266,40 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     }
   });
 
+  it.each(['chart sidecar', 'chart ingress', 'overlay sidecar', 'overlay ingress'])('%s: probe timings outlast what flowgate allows itself, and a startup probe holds liveness off', (which) => {
+    const [source, shape] = which.split(' ') as ['chart' | 'overlay', Shape];
+    const objects = (source === 'chart' ? chart : kustomize)[shape];
+    const { container } = proxy(objects);
+    // /readyz gives MLflow and the store 2 s each before answering unready: the kubelet must wait longer (its default is 1 s).
+    expect(container.readinessProbe.timeoutSeconds).toBeGreaterThanOrEqual(3);
+    expect(container.livenessProbe.timeoutSeconds).toBeGreaterThanOrEqual(3);
+    expect(container.startupProbe).toMatchObject({ httpGet: container.livenessProbe.httpGet, failureThreshold: 30, periodSeconds: 10 });
+    expect(container.startupProbe.timeoutSeconds).toBeGreaterThanOrEqual(3);
+    // MLflow: probed from inside its container (loopback in the sidecar shape), at its port and prefix.
+    const mlflow = mlflowContainer(objects).container;
+    const arg = (name: string) => mlflow.args.find((a: string) => a.startsWith(`--${name}=`))?.split('=')[1] ?? '';
+    const url = `http://127.0.0.1:${arg('port')}${arg('static-prefix')}/health`;
+    for (const probe of [mlflow.startupProbe, mlflow.livenessProbe]) {
+      expect(probe.exec.command).toEqual(['python', '-c', `import urllib.request; urllib.request.urlopen('${url}', timeout=4)`]);
+      expect(probe.timeoutSeconds).toBeGreaterThan(4);
+    }
+    expect(mlflow.startupProbe.failureThreshold * mlflow.startupProbe.periodSeconds).toBeGreaterThanOrEqual(300);
+    expect(validateAgainstKubernetes(deployments(objects)).map((v) => v.result)).toEqual(deployments(objects).map(() => 'valid'));
+  });
+
+  it('MLflow’s probe follows its port and static prefix', () => {
+    const mlflow = mlflowContainer(helmTemplate([valuesFile('sidecar'), values({ mlflow: { port: 5001, staticPrefix: '' } })])).container;
+    expect(mlflow.livenessProbe.exec.command[2]).toContain("'http://127.0.0.1:5001/health'");
+  });
+
+  it('the schema refuses a readiness timeout within flowgate’s own 2 s', () => {
+    for (const timeoutSeconds of [1, 2]) {
+      const r = helmTemplateRun([valuesFile('sidecar'), values({ probes: { readiness: { timeoutSeconds } } })]);
+      expect(r.ok).toBe(false);
+      expect(r.stderr).toMatch(/probes\/readiness\/timeoutSeconds/);
+    }
+  });
+
   it.each([
     ['sidecar', [], '/mlflow'],
     ['ingress', [], '/mlflow'],
@@ -268,6 +309,7 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     const { container } = proxy(objects);
     expect(container.readinessProbe.httpGet).toEqual({ path: `${base}/readyz`, port: 'http' });
     expect(container.livenessProbe.httpGet).toEqual({ path: `${base}/healthz`, port: 'http' });
+    expect(container.startupProbe.httpGet).toEqual({ path: `${base}/healthz`, port: 'http' });
     const http = container.ports.find((p) => p.name === 'http')!;
     expect(String(http.containerPort)).toBe(valueOf(container).FLOWGATE_PORT);
     expect(configFromPod(objects).basePath).toBe(base);

@@ -244,6 +244,12 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
       path: {{ printf "%s/healthz" $v.config.basePath }}
       port: http
     {{- toYaml $v.probes.liveness | nindent 4 }}
+  # Holds the liveness probe off while flowgate migrates the store and loads its policy.
+  startupProbe:
+    httpGet:
+      path: {{ printf "%s/healthz" $v.config.basePath }}
+      port: http
+    {{- toYaml $v.probes.startup | nindent 4 }}
   {{- with $v.resources }}
   resources:
     {{- toYaml . | nindent 4 }}
@@ -402,6 +408,21 @@ prometheus.io/path: /metrics
     {{- with $m.env }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- $health := printf "http://127.0.0.1:%v%s/health" $m.port $m.staticPrefix }}
+  # From inside the container: in sidecar mode MLflow listens on loopback only, out of the kubelet's
+  # reach. /health is exempt from MLflow's Host check. The startup probe covers its migrations.
+  startupProbe:
+    exec:
+      command: ["python", "-c", {{ printf "import urllib.request; urllib.request.urlopen('%s', timeout=4)" $health | quote }}]
+    periodSeconds: 10
+    timeoutSeconds: 5
+    failureThreshold: 30
+  livenessProbe:
+    exec:
+      command: ["python", "-c", {{ printf "import urllib.request; urllib.request.urlopen('%s', timeout=4)" $health | quote }}]
+    periodSeconds: 20
+    timeoutSeconds: 5
+    failureThreshold: 3
   {{- with $m.resources }}
   resources:
     {{- toYaml . | nindent 4 }}
