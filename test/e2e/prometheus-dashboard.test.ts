@@ -113,7 +113,7 @@ describe('alerting rules (deploy/prometheus/flowgate-rules.yml) on a real Promet
     const rules = await eventually(async () => {
       const { groups } = await prometheus.get<{ groups: Array<{ rules: Rule[] }> }>('/api/v1/rules');
       const all = groups.flatMap((g) => g.rules);
-      expect(all.length).toBe(5);
+      expect(all.length).toBe(8);
       for (const rule of all) expect(rule.health, `${rule.name}: ${rule.lastError ?? ''}`).toBe('ok');
       return all;
     }, 20_000);
