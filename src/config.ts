@@ -39,7 +39,7 @@ const envSchema = z.object({
   FLOWGATE_DB_PATH: z.string().min(1).default('./data/flowgate.db'),
   FLOWGATE_DATABASE_URL: z
     .string()
-    .refine((v) => /^postgres(ql)?:\/\/[^/]/.test(v), { message: 'expected postgres://user:password@host:port/database' })
+    .refine((v) => /^postgres(ql)?:\/\/[^/]/.test(v) && URL.canParse(v), { message: 'expected postgres://user:password@host:port/database' })
     .optional(),
   FLOWGATE_DATABASE_URL_FILE: z.string().min(1).optional(),
   FLOWGATE_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
@@ -117,7 +117,7 @@ export type Env = Record<string, string | undefined>;
 export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 
 /** Names flowgate's own scripts, tests and bench read (not settings): the server lets them pass. */
-const TOOLING_VARIABLES = new Set([
+export const TOOLING_VARIABLES: ReadonlySet<string> = new Set([
   'FLOWGATE_MLFLOW_VERSION',
   'FLOWGATE_MLFLOW_VENV',
   'FLOWGATE_MLFLOW_OIDC_AUTH_VERSION',
@@ -126,6 +126,12 @@ const TOOLING_VARIABLES = new Set([
   'FLOWGATE_BIG_ARTIFACT_MB',
   'FLOWGATE_TEST_STORE',
   'FLOWGATE_TEST_POSTGRES_URL',
+  'FLOWGATE_HELM_VERSION',
+  'FLOWGATE_KEYCLOAK_VERSION',
+  'FLOWGATE_LATENCY_ROWS',
+  'FLOWGATE_MLFLOW_OTEL_VENV',
+  'FLOWGATE_OTEL_CONTRIB_VERSION',
+  'FLOWGATE_OTEL_SDK_VERSION',
 ]);
 
 /** Secrets that may also come from a file (`<name>_FILE`, a mounted Secret), so they need not sit in the environment. */
@@ -364,6 +370,9 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   if (e.FLOWGATE_METRICS_PORT !== 0 && e.FLOWGATE_METRICS_PORT === e.FLOWGATE_PORT)
     problems.push('FLOWGATE_METRICS_PORT: must differ from FLOWGATE_PORT (metrics never share the public listener)');
   const decisionLog = readDecisionLog(e, problems);
+  // Keys for no route would be ignored in silence: the inference routes come from the config file.
+  if (e.FLOWGATE_INFERENCE_API_KEYS && !e.FLOWGATE_INFERENCE_CONFIG_FILE)
+    problems.push('FLOWGATE_INFERENCE_API_KEYS: set only with FLOWGATE_INFERENCE_CONFIG_FILE (the inference routes they open)');
   const bearer = readBearer(e, readFile, problems);
   const scim = readScim(e, readFile, problems);
   const pageTokenKeys = readPageTokenKeys(e, readFile, problems);
@@ -442,6 +451,8 @@ function readDecisionLog(e: z.infer<typeof envSchema>, problems: string[]): Deci
   if (e.FLOWGATE_DECISION_LOG !== 'file' && e.FLOWGATE_DECISION_LOG_FILE) problems.push('FLOWGATE_DECISION_LOG_FILE: set only with FLOWGATE_DECISION_LOG=file');
   if (e.FLOWGATE_DECISION_LOG === 'otlp' && !e.FLOWGATE_OTEL_LOGS_ENDPOINT) problems.push('FLOWGATE_OTEL_LOGS_ENDPOINT: required when FLOWGATE_DECISION_LOG=otlp');
   if (e.FLOWGATE_DECISION_LOG !== 'otlp' && e.FLOWGATE_OTEL_LOGS_ENDPOINT) problems.push('FLOWGATE_OTEL_LOGS_ENDPOINT: set only with FLOWGATE_DECISION_LOG=otlp');
+  if (e.FLOWGATE_DECISION_LOG === 'stdout' && (e.FLOWGATE_DECISION_LOG_MASK ?? []).length > 0)
+    problems.push('FLOWGATE_DECISION_LOG_MASK: masks nothing with FLOWGATE_DECISION_LOG=stdout, where the request log shows the same users and ids unmasked: send the decision log to a file or to OTLP');
   let maskKey: Buffer | undefined;
   if (e.FLOWGATE_DECISION_LOG_MASK_KEY !== undefined) {
     maskKey = pageTokenKey(e.FLOWGATE_DECISION_LOG_MASK_KEY);

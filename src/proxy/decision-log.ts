@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pino, { type DestinationStream } from 'pino';
-import type { DecisionLogConfig } from '../config.js';
+import { ConfigError, type DecisionLogConfig } from '../config.js';
 import type { RequestEnd, RequestScope } from './request-scope.js';
 
 /** One decision as written: fields left undefined are left out. */
@@ -92,5 +94,13 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
 export function decisionLogDestination(config: DecisionLogConfig): ReturnType<typeof pino.destination> | undefined {
   if (config.destination === 'off' || config.destination === 'otlp') return undefined;
   if (config.destination === 'stdout') return pino.destination({ dest: 1, sync: false });
-  return pino.destination({ dest: config.file!, sync: false, mkdir: true, append: true });
+  // Opened once now, so a directory or an unwritable path stops the start naming the setting, not an unhandled stream error later.
+  const file = config.file!;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    closeSync(openSync(file, 'a'));
+  } catch (e) {
+    throw new ConfigError([`FLOWGATE_DECISION_LOG_FILE: cannot append to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  return pino.destination({ dest: file, sync: false, mkdir: true, append: true });
 }

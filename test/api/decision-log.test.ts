@@ -156,5 +156,7 @@ describe('the decision log', () => {
     await expect(startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_DECISION_LOG: 'file' })).rejects.toThrow(/FLOWGATE_DECISION_LOG_FILE/);
     await expect(startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_DECISION_LOG_MASK: 'user,password' })).rejects.toThrow(/FLOWGATE_DECISION_LOG_MASK/);
     await expect(startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_DECISION_LOG_MASK_KEY: 'short' })).rejects.toThrow(/FLOWGATE_DECISION_LOG_MASK_KEY/);
+    // A directory where the file should be: the start fails naming the setting (it was an unhandled stream error).
+    await expect(startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_DECISION_LOG: 'file', FLOWGATE_DECISION_LOG_FILE: dir })).rejects.toThrow(/FLOWGATE_DECISION_LOG_FILE: cannot append to .* \(EISDIR\)/);
   });
 });

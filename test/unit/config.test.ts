@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, SETTING_NAMES, type Env } from '../../src/config.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, SETTING_NAMES, TOOLING_VARIABLES, type Env } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -81,6 +81,23 @@ describe('loadConfig', () => {
     expect(oidc.oidc?.clientSecret).toBe('client-secret-in-a-file');
   });
 
+  it('refuses at start what would otherwise be ignored or fail later: a mask the request log undoes, keys for no route, a database URL no client can parse', () => {
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return expect.unreachable();
+    };
+    expect(refusal({ FLOWGATE_DECISION_LOG: 'stdout', FLOWGATE_DECISION_LOG_MASK: 'user' })).toContain('FLOWGATE_DECISION_LOG_MASK: masks nothing with FLOWGATE_DECISION_LOG=stdout');
+    expect(refusal({ FLOWGATE_INFERENCE_API_KEYS: 'k'.repeat(40) })).toContain('FLOWGATE_INFERENCE_API_KEYS: set only with FLOWGATE_INFERENCE_CONFIG_FILE');
+    const badPort = refusal({ FLOWGATE_DATABASE_URL: 'postgres://u:pw-secret@127.0.0.1:notaport/db' });
+    expect(badPort).toContain('FLOWGATE_DATABASE_URL: expected postgres://');
+    expect(badPort).not.toContain('pw-secret');
+    expect(loadConfig({ FLOWGATE_DECISION_LOG: 'stdout' }).decisionLog.mask).toEqual([]);
+  });
+
   it('takes a JSON file, with the environment winning', () => {
     const c = loadConfig({ FLOWGATE_CONFIG_FILE: '/c.json', FLOWGATE_PORT: '9000' }, () =>
       JSON.stringify({ FLOWGATE_PORT: 7000, FLOWGATE_BASE_PATH: '/ml' }),
@@ -158,6 +175,19 @@ describe('unknown FLOWGATE_* variables', () => {
     const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
     expect(SETTING_NAMES.length).toBeGreaterThan(30);
     expect(SETTING_NAMES.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it("lets pass every FLOWGATE_* name flowgate's own scripts, bench and test helpers read, and the docs name each", () => {
+    const root = new URL('../../', import.meta.url);
+    const read = (dir: string): string[] =>
+      readdirSync(new URL(dir, root), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? read(`${dir}${d.name}/`) : [readFileSync(new URL(`${dir}${d.name}`, root), 'utf8')]));
+    const names = new Set([...read('scripts/'), ...read('bench/'), ...read('.ci/'), ...read('test/helpers/'), readFileSync(new URL('package.json', root), 'utf8')].flatMap((t) => t.match(/FLOWGATE_[A-Z0-9_]+/g) ?? []));
+    const settings = new Set<string>(SETTING_NAMES);
+    const tooling = [...names].filter((n) => !settings.has(n) && n !== 'FLOWGATE_CONFIG_FILE' && !n.endsWith('_'));
+    expect(tooling.length).toBeGreaterThan(5);
+    expect(tooling.filter((n) => !TOOLING_VARIABLES.has(n))).toEqual([]);
+    const doc = readFileSync(new URL('docs/configuration.md', root), 'utf8');
+    expect([...TOOLING_VARIABLES].filter((n) => !doc.includes(`\`${n}\``))).toEqual([]);
   });
 
   it('knows every setting of the schema, the config file and the tooling variables, and ignores other prefixes', () => {
