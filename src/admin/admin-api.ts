@@ -79,7 +79,13 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
             const body = route.body ? parseWith(route.body, call.body) : undefined;
             return route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps);
           };
-          results.push(await (call.workspace === undefined ? made() : inWorkspace(call.workspace, made)));
+          try {
+            results.push(await (call.workspace === undefined ? made() : inWorkspace(call.workspace, made)));
+          } catch (e) {
+            // The caller sent many calls (`flowgate policy apply` sends a whole diff): say which one failed.
+            if (e instanceof FlowgateError && !e.message.startsWith('Call ')) throw new FlowgateError(e.code, `Call ${index}: ${e.message}`, e.headers, e.reason);
+            throw e;
+          }
         }
         return results;
       });

@@ -40,7 +40,7 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
     ]);
     expect(res.status).toBe(404);
     expect(res.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
-    expect(res.body.message).toMatch(/^In the batch: /);
+    expect(res.body.message).toMatch(/^Call 2: User 'nobody-here'/);
     expect({ users: await count('users'), groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') }).toEqual(before);
     // Nothing written and undone stayed in memory: cleo cannot be found and holds nothing.
     expect((await request(fg.url).get('/api/2.0/mlflow/permissions/users/cleo').set('Authorization', adminAuth())).status).toBe(404);
