@@ -25,7 +25,7 @@ export const ACCESS_KEY_ROUTES: readonly AdminRoute[] = [
     method: 'POST',
     path: '/mlflow/permissions/users/:username/access-keys',
     summary:
-      "Create a named access key (shown once) for yourself, or as an admin for any user; a person's other keys stay valid, a service account's previous token is revoked",
+      "Create a named access key (shown once) for yourself (a person), or as an admin for any user; a person's other keys stay valid, a service account's previous token is revoked",
     access: 'self',
     body: createBody,
     successStatus: 201,

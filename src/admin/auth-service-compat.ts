@@ -146,7 +146,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     method: 'GET',
     path: '/mlflow/users/current/permissions',
     api: '3.0',
-    summary: "The caller's own grants, directly and through their roles (groups), with their admin flag",
+    summary: "Read the caller's own grants, directly and through their roles (groups), with their admin flag",
     access: 'authenticated',
     handler: async (req, deps) => {
       const me = await requireUser(deps, req.principal.username);
@@ -157,7 +157,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     method: 'GET',
     path: '/mlflow/users/permissions/list',
     api: '3.0',
-    summary: "A user's grants, directly and through their roles: yourself, or as an administrator anyone's",
+    summary: "Read a user's grants, directly and through their roles: yourself, or as an administrator anyone's",
     access: 'authenticated',
     handler: async (req, deps) => {
       const { username } = readQuery(usernameQuery, req.query);
@@ -209,7 +209,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     method: 'GET',
     path: '/mlflow/users/permissions/get',
     api: '3.0',
-    summary: "A user's effective permission on one resource, as the gate decides it: yourself, or as an administrator anyone's",
+    summary: "Read a user's effective permission on one resource, as the gate decides it: yourself, or as an administrator anyone's",
     access: 'authenticated',
     handler: async (req, deps) => {
       const q = readQuery(getQuery, req.query);

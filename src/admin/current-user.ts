@@ -8,7 +8,7 @@ import { callingUserRoute } from './users.js';
  * must not offer its Basic-only logout trick or its change-password dialog.
  */
 export const CURRENT_USER_ROUTES: readonly AdminRoute[] = [
-  callingUserRoute('/mlflow/users/current', 'The signed-in user, as MLflow basic-auth answers it', (user): CurrentUserAnswer => ({
+  callingUserRoute('/mlflow/users/current', 'Read the signed-in user, as MLflow basic-auth answers it', (user): CurrentUserAnswer => ({
     user: { id: user.id, username: user.username, is_admin: user.isAdmin },
     is_basic_auth: false,
   })),

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Grantee } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { conflict, notFound } from '../errors.js';
-import { adminIdOf, adminIdPath, KIND_SPECS, keyedInWorkspace, KINDS } from '../resources/kinds.js';
+import { adminIdOf, adminIdPath, keyedInWorkspace, KIND_SPECS, KINDS, withArticle } from '../resources/kinds.js';
 import { currentWorkspace } from '../workspaces/request-workspace.js';
 import { parseScorerId } from '../resources/scorer-identity.js';
 import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
@@ -104,7 +104,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
     {
       method: 'POST',
       ...oneGrant,
-      summary: `Grant a ${g.type} a permission on a ${k.label}`,
+      summary: `Grant a ${g.type} a permission on ${withArticle(k.label)}`,
       body: k.body,
       successStatus: 201,
       handler: async (req, deps) => {
@@ -123,7 +123,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
     {
       method: 'GET',
       ...oneGrant,
-      summary: `Get a ${g.type}'s permission on a ${k.label}`,
+      summary: `Get a ${g.type}'s permission on ${withArticle(k.label)}`,
       handler: async (req, deps) => {
         const { id, name, permission } = await existingGrant(req, deps);
         return answer(200, id, name, permission);
@@ -132,7 +132,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
     {
       method: 'PATCH',
       ...oneGrant,
-      summary: `Change a ${g.type}'s permission on a ${k.label}`,
+      summary: `Change a ${g.type}'s permission on ${withArticle(k.label)}`,
       body: k.body,
       handler: async (req, deps) => {
         const { id, name, ge, permission: old } = await existingGrant(req, deps, '; use POST to grant one');
@@ -144,7 +144,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
     {
       method: 'DELETE',
       ...oneGrant,
-      summary: `Remove a ${g.type}'s permission on a ${k.label}`,
+      summary: `Remove a ${g.type}'s permission on ${withArticle(k.label)}`,
       handler: async (req, deps) => {
         const { id, name, ge, permission: old } = await existingGrant(req, deps);
         await deps.grantWriter.remove(req.principal.username, { grantee: ge, name }, { kind: k.kind, id }, old);
@@ -158,7 +158,7 @@ function resourceSideRoutes(k: KindShape): AdminRoute[] {
   return GRANTEES.map((g) => ({
     method: 'GET' as const,
     path: `/mlflow/permissions/${k.segment}/${adminIdPath(k.kind)}/${g.segment}`,
-    summary: `List the ${g.segment} holding a permission on a ${k.label}`,
+    summary: `List the ${g.segment} holding a permission on ${withArticle(k.label)}`,
     access: 'manage' as const,
     resource: { kind: k.kind, param: k.param },
     handler: async (req: AdminRequest, deps: AdminDeps) => {

@@ -77,7 +77,7 @@ export const NAMED_TOKEN_ROUTES: readonly AdminRoute[] = [
   {
     method: 'POST',
     path: '/mlflow/users/current/tokens',
-    summary: 'Create a named access token for yourself (shown once)',
+    summary: 'Create a named access token for yourself, a person (shown once)',
     access: 'authenticated',
     body: createBody,
     successStatus: 201,

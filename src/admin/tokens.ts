@@ -44,7 +44,7 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
     method: 'PATCH',
     path: '/mlflow/permissions/users/access-token',
     summary:
-      'Generate an access token (shown once) for yourself, or as an admin for any user; the previous token stops working',
+      'Generate an access token (shown once) for yourself (a person), or as an admin for any user; the previous token stops working',
     access: 'authenticated',
     body: accessTokenBody,
     handler: async (req, deps) => {

@@ -3,7 +3,7 @@ import type { ConcernedUser } from '../authz/grants-repo.js';
 import type { Permission, ResourceKind, ResourceRef } from '../authz/types.js';
 import { badRequest, FlowgateError } from '../errors.js';
 import type { User } from '../principals/types.js';
-import { adminIdOf, adminIdPath, KIND_SPECS } from '../resources/kinds.js';
+import { adminIdOf, adminIdPath, KIND_SPECS, withArticle } from '../resources/kinds.js';
 import { permits } from '../resources/permissions.js';
 import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
 import type { EffectiveAnswer, EffectiveSource, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
@@ -85,7 +85,7 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
     {
       method: 'GET',
       path: `${base}/grants`,
-      summary: `Every grant on a ${k.label} (users, service accounts, groups), searchable and paged`,
+      summary: `List every grant on ${withArticle(k.label)} (users, service accounts, groups), searchable and paged`,
       access: 'manage',
       resource,
       handler: async (req, deps) => {
@@ -96,7 +96,7 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
     {
       method: 'GET',
       path: `${base}/effective`,
-      summary: `Each user a grant on a ${k.label} concerns (directly or through a group), or one named user: the effective permission and why`,
+      summary: `Explain the effective permission of each user a grant on ${withArticle(k.label)} concerns (directly or through a group), or of one named user, and why`,
       access: 'manage',
       resource,
       handler: async (req, deps) => {
@@ -179,7 +179,7 @@ const MINE: readonly AdminRoute[] = [
     (k): AdminRoute => ({
       method: 'GET',
       path: `/mlflow/permissions/ui/my-permissions/${k.segment}`,
-      summary: `The caller's effective permission on each listed ${k.label} (query: id, repeated)`,
+      summary: `Read the caller's effective permission on each listed ${k.label} (query: id, repeated)`,
       access: 'authenticated',
       handler: (req, deps) => myPermissions(k, req, deps),
     }),

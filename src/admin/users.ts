@@ -112,7 +112,7 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     body: createUserBody,
     handler: create,
   },
-  callingUserRoute('/mlflow/permissions/users/current', 'The calling user, with their groups', async (user, deps) => ({
+  callingUserRoute('/mlflow/permissions/users/current', 'Read the calling user, with their groups', async (user, deps) => ({
     user: { ...userJson(user), groups: await groupNamesOf(deps, user) },
   })),
   {

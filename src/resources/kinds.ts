@@ -223,3 +223,6 @@ export function withScopedTwins(path: string): string[] {
   }
   return paths;
 }
+
+/** "an experiment", "a prompt", "an MCP server": an acronym takes the article its first letter's name does. */
+export const withArticle = (noun: string): string => `${/^[aeiou]/i.test(noun) || /^[AEFHILMNORSX][A-Z]+\b/.test(noun) ? 'an' : 'a'} ${noun}`;
