@@ -302,13 +302,16 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
   if (env.FLOWGATE_BASE_PATH === '') merged.FLOWGATE_BASE_PATH = '';
 
   const fromFiles = secretsFromFiles(merged, readFile, problems);
-  const parsed = envSchema.safeParse(merged);
+  let parsed = envSchema.safeParse(merged);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const name = issue.path.join('.');
       problems.push(`${fromFiles.has(name) ? `${name}_FILE` : name}: ${issue.message}`);
     }
-    throw new ConfigError(problems);
+    // The checks across settings still run on the ones that did parse, so every problem is told at once.
+    const refused = new Set(parsed.error.issues.map((issue) => String(issue.path[0])));
+    parsed = envSchema.safeParse(Object.fromEntries(Object.entries(merged).filter(([name]) => !refused.has(name))));
+    if (!parsed.success) throw new ConfigError(problems);
   }
   const e = parsed.data;
 

@@ -485,6 +485,7 @@ describe('deploy/helm/flowgate: the two shapes', () => {
         oidc: { allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email' },
         store: { postgres: { poolSize: 25, statementTimeoutMs: 2000, caSecret: { name: 'postgres-ca', key: 'ca.crt' } } },
         pageTokenKeySecret: { name: 'flowgate-page-token', key: 'key' },
+        inference: { enabled: true },
         extraEnv: [
           { name: 'FLOWGATE_STORE_WATCH_MS', value: '500' },
           { name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { secretKeyRef: { name: 'flowgate-inference-keys', key: 'keys' } } },
@@ -724,7 +725,8 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     ];
     // As JSON (valid YAML): Helm reads YAML 1.1, where a bare `off` is a boolean.
     const file = join(scratch, 'values-extra-env.json');
-    writeFileSync(file, JSON.stringify({ extraEnv }));
+    // The inference keys open inference routes: flowgate refuses them without.
+    writeFileSync(file, JSON.stringify({ extraEnv, inference: { enabled: true } }));
     const lint = helmLint([base(), file]);
     expect(lint.ok, lint.stdout + lint.stderr).toBe(true);
     const objects = helmTemplate([base(), file]);
@@ -747,9 +749,13 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
 
   it('takes a secret setting from a Secret in extraEnv', () => {
     const ref = { name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { secretKeyRef: { name: 'flowgate-inference-keys', key: 'keys' } } };
-    const file = values({ extraEnv: [ref] });
+    const file = values({ extraEnv: [ref], inference: { enabled: true } });
     expect(helmLint([base(), file]).ok).toBe(true);
     expect(envOf(proxy(helmTemplate([base(), file])).container).FLOWGATE_INFERENCE_API_KEYS).toEqual(ref);
+    // Without inference routes the keys would open nothing: refused at render, as flowgate refuses them at start.
+    const without = helmTemplateRun([base(), values({ extraEnv: [ref] })]);
+    expect(without.ok).toBe(false);
+    expect(without.stderr).toContain('FLOWGATE_INFERENCE_API_KEYS opens inference routes, which need inference.enabled');
   });
 
   // docs/operations.md, "Memory": a store of ~1M grants in a smaller container needs a heap limit below the container's.

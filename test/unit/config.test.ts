@@ -32,6 +32,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('names the problems across settings beside a value of the wrong type, not after it is fixed', () => {
+    try {
+      loadConfig({ FLOWGATE_PORT: 'abc', FLOWGATE_ADMIN_USERNAME: 'admin', FLOWGATE_DECISION_LOG: 'file', FLOWGATE_PAGE_TOKEN_KEY: 'bad' });
+      expect.unreachable();
+    } catch (e) {
+      const problems = (e as ConfigError).problems;
+      expect(problems.map((p) => p.slice(0, p.indexOf(':')))).toEqual(
+        expect.arrayContaining(['FLOWGATE_PORT', 'FLOWGATE_ADMIN_USERNAME', 'FLOWGATE_DECISION_LOG_FILE', 'FLOWGATE_PAGE_TOKEN_KEY']),
+      );
+    }
+  });
+
   it('normalizes the base path and refuses a bad one', () => {
     expect(loadConfig({ FLOWGATE_BASE_PATH: '/mlflow/' }).basePath).toBe('/mlflow');
     expect(() => loadConfig({ FLOWGATE_BASE_PATH: 'mlflow' })).toThrow(/FLOWGATE_BASE_PATH/);

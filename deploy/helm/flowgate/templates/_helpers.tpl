@@ -73,6 +73,11 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 {{- if and (not $v.config.enforce) (not $v.admin.enabled) -}}
 {{- fail "config.enforce: false (shadow mode) requires the bootstrap admin (admin.enabled)" -}}
 {{- end -}}
+{{- range $v.extraEnv -}}
+{{- if and (eq .name "FLOWGATE_INFERENCE_API_KEYS") (not $v.inference.enabled) -}}
+{{- fail "extraEnv: FLOWGATE_INFERENCE_API_KEYS opens inference routes, which need inference.enabled (flowgate refuses the keys without them)" -}}
+{{- end -}}
+{{- end -}}
 {{- if $v.oidc.enabled -}}
 {{- $callback := printf "%s/flowgate/callback" $v.config.basePath -}}
 {{- $redirect := urlParse $v.oidc.redirectUrl -}}
