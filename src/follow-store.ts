@@ -24,16 +24,28 @@ export interface FollowedCaches {
  * and ended sessions are dropped, cached MLflow mappings forgotten. Revocations above all must not
  * outlive the next poll or notification.
  */
-export function followStore(store: Store, c: FollowedCaches): Following & { readonly loaded: Promise<void> } {
+export function followStore(store: Store, c: FollowedCaches): Following & { readonly loaded: Promise<void>; fresh(): boolean } {
+  /*
+   * Whether the index may be missing a change: a full re-read asked (a reconnect's catch-up, a change
+   * naming many resources) and not yet done, or a re-read that failed and waits for its retry. Each
+   * asks a ticket; the index is fresh once a full re-read of a later or equal ticket succeeded.
+   */
+  let asked = 0;
+  let done = 0;
   const reread = (refs: readonly ResourceRef[] | 'all'): Promise<void> => {
     const whole = refs === 'all' || refs.length > FULL_RELOAD_ABOVE;
+    const ticket = whole ? ++asked : 0;
     return (whole ? c.policy.reloadAll() : c.policy.storedChanged(refs)).then(
-      () =>
+      () => {
+        if (whole) done = Math.max(done, ticket);
         c.logger.info(
           { resources: c.policy.resources, reread: whole ? 'all' : refs.length },
           'policy store changed by another process: caches dropped, grants reloaded',
-        ),
+        );
+      },
       (err: Error) => {
+        // Stale until the retry below (a later ticket) succeeds.
+        if (!whole) ++asked;
         c.logger.error({ err: { message: err.message } }, 'grants changed by another process could not be reloaded; re-reading all in 1 s');
         // A grant removed elsewhere must not stay in force here: keep trying until the whole index is fresh.
         setTimeout(() => void reread('all'), 1000).unref();
@@ -92,5 +104,5 @@ export function followStore(store: Store, c: FollowedCaches): Following & { read
     mappings: guarded('mappings', (changes) => c.mappings()?.applyExternal(changes)),
   }, afterLoad);
   const loaded = c.policy.reloadAll().finally(loadEnded);
-  return { live: following.live, stop: () => following.stop(), loaded };
+  return { live: following.live, stop: () => following.stop(), loaded, fresh: () => done >= asked };
 }

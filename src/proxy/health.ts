@@ -26,6 +26,8 @@ export function createReadiness(
   maxAgeMs = 1000,
   /** Told the start of each answer MLflow gave the probe (`server-info`: whether it runs with workspaces). */
   onServerInfo?: (text: string) => void,
+  /** False while the policy index may be missing another process's change (a re-read asked or failed). */
+  indexFresh: () => boolean = () => true,
 ) {
   let storePending: Promise<boolean> | undefined;
   /**
@@ -59,10 +61,13 @@ export function createReadiness(
   return function check(): Promise<Readiness> {
     if (last && Date.now() - last.at < maxAgeMs) return Promise.resolve(last.result);
     inFlight ??= (async () => {
-      const [store, answer] = await Promise.all([storeWritable(), probeMlflow(mlflow, timeoutMs)]);
+      const [writable, answer] = await Promise.all([storeWritable(), probeMlflow(mlflow, timeoutMs)]);
       const upstream = answer.ok;
       if (answer.ok) onServerInfo?.(answer.text);
-      const reason = !store ? 'store-not-writable' : answer.ok ? undefined : answer.reason;
+      // A replica whose index may lack a revoke made elsewhere must not be sent requests.
+      const fresh = indexFresh();
+      const store = writable && fresh;
+      const reason = !writable ? 'store-not-writable' : !fresh ? 'policy-index-stale' : answer.ok ? undefined : answer.reason;
       const result: Readiness = { ready: store && upstream, store, upstream, ...(reason ? { reason } : {}) };
       report(result, answer.ok ? undefined : answer.detail);
       last = { at: Date.now(), result };

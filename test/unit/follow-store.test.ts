@@ -41,7 +41,7 @@ function followed(policy: ReturnType<typeof createPolicyReader>, overrides: { in
   const errors: string[] = [];
   const dropped = { tokens: 0, principals: 0, sessions: 0 };
   const logger = { info() {}, warn() {}, error: (_o: unknown, m: string) => void errors.push(m) } as unknown as Logger;
-  const { loaded } = followStore(store, {
+  const { loaded, fresh } = followStore(store, {
     policy,
     verifier: { forgetAll: () => void dropped.tokens++ } as never,
     principals: { invalidate: overrides.invalidate ?? (() => void dropped.principals++) } as never,
@@ -49,7 +49,7 @@ function followed(policy: ReturnType<typeof createPolicyReader>, overrides: { in
     mappings: () => undefined,
     logger,
   });
-  return { listener, errors, dropped, loaded };
+  return { listener, errors, dropped, loaded, fresh };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -106,5 +106,44 @@ describe('following another process’s changes', () => {
     expect(dropped.tokens).toBe(2);
     expect(dropped.sessions).toBe(1);
     expect(calls.pages).toBe(1);
+  });
+
+  it('says the index is not fresh while a whole re-read is asked or a failed re-read waits for its retry, and fresh once one succeeds', async () => {
+    const { repo, stored } = fakeGrants([{ kind: EXPERIMENT, resource_id: '1', grantee: 1, grant_rank: READ }]);
+    let failing = false;
+    let release: (() => void) | undefined;
+    const gated = {
+      ...repo,
+      async *pages() {
+        if (failing) throw new Error('store unreachable');
+        if (release === undefined) await new Promise<void>((r) => (release = r));
+        yield* repo.pages();
+      },
+      onResourceIndexed: async (kind: string, id: string) => {
+        if (failing) throw new Error('store unreachable');
+        return repo.onResourceIndexed(kind as never, id);
+      },
+    } as unknown as GrantsRepo;
+    const policy = createPolicyReader(gated);
+    const f = followed(policy);
+    release!();
+    await f.loaded;
+    expect(f.fresh()).toBe(true);
+    // A reconnect's catch-up: stale until the whole re-read ends.
+    release = undefined;
+    f.listener.grants('all');
+    await settle();
+    expect(f.fresh()).toBe(false);
+    release!();
+    await settle();
+    expect(f.fresh()).toBe(true);
+    // A re-read that fails: stale until its retry (a whole re-read, 1 s later) succeeds.
+    failing = true;
+    f.listener.grants([{ kind: 'experiment', id: '1' } as ResourceRef]);
+    await settle();
+    expect(f.fresh()).toBe(false);
+    failing = false;
+    stored.rows = [];
+    await expect.poll(() => f.fresh(), { timeout: 3000 }).toBe(true);
   });
 });

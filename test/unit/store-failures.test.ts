@@ -136,4 +136,12 @@ describe('readiness with a store that never answers', () => {
     expect(await check()).toMatchObject({ ready: false, store: false });
     expect(asked).toBe(1);
   });
+
+  it('is unready while the policy index may lack another process’s change, whatever the store and MLflow answer', async () => {
+    let fresh = false;
+    const check = createReadiness(async () => true, mlflow, undefined, 1000, 0, undefined, () => fresh);
+    expect(await check()).toEqual({ ready: false, store: false, upstream: true, reason: 'policy-index-stale' });
+    fresh = true;
+    expect(await check()).toEqual({ ready: true, store: true, upstream: true });
+  });
 });
