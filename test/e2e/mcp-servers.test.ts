@@ -111,8 +111,9 @@ describe('the MCP server registry behind flowgate', () => {
     expect(await status('bob', 'PATCH', path('com.acme/search'), { description: 'mine now' })).toBe(403);
     expect(await status('bob', 'POST', path('com.acme/search', '/tags'), { key: 'owner', value: 'bob' })).toBe(403);
 
-    // Granted in the form the UI and CLI send (the name as one encoded segment): the same grant.
-    await call('PATCH', `/api/2.0/mlflow/permissions/users/bob/mcp-servers/${encodeURIComponent('com.acme/search')}`, { permission: 'EDIT' });
+    // The name encoded as one segment is a name holding a `/` in one segment, no MCP server's: no route (404), no grant.
+    await expect(call('PATCH', `/api/2.0/mlflow/permissions/users/bob/mcp-servers/${encodeURIComponent('com.acme/search')}`, { permission: 'EDIT' })).rejects.toThrow(/→ 404/);
+    await call('PATCH', grantPath('users', 'bob', 'com.acme/search'), { permission: 'EDIT' });
     expect(await status('bob', 'POST', path('com.acme/search', '/tags'), { key: 'reviewed', value: 'bob' })).toBe(200);
     expect(await status('bob', 'DELETE', path('com.acme/search', '/tags/reviewed'))).toBe(403);
     expect(await status('bob', 'DELETE', path('com.acme/search', '/versions/1.1.0'))).toBe(403);
