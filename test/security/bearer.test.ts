@@ -9,6 +9,7 @@ import { jsonCaller } from '../helpers/admin-calls.js';
 import { newKey, serviceAccountClaims, signWith, startLocalIssuer, type IssuerKey, type LocalIssuer } from '../helpers/jwt-issuers.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 import { freePort } from '../helpers/oidc-provider.js';
+import { onPostgres } from '../helpers/test-store.js';
 
 /**
  * Bearer JWTs attacked against the real MLflow: every forged, stale, misdirected or oversized token
@@ -431,7 +432,8 @@ describe('unlinking: what it ends', () => {
     expect(contractor).toMatchObject({ username: 'contractor', is_admin: false });
     await admin.call('DELETE', '/api/2.0/mlflow/permissions/users/contractor');
     const boss = (await admin.call('POST', '/api/2.0/mlflow/users/create', { username: 'boss', is_admin: true, sign_in: 'local' })).user as Record<string, unknown>;
-    expect(boss.id, 'the store hands the freed id out again').toBe(contractor.id);
+    // SQLite hands the freed highest id out again; PostgreSQL's sequence never does (the hole this closes is SQLite's).
+    if (!onPostgres()) expect(boss.id, 'the store hands the freed id out again').toBe(contractor.id);
     const bossToken = (await admin.call('PATCH', '/api/2.0/mlflow/permissions/users/access-token', { username: 'boss' })).token as string;
     expect((await adminWith({ authorization: basic('boss', bossToken) }, 'GET', '/api/2.0/mlflow/permissions/users/current')).json?.user).toMatchObject({ username: 'boss', is_admin: true });
     // The old JWT is its account's again (a first use after the deletion, as documented), never boss.
