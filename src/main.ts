@@ -428,7 +428,11 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
     gate,
     forwarder,
-    readiness: createReadiness(store.ready, mlflow, logger, undefined, undefined, (text) => workspaceMode.observe(text), following.fresh),
+    readiness: createReadiness(store.ready, mlflow, {
+      logger,
+      onServerInfo: (text) => workspaceMode.observe(text),
+      indexFresh: following.fresh,
+    }),
     workspaces: createWorkspaceEntry(workspaceMode, upstreamJson),
     openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
     inFlight: requestMetrics.inFlight,

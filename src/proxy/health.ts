@@ -18,18 +18,21 @@ export type Readiness = { ready: boolean; store: boolean; upstream: boolean; rea
  * concurrent probes share one check and a result is reused for `maxAgeMs`: a flood of probes
  * cannot become a flood of write locks and MLflow requests.
  */
+export interface ReadinessOptions {
+  logger?: Logger;
+  timeoutMs?: number;
+  maxAgeMs?: number;
+  /** Told the start of each answer MLflow gave the probe (`server-info`: whether it runs with workspaces). */
+  onServerInfo?: (text: string) => void;
+  /** False while the policy index may be missing another process's change (a re-read asked or failed). */
+  indexFresh?: () => boolean;
+}
+
 export function createReadiness(
   storeReady: () => Promise<boolean>,
   mlflow: MlflowConnection,
-  logger?: Logger,
-  timeoutMs = 2000,
-  maxAgeMs = 1000,
-  /** Told the start of each answer MLflow gave the probe (`server-info`: whether it runs with workspaces). */
-  onServerInfo?: (text: string) => void,
-  /** False while the policy index may be missing another process's change (a re-read asked or failed). */
-  indexFresh: () => boolean = () => true,
-) {
-  let storePending: Promise<boolean> | undefined;
+  { logger, timeoutMs = 2000, maxAgeMs = 1000, onServerInfo, indexFresh = () => true }: ReadinessOptions = {},
+) {  let storePending: Promise<boolean> | undefined;
   /**
    * A store that does not answer makes flowgate unready within `timeoutMs`, like MLflow. While one
    * check hangs no other starts: probes cannot pile statements onto a frozen server.

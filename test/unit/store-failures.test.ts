@@ -126,9 +126,7 @@ describe('readiness with a store that never answers', () => {
         return new Promise<boolean>(() => undefined);
       },
       mlflow,
-      undefined,
-      300,
-      0,
+      { timeoutMs: 300, maxAgeMs: 0 },
     );
     const started = performance.now();
     expect(await check()).toEqual({ ready: false, store: false, upstream: true, reason: 'store-not-writable' });
@@ -139,7 +137,7 @@ describe('readiness with a store that never answers', () => {
 
   it('is unready while the policy index may lack another process’s change, whatever the store and MLflow answer', async () => {
     let fresh = false;
-    const check = createReadiness(async () => true, mlflow, undefined, 1000, 0, undefined, () => fresh);
+    const check = createReadiness(async () => true, mlflow, { timeoutMs: 1000, maxAgeMs: 0, indexFresh: () => fresh });
     expect(await check()).toEqual({ ready: false, store: false, upstream: true, reason: 'policy-index-stale' });
     fresh = true;
     expect(await check()).toEqual({ ready: true, store: true, upstream: true });
