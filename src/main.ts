@@ -382,6 +382,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
         endSessionsOf: (userId) => sessions.destroyAllOf(userId),
         signIn: config.oidc !== undefined ? 'oidc' : 'local',
         protectedAdmin: config.admin?.username,
+        clusterNames: clusterNamesOf(config.bearer),
         logger,
       })
     : undefined;

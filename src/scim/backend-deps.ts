@@ -1,3 +1,4 @@
+import type { ClusterNames } from '../bearer/cluster-names.js';
 import type { Logger } from '../logging.js';
 import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
@@ -27,6 +28,11 @@ export interface ScimBackendDeps {
   readonly usersBase: string;
   /** The bootstrap admin: SCIM never sees, names or changes it. */
   readonly protectedAdmin: string | undefined;
+  /**
+   * The user names and groups only a kubernetes issuer makes (clusterNamesOf(config.bearer)): SCIM
+   * neither creates nor renames a user or group into one, as no OIDC token or sign-in makes one.
+   */
+  readonly clusterNames: ClusterNames;
   /** Refusals an operator should hear of (SCIM touching an administrator). */
   readonly logger: Logger;
 }

@@ -36,9 +36,21 @@ export function scimGroups(d: ScimBackendDeps): ResourceHandlers {
     return directory.groupsFrom('scim');
   }
 
-  function validName(instance: Record<string, unknown>): string {
+  /**
+   * The displayName a create or replace sends. A name a kubernetes issuer's `namespace_group` can make
+   * (any case) is that namespace's group: SCIM's members in it would take the namespace's grants and
+   * workspace. Refused when SCIM would give it (create, rename); a group already holding it (made
+   * before this check) is still updated.
+   */
+  function validName(instance: Record<string, unknown>, self?: Group): string {
     const parsed = groupNameSchema.safeParse(instance.displayName);
     if (!parsed.success) throw new ScimError(400, 'invalidValue', `displayName ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    if (parsed.data !== self?.name && d.clusterNames.isGroup(parsed.data))
+      throw new ScimError(
+        400,
+        'invalidValue',
+        `displayName ${JSON.stringify(parsed.data)} has the shape of a Kubernetes namespace's group, which only the kubernetes issuer makes (docs/machine-identity.md#scim)`,
+      );
     return parsed.data;
   }
 
@@ -86,7 +98,7 @@ export function scimGroups(d: ScimBackendDeps): ResourceHandlers {
 
   async function replace(id: string | undefined, instance: Record<string, unknown>): Promise<ScimRecord> {
     const group = await find(id);
-    const name = validName(instance);
+    const name = validName(instance, group);
     const externalId = text(instance.externalId) ?? null;
     const members = await membersOf(instance);
     await d.sql.transaction(async () => {

@@ -57,10 +57,22 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
     return directory.listUsers(false);
   }
 
-  function validName(instance: Record<string, unknown>): string {
+  /**
+   * The userName a create or replace sends. A name a kubernetes issuer's `username_template` can make
+   * (any case) is that cluster's service account's: a SCIM user holding it would lock the service
+   * account out (its first call finds the name taken). Refused when SCIM would give it (create,
+   * rename); a user who already holds it (made before this check) is still updated and deactivated.
+   */
+  function validName(instance: Record<string, unknown>, self?: User): string {
     const parsed = usernameSchema.safeParse(instance.userName);
     if (!parsed.success) throw new ScimError(400, 'invalidValue', `userName ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
     if (parsed.data.toLowerCase() === d.protectedAdmin?.toLowerCase()) throw new ScimError(409, 'uniqueness', 'A user of that name already exists');
+    if (parsed.data !== self?.username && d.clusterNames.isUser(parsed.data))
+      throw new ScimError(
+        400,
+        'invalidValue',
+        `userName ${JSON.stringify(parsed.data)} has the shape of a Kubernetes service account's name, which only the kubernetes issuer makes (docs/machine-identity.md#scim)`,
+      );
     return parsed.data;
   }
 
@@ -115,7 +127,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
 
   async function replace(id: string | undefined, instance: Record<string, unknown>): Promise<ScimRecord> {
     const user = await find(id);
-    const username = validName(instance);
+    const username = validName(instance, user);
     const renaming = username !== user.username;
     const active = user.disabledAt === null;
     const wantsActive = instance.active === undefined ? active : instance.active !== false;

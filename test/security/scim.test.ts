@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, basic, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { newKey, serviceAccountClaims, signWith, type IssuerKey } from '../helpers/jwt-issuers.js';
 import { startMlflowServer, type MlflowServer } from '../helpers/mlflow-server.js';
 
 /**
@@ -23,6 +24,10 @@ const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+/** A kubernetes issuer, at its defaults: service accounts `k8s.<namespace>.<name>`, namespace groups `k8s:<namespace>`. */
+const CLUSTER = 'https://kubernetes.default.svc.cluster.local';
+const CLUSTER_AUD = 'flowgate';
+let clusterKey: IssuerKey;
 
 let mlflow: MlflowServer;
 let a: TestFlowgate;
@@ -54,7 +59,16 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'flowgate-scim-sec-'));
   tokenFile = join(dir, 'scim-token');
   writeFileSync(tokenFile, scimToken);
-  const env = { FLOWGATE_UPSTREAM_URL: mlflow.url, FLOWGATE_STORE_WATCH_MS: '250', FLOWGATE_SESSION_COOKIE_SECURE: 'false', FLOWGATE_SCIM_TOKEN_FILE: tokenFile, FLOWGATE_SCIM_TOKEN_GRACE_SECONDS: String(GRACE_S) };
+  clusterKey = await newKey('cluster-key');
+  writeFileSync(join(dir, 'cluster-jwks.json'), JSON.stringify({ keys: [clusterKey.publicJwk] }));
+  const env = {
+    FLOWGATE_UPSTREAM_URL: mlflow.url,
+    FLOWGATE_STORE_WATCH_MS: '250',
+    FLOWGATE_SESSION_COOKIE_SECURE: 'false',
+    FLOWGATE_SCIM_TOKEN_FILE: tokenFile,
+    FLOWGATE_SCIM_TOKEN_GRACE_SECONDS: String(GRACE_S),
+    FLOWGATE_BEARER_ISSUERS: JSON.stringify([{ kind: 'kubernetes', issuer: CLUSTER, audience: CLUSTER_AUD, jwks_file: join(dir, 'cluster-jwks.json') }]),
+  };
   a = await startTestFlowgate({ ...env, FLOWGATE_SCIM_RATE_PER_SECOND: '1000', FLOWGATE_SCIM_BURST: '10000' }, dir);
   // b's bucket is small: the rate-limit case runs there.
   b = await startTestFlowgate({ ...env, FLOWGATE_SCIM_RATE_PER_SECOND: '0.5', FLOWGATE_SCIM_BURST: '5' }, dir);
@@ -402,6 +416,43 @@ describe('what SCIM may not do', () => {
     const listed = (await scim(a).get(`/Groups?filter=${encodeURIComponent('displayName eq "scim-readers"')}`).expect(200)).body;
     expect(listed.totalResults).toBe(0);
     expect((await scim(a).post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'scim-readers' })).status).toBe(409);
+  });
+
+  it('cannot create or rename a user or group into a name only the kubernetes issuer makes (any case): 400 invalidValue; the service account still joins its namespace group and reaches its grant', async () => {
+    const refused = (r: request.Response, what: string, shape: string) => {
+      expect(r.status, `${what}: ${r.text}`).toBe(400);
+      expect(r.body, what).toMatchObject({ schemas: [ERROR_SCHEMA], scimType: 'invalidValue' });
+      expect(r.body.detail, what).toContain(`has the shape of a Kubernetes ${shape}`);
+    };
+    const mallory = (await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName: 'scim-mallory' }).expect(201)).body.id as string;
+    for (const userName of ['k8s.team-a.pipelines', 'K8S.team-a.pipelines']) refused(await scim(a).post('/Users', { schemas: [USER_SCHEMA], userName }), `create ${userName}`, "service account's name");
+    refused(await scim(a).put(`/Users/${mallory}`, { schemas: [USER_SCHEMA], userName: 'k8s.team-a.pipelines' }), 'PUT rename', "service account's name");
+    refused(await scim(a).patch(`/Users/${mallory}`, [{ op: 'replace', path: 'userName', value: 'K8s.Team-A.Pipelines' }]), 'PATCH rename', "service account's name");
+    for (const displayName of ['k8s:team-a', 'K8S:Team-A'])
+      refused(await scim(a).post('/Groups', { schemas: [GROUP_SCHEMA], displayName, members: [{ value: mallory }] }), `create ${displayName}`, "namespace's group");
+    const own = (await scim(a).post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'scim-mallory-team', members: [{ value: mallory }] }).expect(201)).body.id as string;
+    refused(await scim(a).put(`/Groups/${own}`, { schemas: [GROUP_SCHEMA], displayName: 'k8s:team-a', members: [{ value: mallory }] }), 'PUT group rename', "namespace's group");
+    refused(await scim(a).patch(`/Groups/${own}`, [{ op: 'replace', path: 'displayName', value: 'K8S:team-a' }]), 'PATCH group rename', "namespace's group");
+    // Nothing was made or renamed.
+    expect((await admin(a).get(`${V2}/permissions/users/k8s.team-a.pipelines`)).status).toBe(404);
+    expect((await admin(a).get(`${V2}/permissions/users/scim-mallory`).expect(200)).body.user.username).toBe('scim-mallory');
+    expect((await scim(a).get(`/Groups/${own}`).expect(200)).body.displayName).toBe('scim-mallory-team');
+
+    // The administrator grants the namespace group (which this creates), as docs/machine-identity.md says to.
+    const exp = (await admin(a).post(`${V2}/experiments/create`, { name: 'scim-k8s-team-a' }).expect(200)).body.experiment_id as string;
+    await admin(a).post(`${V2}/permissions/groups/${encodeURIComponent('k8s:team-a')}/experiments/${exp}`, { permission: 'READ' }).expect(201);
+    // The real service account of namespace team-a: its name is free, it joins its group, reaches the grant.
+    const sa = `Bearer ${await signWith(clusterKey, serviceAccountClaims(CLUSTER, 'team-a', 'pipelines', CLUSTER_AUD))}`;
+    const read = await request(a.url).get(`${V2}/experiments/get`).query({ experiment_id: exp }).set('Authorization', sa);
+    expect(read.status, read.text).toBe(200);
+    const saUser = (await admin(a).get(`${V2}/permissions/users/k8s.team-a.pipelines`).expect(200)).body.user;
+    expect(saUser).toMatchObject({ is_service_account: true, origin: 'kubernetes' });
+    const groupsOf = async (name: string) => JSON.stringify((await admin(a).get(`${V2}/permissions/users/${name}/groups`).expect(200)).body);
+    expect(await groupsOf('k8s.team-a.pipelines')).toContain('k8s:team-a');
+    // SCIM's user is in no namespace group, and holds nothing of it.
+    expect(await groupsOf('scim-mallory')).not.toContain('k8s:team-a');
+    const token = (await admin(a).patch(`${V2}/permissions/users/access-token`, { username: 'scim-mallory' }).expect(200)).body.token as string;
+    expect((await request(a.url).get(`${V2}/experiments/get`).query({ experiment_id: exp }).set('Authorization', basic('scim-mallory', token))).status).toBe(403);
   });
 
   it('filters and ids are data: injection-shaped input matches nothing, changes nothing and never fails inside', async () => {

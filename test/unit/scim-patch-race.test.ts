@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
+import { clusterNamesOf } from '../../src/bearer/cluster-names.js';
 import { createLogger } from '../../src/logging.js';
 import { createDirectory, type Directory } from '../../src/principals/directory.js';
 import { createPrincipalWriter } from '../../src/principals/principal-writer.js';
@@ -140,6 +141,7 @@ async function scimOn(sql: Sql, method: 'userById' | 'membersOfGroup', gate: Gat
     endSessionsOf: async () => 0,
     signIn: 'local',
     protectedAdmin: 'admin',
+    clusterNames: clusterNamesOf(undefined),
     logger: createLogger('silent', quiet),
   });
   const server: Server = createServer((req, res) => {
