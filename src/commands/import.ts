@@ -121,7 +121,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     const actor = `flowgate import ${plugin}`;
     // The store decides which of the source's names the plan may use (refusals.ts); the plan is then made without the rest.
     const refused = refusalsFor(whole, await storeNamesFor(whole, target, actor), { mergeExisting, bootstrapAdmin: config.admin?.username });
-    const plan = refused.users.size + refused.groups.size === 0 ? whole : planWith({ ...options, refused });
+    const plan = refused.users.size + refused.groups.size + (refused.serviceAccounts?.size ?? 0) === 0 ? whole : planWith({ ...options, refused });
     const outcome = await applyPlan(plan, target, { actor, dryRun, mergeExisting, force });
     const notImported = [...plan.notImported, ...outcome.notImported];
     // Applied before and not forced: what the run would change is shown, nothing is written.

@@ -183,12 +183,19 @@ async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<
     const group = await s.directory.groupByName(g.name);
     if (!group) changes.push({ line: `+ group ${g.name}`, apply: () => s.principalWriter.createGroup(actor, g.name) });
     const members = group ? new Set((await s.directory.membersOfGroup(group.id)).map((m) => m.username)) : new Set<string>();
-    for (const m of g.members)
+    for (const m of g.members) {
+      // A service account joins no group (the admin API and SCIM refuse it). The plan leaves such
+      // memberships out and gives what they carried as grants of the account's own (refusals.ts); here
+      // one only arrives from a service account made since, or a plan made without refusals.
+      const holder = await s.directory.userByName(m);
+      if (holder ? holder.isServiceAccount : plan.users.some((u) => u.username === m && u.isServiceAccount))
+        throw new Error(`member ${m} of group ${g.name}: ${m} is a service account, which joins no group in flowgate`);
       if (!members.has(m))
         changes.push({
           line: `+ member ${m} of group ${g.name}${tagOf({ type: 'group', name: g.name })}`,
           apply: async () => s.principalWriter.addMember(actor, (await s.directory.groupByName(g.name))!, (await s.directory.userByName(m))!),
         });
+    }
   }
 
   for (const g of plan.grants) {

@@ -85,7 +85,8 @@ const floored = (p: Permission, floor: Permission | undefined) => (floor !== und
  * A refused user is left out with their own grants and memberships. A refused group (a role whose name
  * flowgate already has, or may not take) is left out with its grants and members, but its rules still
  * count in what basic-auth answered its members: the pinning below gives each of them that answer as
- * grants of their own, so leaving the group out neither widens nor narrows anyone.
+ * grants of their own, so leaving the group out neither widens nor narrows anyone. A user flowgate
+ * holds as a service account is in no group (a service account joins none), and is pinned the same way.
  */
 export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): ImportPlan {
   const refused = o.refused ?? NO_REFUSALS;
@@ -101,11 +102,22 @@ export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): I
     ...(u.passwordHash ? { passwordHash: u.passwordHash } : {}),
   }));
   const roleById = new Map(state.roles.map((r) => [r.id, r]));
-  const membersOf = (role: BasicAuthRole) =>
+  // flowgate's service accounts of the source's names join no group: what a role gave them is pinned as their own below.
+  const serviceAccounts = refused.serviceAccounts ?? new Set<string>();
+  const assigned = (role: BasicAuthRole) =>
     [...state.assignments]
       .filter(([, ids]) => ids.includes(role.id))
       .map(([uid]) => usernames.get(uid))
       .filter((n): n is string => n !== undefined && !refused.users.has(n));
+  const membersOf = (role: BasicAuthRole) => {
+    const members = assigned(role);
+    for (const n of members.filter((m) => serviceAccounts.has(m)))
+      notImported.push(
+        `membership of ${n} in group ${role.name}: flowgate's ${n} is a service account, which joins no group (the admin API and SCIM refuse it): ` +
+          'what basic-auth answered them through the role comes over as grants of their own',
+      );
+    return members.filter((m) => !serviceAccounts.has(m));
+  };
   // The roles generation lifts positive grants to the default; the per-user tables did not.
   const floor = state.generation === 'roles' ? o.mlflowDefault : undefined;
 
@@ -153,7 +165,8 @@ export function planBasicAuth(state: BasicAuthState, o: BasicAuthPlanOptions): I
   // What basic-auth answered each user, kind by kind, from all their roles in `default` together.
   const answers: SourceAnswers[] = [];
   for (const u of imported) {
-    if (u.isAdmin) continue;
+    // A service account is never made an administrator (apply-plan.ts): it gets what its roles gave.
+    if (u.isAdmin && !serviceAccounts.has(u.username)) continue;
     const roleIds = (state.assignments.get(u.id) ?? []).filter((id) => translatedOf.has(id));
     // A user's own role is theirs even when no assignment row says so (the per-user tables had none).
     for (const r of state.roles) if (r.ownerUserId === u.id && translatedOf.has(r.id) && !roleIds.includes(r.id)) roleIds.push(r.id);

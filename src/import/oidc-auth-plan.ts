@@ -230,24 +230,27 @@ function settlePatterns(cands: Candidate[], sharesMember: (a: string, b: string)
 }
 
 /**
- * A refused group's grants, as its members' own: on each resource it has a grant on, a member holding
- * no grant of their own there gets the plugin's answer for them, their groups' grants folded (a denial
- * winning), which their own grant decides in flowgate too. Returns the grants without the group's.
+ * The grants of a membership left out (a refused group's, or a service account's in any group), as the
+ * member's own: on each resource the group has a grant on, a member holding no grant of their own there
+ * gets the plugin's answer for them, their groups' grants folded (a denial winning), which their own
+ * grant decides in flowgate too. Returns the grants without the refused groups'.
  */
 function pinRefusedGroupGrants(
   grants: readonly PlanGrant[],
   allGroups: ReadonlyArray<{ readonly name: string; readonly members: readonly string[] }>,
   isRefused: (g: PlanGrantee) => boolean,
+  leftOut: (group: string, member: string) => boolean,
   notes: string[],
 ): PlanGrant[] {
   const key = (user: string, kind: ResourceKind, id: string) => `${user}\u0000${kind}\u0000${id}`;
   const own = new Set(grants.filter((g) => g.grantee.type === 'user').map((g) => key(g.grantee.name, g.kind, g.id)));
   const pinned = new Map<string, PlanGrant>();
   for (const group of allGroups) {
-    const its = grants.filter((g) => isRefused(g.grantee) && g.grantee.name === group.name);
+    const its = grants.filter((g) => g.grantee.type === 'group' && g.grantee.name === group.name);
     if (its.length === 0) continue;
     let made = 0;
     for (const member of group.members) {
+      if (!leftOut(group.name, member)) continue;
       const mine = allGroups.filter((h) => h.members.includes(member)).map((h) => h.name);
       for (const g of its) {
         const k = key(member, g.kind, g.id);
@@ -258,20 +261,26 @@ function pinRefusedGroupGrants(
         made++;
       }
     }
-    if (made > 0) notes.push(`group ${group.name} (not imported): its members get ${made} grants of their own, each the plugin's answer for them with the group's grants among their groups'`);
+    if (made === 0) continue;
+    if (isRefused({ type: 'group', name: group.name }))
+      notes.push(`group ${group.name} (not imported): its members get ${made} grants of their own, each the plugin's answer for them with the group's grants among their groups'`);
+    else notes.push(`group ${group.name}: its service accounts (in no group in flowgate) get ${made} grants of their own, each the plugin's answer for them with the group's grants among their groups'`);
   }
   return [...grants.filter((g) => !isRefused(g.grantee)), ...pinned.values()];
 }
 
 /**
- * A refused group's patterns, as denials of its members' own on the same names: nothing a pattern of
- * the group decided comes out wider (the member's own rules on those names still decide first, as in
- * the plugin; a member's own pattern on the very same names decides all of them, so it needs none).
+ * The patterns of a membership left out (a refused group's, or a service account's in any group), as
+ * denials of the member's own on the same names: nothing a pattern of the group decided comes out wider
+ * (the member's own rules on those names still decide first, as in the plugin; a member's own pattern
+ * on the very same names decides all of them, so it needs none). Returns the patterns without the
+ * refused groups'.
  */
 function denyRefusedGroupPatterns(
   patterns: readonly PlanPattern[],
   memberSets: ReadonlyMap<string, ReadonlySet<string>>,
   isRefused: (g: PlanGrantee) => boolean,
+  leftOut: (group: string, member: string) => boolean,
   notes: string[],
 ): PlanPattern[] {
   const key = (user: string, kind: ResourceKind, glob: string) => `${user}\u0000${kind}\u0000${glob}`;
@@ -280,8 +289,9 @@ function denyRefusedGroupPatterns(
   const denied = new Set<string>();
   const perGroup = new Map<string, number>();
   for (const p of patterns) {
-    if (!isRefused(p.grantee)) continue;
+    if (p.grantee.type !== 'group') continue;
     for (const member of memberSets.get(p.grantee.name) ?? []) {
+      if (!leftOut(p.grantee.name, member)) continue;
       const k = key(member, p.kind, p.pattern);
       if (own.has(k) || denied.has(k)) continue;
       denied.add(k);
@@ -290,7 +300,11 @@ function denyRefusedGroupPatterns(
     }
   }
   for (const [group, n] of perGroup)
-    notes.push(`group ${group} (not imported): ${n} NO_PERMISSIONS patterns of its members' own on the names its patterns match (denied, never widened: grant by hand what it gave)`);
+    notes.push(
+      isRefused({ type: 'group', name: group })
+        ? `group ${group} (not imported): ${n} NO_PERMISSIONS patterns of its members' own on the names its patterns match (denied, never widened: grant by hand what it gave)`
+        : `group ${group}: ${n} NO_PERMISSIONS patterns of its service accounts' own (in no group in flowgate) on the names its patterns match (denied, never widened: grant by hand what it gave)`,
+    );
   return out;
 }
 
@@ -305,6 +319,8 @@ function denyRefusedGroupPatterns(
  * plugin's answer (their groups' grants folded, the refused group's among them) as a grant of their own,
  * unless they hold one already; the names each of its patterns matches are denied to each member by a
  * pattern of their own (which their own rules on those names still decide first, as in the plugin).
+ * A service account (the plugin's, or a user flowgate holds as one) is in no group, since a flowgate
+ * service account joins none: its memberships are left out the same way, its groups' answers its own.
  */
 export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): ImportPlan {
   const refused = o.refused ?? NO_REFUSALS;
@@ -326,13 +342,24 @@ export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): Impo
   // Every group as the plugin decides with it; `groups` below are the ones written.
   const allGroups = state.groups.map((g) => ({ name: g.name, members: g.members.filter((m) => !leftOut.has(m)) }));
   const isRefused = (g: PlanGrantee) => g.type === 'group' && refused.groups.has(g.name);
+  // A flowgate service account joins no group (the admin API and SCIM refuse it): the plugin's service
+  // accounts, and users flowgate holds as service accounts, come over in none, keeping what their groups
+  // gave as their own, as a refused group's members do.
+  const serviceAccounts = new Set([...users.filter((u) => u.isServiceAccount).map((u) => u.username), ...(refused.serviceAccounts ?? [])]);
+  const membershipLeftOut = (group: string, member: string) => refused.groups.has(group) || serviceAccounts.has(member);
   for (const g of allGroups)
     if (refused.groups.has(g.name))
       notImported.push(`${refused.groups.get(g.name)!} (left out, with its grants and members: each member keeps the plugin's answer on its grants as their own, and is denied the names its rules match)`);
-  const groups = allGroups.filter((g) => !refused.groups.has(g.name));
+    else
+      for (const m of g.members.filter((n) => serviceAccounts.has(n)))
+        notImported.push(
+          `membership of service account ${m} in group ${g.name}: a flowgate service account joins no group (the admin API and SCIM refuse it): ` +
+            "it keeps the plugin's answer on the group's grants as its own, and is denied the names the group's rules match",
+        );
+  const groups = allGroups.filter((g) => !refused.groups.has(g.name)).map((g) => ({ name: g.name, members: g.members.filter((m) => !serviceAccounts.has(m)) }));
   const active = (g: PlanGrantee) => g.type === 'group' || !leftOut.has(g.name);
 
-  const grants = pinRefusedGroupGrants(directGrants(state.grants.filter((g) => active(g.grantee)), notImported), allGroups, isRefused, notes);
+  const grants = pinRefusedGroupGrants(directGrants(state.grants.filter((g) => active(g.grantee)), notImported), allGroups, isRefused, membershipLeftOut, notes);
   const cands = candidatesOf(state.rules.filter((r) => active(r.grantee)), notImported);
 
   // The plugin decides a scorer with no grant of its own by its experiment's permission, which user and
@@ -354,7 +381,7 @@ export function planOidcAuth(state: OidcAuthState, o: OidcAuthPlanOptions): Impo
 
   const memberSets = new Map(allGroups.map((g) => [g.name, new Set(g.members)]));
   const sharesMember = (a: string, b: string) => [...(memberSets.get(a) ?? [])].some((m) => memberSets.get(b)?.has(m) === true);
-  const patterns = denyRefusedGroupPatterns(settlePatterns(cands, sharesMember, notImported, notes), memberSets, isRefused, notes);
+  const patterns = denyRefusedGroupPatterns(settlePatterns(cands, sharesMember, notImported, notes), memberSets, isRefused, membershipLeftOut, notes);
 
   if (o.mlflowDefault !== o.flowgateDefault)
     notes.push(

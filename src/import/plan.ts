@@ -58,6 +58,13 @@ export interface ImportPlan {
 export interface PlanRefusals {
   readonly users: ReadonlyMap<string, string>;
   readonly groups: ReadonlyMap<string, string>;
+  /**
+   * The source's users whose namesake in flowgate is a service account. A flowgate service account
+   * joins no group (the admin API and SCIM refuse it; only its issuer's token puts it in one): the
+   * plan gives them no membership, and what the source answered them through their groups comes over
+   * as grants of their own, as for the members of a refused group.
+   */
+  readonly serviceAccounts?: ReadonlySet<string>;
 }
 
 export const NO_REFUSALS: PlanRefusals = { users: new Map(), groups: new Map() };

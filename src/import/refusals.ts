@@ -7,6 +7,8 @@ import type { ImportPlan, PlanRefusals } from './plan.js';
 /** What of flowgate's store decides which of the source's names an import may use. */
 export interface StoreNames {
   readonly users: readonly string[];
+  /** The users that are service accounts: a source user of one of these names joins no group. */
+  readonly serviceAccounts: readonly string[];
   /**
    * Every group's name; for a group the source names exactly, its members and whether an earlier run
    * of this import made it (`madeByImport`: the import's own group, which a later run fills again).
@@ -31,7 +33,8 @@ export async function storeNamesFor(plan: Pick<ImportPlan, 'groups'>, s: { reado
       origin: g.origin,
       ...(named.has(g.name) ? { members: (await s.directory.membersOfGroup(g.id)).map((m) => m.username), madeByImport: await madeBy(s.audit, g, actor) } : {}),
     });
-  return { users: (await s.directory.listUsers()).map((u) => u.username), groups };
+  const users = await s.directory.listUsers();
+  return { users: users.map((u) => u.username), serviceAccounts: users.filter((u) => u.isServiceAccount).map((u) => u.username), groups };
 }
 
 /**
@@ -75,6 +78,8 @@ const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', 
  *   A group an earlier run of this import made is its own, and is not refused.
  * An existing user of the same name is the same person: they are not refused here (the apply never
  * promotes a service account nor gives a password to one, or to someone who signs in through OIDC).
+ * Those whose namesake is a service account are returned as `serviceAccounts`: the plan puts them in
+ * no group.
  */
 export function refusalsFor(plan: Pick<ImportPlan, 'users' | 'groups'>, store: StoreNames, o: RefusalOptions): PlanRefusals {
   const users = new Map<string, string>();
@@ -124,7 +129,8 @@ export function refusalsFor(plan: Pick<ImportPlan, 'users' | 'groups'>, store: S
     else if (sourceGroupsByCase.get(lower)!.length > 1)
       groups.set(g.name, `group ${g.name}: the source also has ${quoted(sourceGroupsByCase.get(lower)!.filter((n) => n !== g.name))}, the same name in another case`);
   }
-  return { users, groups };
+  const serviceAccounts = new Set(store.serviceAccounts);
+  return { users, groups, serviceAccounts: new Set(plan.users.map((u) => u.username).filter((n) => serviceAccounts.has(n))) };
 }
 
 function byLowerCase(names: readonly string[]): Map<string, string[]> {

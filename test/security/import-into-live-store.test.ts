@@ -187,6 +187,81 @@ describe('flowgate import into a store already in use: existing users', () => {
   });
 });
 
+describe('flowgate import: a service account joins no group', () => {
+  const groupsOf = async (l: Live, name: string) => (await l.s.directory.groupsOfUser((await l.user(name))!.id)).map((g) => g.name);
+
+  it('basic-auth: a role member flowgate holds as a service account stays in no group, and keeps what the role gave as its own', async () => {
+    const l = await liveStore();
+    await l.s.principalWriter.createUser('admin', { username: 'team-a-pipelines', displayName: 'pipelines', isAdmin: false, isServiceAccount: true });
+    await l.s.principalWriter.createUser('admin', { username: 'ops-bot', displayName: 'ops', isAdmin: false, isServiceAccount: true });
+    const r = await l.run(
+      'mlflow-basic-auth',
+      '--from',
+      basicAuthDb(`
+        INSERT INTO users VALUES (1, 'team-a-pipelines', '${HASH}', 0), (2, 'bob', '${HASH}', 0), (3, 'ops-bot', '${HASH}', 1);
+        INSERT INTO roles VALUES (1, 'ml', 'default', NULL);
+        INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES (1, 'registered_model', '*', 'EDIT'), (1, 'experiment', '7', 'MANAGE');
+        INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1), (2, 1), (3, 1);`),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(await l.members('ml')).toEqual(['bob']);
+    for (const sa of ['team-a-pipelines', 'ops-bot']) {
+      expect((await l.user(sa))!.isServiceAccount).toBe(true);
+      expect(await groupsOf(l, sa), sa).toEqual([]);
+      // Neither wider nor narrower: the role's answers, as its own.
+      expect(await l.patternOf('user', sa, 'registered_model', '*'), sa).toBe('EDIT');
+      expect(await l.grantOf('user', sa, 'experiment', '7'), sa).toBe('MANAGE');
+      expect(r.out).toContain(`not imported: membership of ${sa} in group ml: flowgate's ${sa} is a service account, which joins no group`);
+      expect(r.out).not.toContain(`+ member ${sa}`);
+    }
+    expect((await l.user('ops-bot'))!.isAdmin).toBe(false);
+    // The person is a member as before, and the group keeps its grants.
+    expect(await l.patternOf('group', 'ml', 'registered_model', '*')).toBe('EDIT');
+    expect(await l.grantOf('user', 'bob', 'experiment', '7')).toBeUndefined();
+  });
+
+  it("mlflow-oidc-auth: its service accounts, and a user flowgate holds as one, stay in no group and get the plugin's answer (a group's denial winning) as their own", async () => {
+    const l = await liveStore();
+    await l.s.principalWriter.createUser('admin', { username: 'etl', displayName: 'etl', isAdmin: false, isServiceAccount: true });
+    const r = await l.run(
+      'mlflow-oidc-auth',
+      '--from',
+      oidcAuthDb(`
+        INSERT INTO users VALUES (1, 'svc-bot', 'bot', 0, 1), (2, 'olga', 'Olga', 0, 0), (3, 'etl', 'ETL', 0, 0);
+        INSERT INTO groups VALUES (1, 'ml'), (2, 'blocked');
+        INSERT INTO user_groups (user_id, group_id) VALUES (1, 1), (2, 1), (3, 1), (1, 2);
+        INSERT INTO experiment_group_permissions (experiment_id, group_id, permission) VALUES ('7', 1, 'EDIT'), ('8', 1, 'READ'), ('7', 2, 'NO_PERMISSIONS');`),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect((await l.user('svc-bot'))!.isServiceAccount).toBe(true);
+    expect(await groupsOf(l, 'svc-bot')).toEqual([]);
+    expect(await groupsOf(l, 'etl')).toEqual([]);
+    expect(await l.members('ml')).toEqual(['olga']);
+    // The plugin answered svc-bot NO_PERMISSIONS on 7 (blocked's denial wins) and READ on 8; etl EDIT and READ.
+    expect(await l.grantOf('user', 'svc-bot', 'experiment', '7')).toBe('NO_PERMISSIONS');
+    expect(await l.grantOf('user', 'svc-bot', 'experiment', '8')).toBe('READ');
+    expect(await l.grantOf('user', 'etl', 'experiment', '7')).toBe('EDIT');
+    expect(await l.grantOf('user', 'etl', 'experiment', '8')).toBe('READ');
+    expect(await l.grantOf('group', 'ml', 'experiment', '7')).toBe('EDIT');
+    expect(await l.grantOf('user', 'olga', 'experiment', '7')).toBeUndefined();
+    expect(r.out).toContain('not imported: membership of service account svc-bot in group ml: a flowgate service account joins no group');
+    expect(r.out).toContain('not imported: membership of service account svc-bot in group blocked');
+    expect(r.out).toContain('not imported: membership of service account etl in group ml');
+    expect(r.out).not.toMatch(/\+ member (svc-bot|etl) /);
+  });
+
+  it('a plan putting a service account in a group (one made since the plan was read) fails the apply: nothing is written', async () => {
+    const l = await liveStore();
+    await l.s.principalWriter.createUser('admin', { username: 'bot', displayName: 'bot', isAdmin: false, isServiceAccount: true });
+    const plan = { source: 'mlflow-basic-auth (test)', users: [{ username: 'bot', isAdmin: false, isServiceAccount: false }], groups: [{ name: 'ml', members: ['bot'] }], grants: [], patterns: [], notImported: [], notes: [] };
+    await expect(applyPlan(plan, l.s, { actor: 'test', dryRun: false })).rejects.toThrow(/member bot of group ml: bot is a service account/);
+    const planned = { ...plan, users: [{ username: 'new-bot', isAdmin: false, isServiceAccount: true }], groups: [{ name: 'ml', members: ['new-bot'] }] };
+    await expect(applyPlan(planned, l.s, { actor: 'test', dryRun: false })).rejects.toThrow(/member new-bot of group ml/);
+    expect(await l.group('ml')).toBeUndefined();
+    expect(await l.user('new-bot')).toBeUndefined();
+  });
+});
+
 describe('flowgate import run again', () => {
   const source = () =>
     basicAuthDb(`
