@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino, { type DestinationStream } from 'pino';
@@ -41,10 +41,25 @@ export interface DecisionLogDeps {
   readonly random?: () => number;
 }
 
-/** A resource as the decision was about it: its kind and id, or a pseudonym for the id. */
+/**
+ * A resource as the decision was about it: its kind and id, or a pseudonym for the id. An id longer
+ * than `MAX_LOGGED_ID` characters is cut there and followed by `…sha256:` and the first 16 hex digits
+ * of the SHA-256 of the whole id (two long ids with the same start stay apart).
+ */
 export interface LoggedResource {
   readonly kind: string;
   readonly id: string;
+}
+
+/** The characters of a resource id an event keeps: an id is what the caller sent, of any length. */
+export const MAX_LOGGED_ID = 256;
+
+/** The id, or its first `MAX_LOGGED_ID` characters (no half of a surrogate pair), `…sha256:` and a short hash of the whole. */
+function loggedId(id: string): string {
+  if (id.length <= MAX_LOGGED_ID) return id;
+  const code = id.charCodeAt(MAX_LOGGED_ID - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? MAX_LOGGED_ID - 1 : MAX_LOGGED_ID;
+  return `${id.slice(0, end)}…sha256:${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
 }
 
 /**
@@ -52,8 +67,8 @@ export interface LoggedResource {
  * template, the resources decided on, the verdict, its deciding reason and the policy generation. Denies
  * are always written, allows at the configured share. Masked fields carry a keyed pseudonym (the same
  * value gives the same pseudonym under one key), never the value. Resource ids are what the caller sent
- * (a name MLflow does not have included): at most `MAX_LOGGED_RESOURCES` of them, so one request cannot
- * push a body's worth of chosen text into the security log.
+ * (a name MLflow does not have included): at most `MAX_LOGGED_RESOURCES` of them, each cut to
+ * `MAX_LOGGED_ID` characters, so one request cannot push a body's worth of chosen text into the security log.
  */
 export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDeps): RequestEnd {
   const write = deps.write;
@@ -64,7 +79,7 @@ export function createDecisionLog(config: DecisionLogConfig, deps: DecisionLogDe
   const random = deps.random ?? Math.random;
 
   const resourcesOf = (scope: RequestScope): LoggedResource[] | undefined =>
-    scope.resources?.slice(0, MAX_LOGGED_RESOURCES).map((ref) => ({ kind: ref.kind, id: maskResources ? pseudonym(ref.id) : ref.id }));
+    scope.resources?.slice(0, MAX_LOGGED_RESOURCES).map((ref) => ({ kind: ref.kind, id: maskResources ? pseudonym(ref.id) : loggedId(ref.id) }));
 
   return (scope) => {
     const decision = scope.decision;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +55,10 @@ async function person(fg: TestFlowgate, username: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  upstream = await startStubUpstream();
+  // A gateway endpoint of whatever name is asked for (the USE check needs it to exist).
+  upstream = await startStubUpstream((r) =>
+    r.url.includes('/endpoints/get') ? { status: 200, body: { endpoint: { endpoint_id: 'e-1', name: decodeURIComponent(r.url.split('name=')[1] ?? '') } } } : { status: 200, body: { ok: true } },
+  );
   dir = await mkdtemp(join(tmpdir(), 'flowgate-decisions-'));
 });
 
@@ -108,6 +112,29 @@ describe('the decision log', () => {
     expect(event!.resources).toHaveLength(20);
     expect(event!.resourcesTotal).toBe(60);
     expect(event!.resources!.map((r) => r.id)).toEqual(ids.slice(0, 20));
+  });
+
+  it('cuts each resource id to 256 characters, with a hash of the whole, so a long chosen name cannot fill the log', async () => {
+    const file = join(dir, 'long-ids.log');
+    const fg = await flowgateLogging(file);
+    const token = await person(fg, 'kit');
+    const before = (await eventsIn(file, 0)).length;
+    // A gateway call USE denies, naming its model by a 15,000-character name (it was written whole: a 15 KB event).
+    const name = 'A'.repeat(15_000);
+    const twin = `${'A'.repeat(14_999)}B`;
+    for (const n of [name, twin])
+      await request(fg.url).post('/gateway/openai/v1/chat/completions').set('Authorization', basic('kit', token)).send({ model: n, messages: [] }).expect(403);
+    const events = (await eventsIn(file, before + 2)).slice(before).filter((e) => e.user === 'kit');
+    expect(events).toHaveLength(2);
+    const hashOf = (id: string) => createHash('sha256').update(id).digest('hex').slice(0, 16);
+    const [one, other] = events;
+    expect(one!.resources).toEqual([{ kind: 'gateway_endpoint', id: `${'A'.repeat(256)}…sha256:${hashOf(name)}` }]);
+    // Same first 256 characters, another id: the hash tells them apart.
+    expect(other!.resources).toEqual([{ kind: 'gateway_endpoint', id: `${'A'.repeat(256)}…sha256:${hashOf(twin)}` }]);
+    // An event stays well under a kilobyte (at most 20 such ids: a few kilobytes).
+    const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"kit"'));
+    expect(lines).toHaveLength(2);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(1000);
   });
 
   it('writes every deny and only the sampled share of allows', async () => {
