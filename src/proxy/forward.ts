@@ -49,9 +49,11 @@ const NOT_FORWARDED = /^(authorization|proxy-authorization|connection|keep-alive
  */
 export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
+  const named = namedByConnection(incoming.connection);
   for (const name in incoming) {
     const value = incoming[name];
     if (value === undefined || NOT_FORWARDED.test(name) || name === 'host') continue;
+    if (named !== undefined && named.has(name) && !MEANING_HEADER.test(name)) continue;
     if ((name.charCodeAt(0) | 0x20) === 0x78 /* x */ && IDENTITY_HEADER.test(name)) continue;
     if (name === 'origin' && namesHost(value as string, incoming.host)) continue;
     if (name === 'cookie') {
@@ -62,6 +64,18 @@ export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<s
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * Headers that carry what flowgate decided on (the body's type and coding, the workspace): a client
+ * naming them in `Connection` must not have MLflow act on a request other than the one decided.
+ */
+const MEANING_HEADER = /^(content-type|content-encoding|content-length|x-mlflow-workspace)$/;
+
+/** The other headers the client's `Connection` names as its hop's alone (RFC 9110 7.6.1); none for the usual `keep-alive`/`close`. */
+function namedByConnection(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close' || connection === 'Keep-Alive') return undefined;
+  return new Set(connection.split(',').map((h) => h.trim().toLowerCase()));
 }
 
 const HOST_PORT = /:(\d+)/;
@@ -298,7 +312,9 @@ export function createForwarder(mlflow: MlflowConnection) {
       const uploadLimit = streamed ? mlflow.silence.timeoutMs : 0;
       mlflow.pool.dispatch(
         {
-          method: req.method ?? 'GET',
+          // A hook reads MLflow's answer to filter it: a HEAD would give it none, so MLflow is asked the GET,
+          // and Node leaves the filtered body out of the HEAD's answer (its length is the filtered one's).
+          method: req.method === 'HEAD' && f.onResponse ? 'GET' : (req.method ?? 'GET'),
           // The whole path, written by flowgate: MLflow gets exactly the target flowgate matched and decided on.
           path: mlflow.pathPrefix + f.encodedPath + (f.search ? `?${f.search}` : ''),
           headers,

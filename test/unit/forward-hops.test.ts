@@ -79,6 +79,25 @@ describe('forwarding over the pool to MLflow', () => {
     expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
   });
 
+  it('drops the headers the client names in Connection, but never one that carries what was decided (type, coding, workspace)', async () => {
+    const res = await send(
+      '/api/2.0/mlflow/runs/log-metric',
+      {
+        Connection: 'keep-alive, X-Hop-Only, Content-Type, X-MLflow-Workspace',
+        'X-Hop-Only': 'for-flowgate',
+        'Content-Type': 'application/json',
+        'X-MLflow-Workspace': 'team-a',
+        'X-Kept': 'yes',
+      },
+      '{"run_id":"r"}',
+    );
+    expect(res.statusCode).toBe(201);
+    const got = seen.at(-1)!;
+    expect(got['x-hop-only']).toBeUndefined();
+    expect([got['content-type'], got['x-mlflow-workspace'], got['x-kept']]).toEqual(['application/json', 'team-a', 'yes']);
+    expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
+  });
+
   it("relays MLflow's status line, every Set-Cookie, but not its hop-by-hop headers", async () => {
     const res = await send('/api/2.0/mlflow/experiments/get', {});
     expect(res.statusCode).toBe(201);
