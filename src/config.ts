@@ -206,7 +206,7 @@ export interface TracingConfig {
   /** The full traces URL, e.g. `http://otel-collector:4318/v1/traces`. */
   readonly endpoint: string;
   readonly serviceName: string;
-  /** The share of traces kept, by trace id (a client's sampled flag does not change it). */
+  /** The share of requests traced: a new trace by its trace id, one continuing a client's by a fresh draw (the client's trace id and sampled flag do not change it). */
   readonly sampleRatio: number;
 }
 
