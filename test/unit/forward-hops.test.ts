@@ -68,12 +68,12 @@ describe('forwarding over the pool to MLflow', () => {
   it("drops the client's hop-by-hop headers and still sends the body (Expect answered by flowgate's server)", async () => {
     const res = await send(
       '/api/2.0/mlflow/runs/log-metric',
-      { Expect: '100-continue', 'Keep-Alive': '5', Upgrade: 'h2c', 'Proxy-Connection': 'keep-alive', 'Transfer-Encoding': 'chunked', 'X-Kept': 'yes' },
+      { Expect: '100-continue', 'Keep-Alive': '5', Upgrade: 'h2c', 'Proxy-Connection': 'keep-alive', 'Transfer-Encoding': 'chunked', 'X-MLflow-Guardrail-Bypass': '1', 'X-Kept': 'yes' },
       '{"run_id":"r"}',
     );
     expect(res.statusCode).toBe(201);
     const got = seen.at(-1)!;
-    for (const name of ['expect', 'keep-alive', 'upgrade', 'proxy-connection', 'authorization']) expect(got[name]).toBeUndefined();
+    for (const name of ['expect', 'keep-alive', 'upgrade', 'proxy-connection', 'authorization', 'x-mlflow-guardrail-bypass']) expect(got[name]).toBeUndefined();
     expect(got['x-kept']).toBe('yes');
     expect(got['x-forwarded-user']).toBe('alice');
     expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
