@@ -7,6 +7,12 @@ import { clientConfig, type PostgresOptions, type TimedQuery } from './postgres-
 const CHANNEL = 'flowgate_store';
 /** Idle time before the listener's socket is probed by TCP: a peer gone without a reset is found. */
 const KEEP_ALIVE_IDLE_MS = 10_000;
+/**
+ * The listener is asked to answer once every this many catch-up intervals. A silent listener loses
+ * nothing while nothing changes, and a change it misses is found by the pool's read within two intervals
+ * whatever this is; the probe only keeps `live()` honest in quiet times, so it need not cost a query a second.
+ */
+const PROBE_EVERY_INTERVALS = 10;
 
 type Notice =
   | { readonly generation: number; readonly table: string }
@@ -35,7 +41,8 @@ export const LISTENER_NAME = 'flowgate-listener';
  * A listener can also go quiet without a gap or an error: its backend frozen, the connection dropped
  * by the network without a reset. So every interval the stored generation is read through the pool;
  * still behind what was stored an interval ago, this process re-reads everything and replaces the
- * listener. The listener must also answer a query within the query timeout, and has TCP keep-alive.
+ * listener. The listener must also answer a query within the query timeout (asked every tenth interval),
+ * and has TCP keep-alive.
  */
 export function followPostgres(opts: PostgresOptions, listener: StoreChangeListener, o: FollowOptions): Following {
   const { catchUpMs, onState } = o;
@@ -150,10 +157,11 @@ export function followPostgres(opts: PostgresOptions, listener: StoreChangeListe
   }
 
   let checking = false;
+  let intervals = 0;
   const catchUp = setInterval(() => {
     const c = client;
     if (!c || applied === undefined) return;
-    probe(c);
+    if (++intervals % PROBE_EVERY_INTERVALS === 0) probe(c);
     if (checking) return;
     checking = true;
     o.storedGeneration()
