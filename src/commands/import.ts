@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createAuditLog } from '../audit/audit-log.js';
+import { clusterNamesOf } from '../bearer/cluster-names.js';
 import { createGrantWriter } from '../authz/grant-writer.js';
 import { createGrantsRepo } from '../authz/grants-repo.js';
 import { createPatternGrantsRepo } from '../authz/pattern-grants-repo.js';
@@ -120,7 +121,7 @@ export async function runImport(argv: string[], config: Config, io: ImportIo): P
     const target = importStore(store.sql, config.admin?.username);
     const actor = `flowgate import ${plugin}`;
     // The store decides which of the source's names the plan may use (refusals.ts); the plan is then made without the rest.
-    const refused = refusalsFor(whole, await storeNamesFor(whole, target, actor), { mergeExisting, bootstrapAdmin: config.admin?.username });
+    const refused = refusalsFor(whole, await storeNamesFor(whole, target, actor), { mergeExisting, bootstrapAdmin: config.admin?.username, clusterNames: clusterNamesOf(config.bearer) });
     const plan = refused.users.size + refused.groups.size + (refused.serviceAccounts?.size ?? 0) === 0 ? whole : planWith({ ...options, refused });
     const outcome = await applyPlan(plan, target, { actor, dryRun, mergeExisting, force });
     const notImported = [...plan.notImported, ...outcome.notImported];

@@ -1,5 +1,6 @@
 import { groupNameSchema, usernameSchema } from '../admin/validation.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { ClusterNames } from '../bearer/cluster-names.js';
 import type { Directory } from '../principals/directory.js';
 import type { Group, Origin } from '../principals/types.js';
 import type { ImportPlan, PlanRefusals } from './plan.js';
@@ -21,6 +22,8 @@ export interface RefusalOptions {
   readonly mergeExisting: boolean;
   /** FLOWGATE_ADMIN_USERNAME: no source user may hold it in another case either. */
   readonly bootstrapAdmin?: string | undefined;
+  /** The names only a kubernetes issuer makes (clusterNamesOf(config.bearer)): no source user or group takes one. */
+  readonly clusterNames?: ClusterNames;
 }
 
 /** The names an import (whose audit actor is `actor`) plans to use, as the store holds them now. */
@@ -70,6 +73,10 @@ const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', 
 /**
  * The source's users and groups the import leaves out, each with the line saying why:
  * - a name the admin API would refuse (usernameSchema, groupNameSchema: a user name is ASCII);
+ * - a name only a kubernetes issuer makes (its `username_template`, its `namespace_group`; any case),
+ *   even where flowgate holds it: the source's user would squat the service account's name before its
+ *   first call (or hand the source's grants to the real one), its group would carry a namespace's
+ *   grants and workspace to the source's members. A sign-in and another issuer's token are refused it too;
  * - a name flowgate (or the source itself) holds in another case: SCIM matches names ignoring case
  *   and sign-in refuses a second case, so `Alice` beside `alice` would be an account what manages
  *   `alice` misses;
@@ -94,6 +101,10 @@ export function refusalsFor(plan: Pick<ImportPlan, 'users' | 'groups'>, store: S
       users.set(username, `user ${JSON.stringify(username)}: not a user name flowgate takes (${problem})`);
       continue;
     }
+    if (o.clusterNames?.isUser(username) === true) {
+      users.set(username, `user ${username}: has the shape of a Kubernetes service account's name, which only the kubernetes issuer makes (FLOWGATE_BEARER_ISSUERS)`);
+      continue;
+    }
     if (storeUsers.has(username)) continue;
     const lower = username.toLowerCase();
     if (o.bootstrapAdmin !== undefined && o.bootstrapAdmin !== username && o.bootstrapAdmin.toLowerCase() === lower)
@@ -111,6 +122,10 @@ export function refusalsFor(plan: Pick<ImportPlan, 'users' | 'groups'>, store: S
     const problem = groupNameProblem(g.name);
     if (problem !== undefined) {
       groups.set(g.name, `group ${JSON.stringify(g.name)}: not a group name flowgate takes (${problem})`);
+      continue;
+    }
+    if (o.clusterNames?.isGroup(g.name) === true) {
+      groups.set(g.name, `group ${g.name}: has the shape of a Kubernetes namespace's group, which only the kubernetes issuer makes (FLOWGATE_BEARER_ISSUERS)`);
       continue;
     }
     const existing = storeGroups.get(g.name);

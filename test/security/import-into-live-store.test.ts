@@ -388,4 +388,37 @@ describe('flowgate import: names flowgate does not take', () => {
     const merging = await l.run('mlflow-basic-auth', '--from', uri, '--merge-existing', '--dry-run');
     expect(merging.out).toContain("not imported: group ML: flowgate has group 'ml', the same name in another case");
   });
+
+  it("names only a kubernetes issuer makes (k8s.<ns>.<name>, k8s:<ns>, any case) are left out, even where flowgate holds them; a refused group's members keep its answers as their own", async () => {
+    const l = await liveStore({ FLOWGATE_BEARER_ISSUERS: JSON.stringify([{ kind: 'kubernetes', issuer: 'https://kubernetes.default.svc', audience: 'flowgate', jwks_file: '/dev/null' }]) });
+    // The real service account of namespace team-a has called already (its first token made it, in its namespace group).
+    const sa = await l.s.principalWriter.createUser('kubernetes', { username: 'k8s.team-a.pipelines', displayName: 'pipelines', isAdmin: false, isServiceAccount: true, origin: 'kubernetes' });
+    const uri = basicAuthDb(`
+      INSERT INTO users VALUES (1, 'bob', '${HASH}', 0), (2, 'k8s.team-b.pipelines', '${HASH}', 0), (3, 'K8S.team-c.etl', '${HASH}', 1), (4, 'k8s.team-a.pipelines', '${HASH}', 0);
+      INSERT INTO roles VALUES (1, 'k8s:team-a', 'default', NULL), (2, 'K8S:Team-B', 'default', NULL), (3, '__user_4__', 'default', 4);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES (1, 'experiment', '7', 'EDIT'), (2, 'registered_model', '*', 'READ'), (3, 'experiment', '9', 'MANAGE');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1), (1, 2), (2, 1), (4, 3);`);
+    for (const merge of [[], ['--merge-existing']]) {
+      const r = await l.run('mlflow-basic-auth', '--from', uri, '--dry-run', ...merge);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain("not imported: group k8s:team-a: has the shape of a Kubernetes namespace's group, which only the kubernetes issuer makes");
+      expect(r.out).toContain("not imported: group K8S:Team-B: has the shape of a Kubernetes namespace's group");
+      expect(r.out).toContain("not imported: user k8s.team-b.pipelines: has the shape of a Kubernetes service account's name, which only the kubernetes issuer makes");
+      expect(r.out).toContain("not imported: user K8S.team-c.etl: has the shape of a Kubernetes service account's name");
+      expect(r.out).toContain("not imported: user k8s.team-a.pipelines: has the shape of a Kubernetes service account's name");
+    }
+    const r = await l.run('mlflow-basic-auth', '--from', uri);
+    expect(r.code, r.err).toBe(0);
+    expect(await l.group('k8s:team-a')).toBeUndefined();
+    expect(await l.s.directory.groupByName('K8S:Team-B')).toBeUndefined();
+    expect(await l.user('k8s.team-b.pipelines')).toBeUndefined();
+    expect(await l.s.directory.usersByNameIgnoringCase('k8s.team-c.etl')).toEqual([]);
+    // The real service account gets nothing of the source's namesake (no password, no grant).
+    expect(await l.s.passwords.hashOf(sa.id)).toBeUndefined();
+    expect(await l.grantOf('user', 'k8s.team-a.pipelines', 'experiment', '9')).toBeUndefined();
+    // bob keeps what the two roles gave him, as his own, and is in no namespace group.
+    expect(await l.grantOf('user', 'bob', 'experiment', '7')).toBe('EDIT');
+    expect(await l.patternOf('user', 'bob', 'registered_model', '*')).toBe('READ');
+    expect(await l.s.directory.groupsOfUser((await l.user('bob'))!.id)).toEqual([]);
+  });
 });
