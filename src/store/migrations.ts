@@ -28,6 +28,17 @@ const RULE_GRANTS_BACKFILL = `
       WHERE workspace <> '' AND instr(workspace, '/') = 0
       GROUP BY group_id, workspace, permission;`;
 
+/**
+ * Migration 20's first step, the same in both dialects: of a (group, workspace)'s rows, only the newest
+ * (`given_at`, then MANAGE before USE) stays.
+ */
+const RULE_GRANTS_NEWEST = `
+      DELETE FROM workspace_rule_grants
+       WHERE EXISTS (SELECT 1 FROM workspace_rule_grants newer
+                      WHERE newer.group_id = workspace_rule_grants.group_id AND newer.workspace = workspace_rule_grants.workspace
+                        AND (newer.given_at > workspace_rule_grants.given_at
+                             OR (newer.given_at = workspace_rule_grants.given_at AND newer.permission < workspace_rule_grants.permission)));`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -696,6 +707,34 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: `
       ALTER TABLE users ADD COLUMN disabled_by TEXT;
       UPDATE users SET disabled_by = 'admin' WHERE disabled_at IS NOT NULL;
+    `,
+  },
+  {
+    version: 20,
+    description: 'the workspace role the group rules last gave, one per group and workspace, so a rule lowered back gives its level again',
+    // Migration 17 keyed the record by level as well: a rule raised from USE to MANAGE and lowered
+    // back found USE recorded and left the group MANAGE. One row per (group, workspace) now, the level
+    // the rules last gave, which a rule naming another level replaces. Of the rows before, the newest
+    // given_at is the level last given (a row was written only when its level was first given); of
+    // two given in the same millisecond, MANAGE, so a rule that now says USE lowers the group once.
+    sqlite: `
+      ${RULE_GRANTS_NEWEST}
+      CREATE TABLE workspace_rule_grants_next (
+        group_id   INTEGER NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+        workspace  TEXT    NOT NULL,
+        permission TEXT    NOT NULL,
+        given_at   INTEGER NOT NULL,
+        PRIMARY KEY (group_id, workspace)
+      ) WITHOUT ROWID;
+      INSERT INTO workspace_rule_grants_next (group_id, workspace, permission, given_at)
+        SELECT group_id, workspace, permission, given_at FROM workspace_rule_grants;
+      DROP TABLE workspace_rule_grants;
+      ALTER TABLE workspace_rule_grants_next RENAME TO workspace_rule_grants;
+    `,
+    postgres: `
+      ${RULE_GRANTS_NEWEST}
+      ALTER TABLE workspace_rule_grants DROP CONSTRAINT workspace_rule_grants_pkey;
+      ALTER TABLE workspace_rule_grants ADD PRIMARY KEY (group_id, workspace);
     `,
   },
 ];

@@ -49,9 +49,10 @@ export const RULE_ACTOR = 'workspace-rule';
 /**
  * Gives the grants the rules name: a group gets its workspace role when it is made (an identity
  * provider's group appears at its first member's sign-in) and, for groups made before, at start. The
- * grants are ordinary ones (shown, audited, removable), and each is given once: a role the rules gave
- * (or found held) is recorded, and what an administrator then removes or changes is left so at the
- * next start. A rule naming another level gives that level once more.
+ * grants are ordinary ones (shown, audited, removable), and each is given once: the level the rules
+ * last gave a group in a workspace (or found it holding) is recorded, and what an administrator then
+ * removes or changes is left so at the next start. A rule naming another level than the recorded one
+ * (raised, or lowered back) gives that level once more, and records it in place of the old one.
  */
 export function createWorkspaceGroupRules(deps: {
   readonly rules: readonly WorkspaceGroupRule[];
@@ -64,7 +65,7 @@ export function createWorkspaceGroupRules(deps: {
   async function apply(group: Group): Promise<void> {
     const role = workspaceRoleOf(deps.rules, group.name);
     if (role === undefined) return;
-    if (await deps.given.has(group.id, role.workspace, role.level)) return;
+    if ((await deps.given.levelOf(group.id, role.workspace)) === role.level) return;
     const grantee = { type: 'group' as const, id: group.id };
     const held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
     const ref = { kind: WORKSPACE, id: role.workspace };

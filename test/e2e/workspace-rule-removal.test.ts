@@ -104,4 +104,28 @@ describe('a membership a workspace rule gave', () => {
     await call('POST', `${V2}/permissions/groups`, { group_name: 'team-old' });
     expect(await groupsIn('team-old')).toEqual([{ workspace: 'team-old', group_name: 'team-old', permission: 'MANAGE' }]);
   });
+
+  it('a rule lowered back from MANAGE to USE takes MANAGE away, once (a configuration rolled back)', async () => {
+    const manages = async (who: string) =>
+      (await fetch(`${fg.url}${V3}/permissions/workspaces/team-low/groups`, { headers: { Authorization: basicOf(who), 'X-MLFLOW-WORKSPACE': 'team-low' } })).status;
+    await restartWith(RULES);
+    await withTokens(['lee']);
+    await call('POST', `${V3}/workspaces`, { name: 'team-low' });
+    await call('POST', `${V2}/permissions/groups`, { group_name: 'team-low' });
+    await call('POST', `${V2}/permissions/groups/team-low/users`, { username: 'lee' });
+    expect(await groupsIn('team-low')).toEqual([{ workspace: 'team-low', group_name: 'team-low', permission: 'USE' }]);
+    await restartWith('team-*=team-*:MANAGE');
+    expect(await groupsIn('team-low')).toEqual([{ workspace: 'team-low', group_name: 'team-low', permission: 'MANAGE' }]);
+    expect(await manages('lee')).toBe(200);
+    // Back to the rule the group was first given (USE, recorded then): the group is a member again, not the workspace's administrators.
+    await restartWith(RULES);
+    expect(await groupsIn('team-low')).toEqual([{ workspace: 'team-low', group_name: 'team-low', permission: 'USE' }]);
+    expect(await manages('lee')).toBe(403);
+    expect(await createIn('lee', 'team-low')).toBe(200);
+    // Given once: the next start with the same rule writes nothing.
+    const given = await ruleEntries();
+    await restartWith(RULES);
+    expect(await groupsIn('team-low')).toEqual([{ workspace: 'team-low', group_name: 'team-low', permission: 'USE' }]);
+    expect(await ruleEntries()).toBe(given);
+  });
 });

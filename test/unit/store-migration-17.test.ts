@@ -1,13 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import type { Sql } from '../../src/store/sql.js';
-import { freshStore } from '../helpers/test-store.js';
+import { freshStore, storeAt } from '../helpers/test-store.js';
 
 /**
  * Migration 17 records which workspace roles the group rules have given, and fills the record from
  * the rules' audit entries of before, so a membership an administrator removed before the upgrade
  * is not given again at the first start after it. The backfill statement runs on the engine the
- * suite runs on (SQLite, or PostgreSQL with FLOWGATE_TEST_STORE=postgres).
+ * suite runs on (SQLite, or PostgreSQL with FLOWGATE_TEST_STORE=postgres), in a store at version 17
+ * (migration 20 keeps one row per group and workspace: test/unit/store-migration-20.test.ts).
  */
 let store: { sql: Sql; close: () => Promise<void> } | undefined;
 afterEach(async () => {
@@ -22,7 +23,7 @@ const backfillOf = (dialect: 'sqlite' | 'postgres') => {
 
 describe('migration 17: the workspace roles the rules gave', () => {
   it('records each role a rule gave a group that still exists, from the audit log, and nothing else', async () => {
-    store = await freshStore();
+    store = await storeAt(17);
     const { sql } = store;
     for (const name of ['team-a', 'team-b', 'k8s:ns', 'a', 'b/group:a', 'quiet']) await sql.run('INSERT INTO groups (name, created_at) VALUES (?, ?)', [name, 1]);
     const audit = (actor: string, action: string, target: string, value: string, at = 10) =>
