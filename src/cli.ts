@@ -97,8 +97,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'store') {
     const { runStoreCopy } = await import('./commands/store-copy.js');
-    if (positionals[1] !== 'copy') return runStoreCopy(['--help'], (t) => process.stderr.write(t), (t) => process.stderr.write(t)).then(() => 2);
-    return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+    if (positionals[1] !== 'copy') return runStoreCopy(['--help'], (t) => process.stderr.write(t), (t) => process.stderr.write(t), loadConfig({}).postgres).then(() => 2);
+    // A postgres:// side is reached as `serve` reaches FLOWGATE_DATABASE_URL: FLOWGATE_DATABASE_CA_FILE
+    // (verified TLS) and the FLOWGATE_DATABASE_* timeouts, from the validated configuration.
+    const config = values.help ? loadConfig({}) : configFrom(process.env);
+    if (config === undefined) return 78;
+    return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t), config.postgres);
   }
   if (command === 'import') {
     const args = argv.slice(argv.indexOf('import') + 1);

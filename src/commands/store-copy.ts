@@ -1,5 +1,6 @@
 import { shownUrl } from '../shown-url.js';
 import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
 import { openSqliteStore } from '../store/database.js';
 import { copyStore, TargetNotEmptyError } from '../store/copy.js';
 import type { Sql } from '../store/sql.js';
@@ -13,14 +14,15 @@ interface Opened {
   close(): Promise<void>;
 }
 
-async function openLocation(location: string): Promise<Opened> {
+/** `postgres`: how flowgate reaches PostgreSQL (its CA: verified TLS; its timeouts), from the validated config. */
+async function openLocation(location: string, postgres: Config['postgres']): Promise<Opened> {
   if (location.startsWith('sqlite:')) {
     const path = location.slice('sqlite:'.length);
     const sql = openSqliteStore(path);
     return { sql, name: location, close: () => sql.close() };
   }
   if (/^postgres(ql)?:\/\//.test(location)) {
-    const store = await openStore({ dbPath: '', databaseUrl: location, watchMs: 0 });
+    const store = await openStore({ dbPath: '', databaseUrl: location, watchMs: 0, postgres });
     return { sql: store.sql, name: redactedUrl(location), close: () => store.close() };
   }
   throw new Error(`'${shownUrl(location, location.includes('@') ? '(a location)' : location)}' is neither sqlite:PATH nor postgres://…`);
@@ -29,9 +31,11 @@ async function openLocation(location: string): Promise<Opened> {
 /**
  * `flowgate store copy`: moves a store (SQLite to PostgreSQL, or back) into a new, empty one, in one
  * transaction, and verifies it by counting every table on both sides. Run it with no flowgate
- * writing to the source. Exit 0 copied and verified, 1 failed (nothing was written), 2 usage.
+ * writing to the source. A PostgreSQL side is reached as `serve` reaches the store: `postgres` is the
+ * validated config's (FLOWGATE_DATABASE_CA_FILE: verified TLS). Exit 0 copied and verified, 1 failed
+ * (nothing was written), 2 usage.
  */
-export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void): Promise<number> {
+export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void, postgres: Config['postgres']): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
@@ -50,8 +54,8 @@ export async function runStoreCopy(args: string[], out: (text: string) => void, 
   let from: Opened | undefined;
   let to: Opened | undefined;
   try {
-    from = await openLocation(values.from);
-    to = await openLocation(values.to);
+    from = await openLocation(values.from, postgres);
+    to = await openLocation(values.to, postgres);
     const report = await copyStore(from.sql, to.sql);
     if (values.json) out(`${JSON.stringify({ from: from.name, to: to.name, ...report })}\n`);
     else {

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runStoreCopy } from '../../src/commands/store-copy.js';
 import { loadConfig } from '../../src/config.js';
+import { openSqliteStore } from '../../src/store/database.js';
 import { openStore } from '../../src/store/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
@@ -31,7 +33,12 @@ beforeAll(async () => {
         chmodSync(to, 0o600);
         chown(to);
       }
-      return { ssl: 'on', ssl_cert_file: join(dir, 'server.crt'), ssl_key_file: join(dir, 'server.key') };
+      // TLS only for flowgate's databases, as a PostgreSQL run as docs/configuration.md says would be (the
+      // helper's own start-up probe and createDatabase use the `postgres` database in the clear).
+      const hba = join(dir, 'hba.conf');
+      writeFileSync(hba, 'local all all trust\nhostnossl postgres all 127.0.0.1/32 trust\nhostssl all all 127.0.0.1/32 trust\n');
+      chown(hba);
+      return { ssl: 'on', ssl_cert_file: join(dir, 'server.crt'), ssl_key_file: join(dir, 'server.key'), hba_file: hba };
     },
   });
 });
@@ -55,6 +62,32 @@ describe('TLS to PostgreSQL (FLOWGATE_DATABASE_CA_FILE)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('store copy --to "$FLOWGATE_DATABASE_URL" reaches it over TLS too, with the configured CA', async () => {
+    const url = await server.createDatabase();
+    const source = join(certs, 'source.db');
+    const sql = openSqliteStore(source);
+    await sql.run("INSERT INTO users (username, display_name, created_at) VALUES ('ann', 'Ann', 1)");
+    await sql.close();
+    // The documented move (docs/deployment.md), with flowgate's own configuration: it connected in the clear,
+    // ignoring FLOWGATE_DATABASE_CA_FILE, and this server refuses that.
+    const config = tlsConfig(url, join(certs, 'ca.crt'));
+    const err: string[] = [];
+    const code = await runStoreCopy(['--from', `sqlite:${source}`, '--to', url], () => undefined, (t) => err.push(t), config.postgres);
+    expect(err.join('')).toBe('');
+    expect(code).toBe(0);
+    const store = await openStore({ dbPath: '', databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
+    try {
+      expect(await store.sql.all('SELECT username FROM users')).toEqual([{ username: 'ann' }]);
+    } finally {
+      await store.close();
+    }
+    // And it verifies the certificate: another CA's is refused, nothing copied.
+    const other = await server.createDatabase();
+    const refused: string[] = [];
+    expect(await runStoreCopy(['--from', `sqlite:${source}`, '--to', other], () => undefined, (t) => refused.push(t), tlsConfig(other, join(certs, 'other.crt')).postgres)).toBe(1);
+    expect(refused.join('')).toMatch(/self[- ]signed|unable to verify|certificate/i);
   });
 
   it('refuses a server whose certificate another CA signed', async () => {

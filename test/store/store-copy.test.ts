@@ -3,11 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStoreCopy } from '../../src/commands/store-copy.js';
+import { loadConfig } from '../../src/config.js';
 import { STORE_TABLES, TABLES_NOT_COPIED } from '../../src/store/copy.js';
 import { openSqliteStore } from '../../src/store/database.js';
 import { openStore } from '../../src/store/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
+/** How flowgate reaches PostgreSQL with no FLOWGATE_DATABASE_* set (test/store/postgres-tls.test.ts: with a CA). */
+const PG = loadConfig({}).postgres;
 let server: PostgresServer;
 let dir: string;
 beforeAll(async () => {
@@ -50,7 +53,7 @@ describe('flowgate store copy', () => {
     const url = await server.createDatabase();
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url, '--json'], (t) => out.push(t), (t) => err.push(t));
+    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url, '--json'], (t) => out.push(t), (t) => err.push(t), PG);
     expect(err.join('')).toBe('');
     expect(code).toBe(0);
     const report = JSON.parse(out.join('')) as { verified: boolean; tables: Array<{ table: string; source: number; target: number }> };
@@ -95,7 +98,7 @@ describe('flowgate store copy', () => {
     const target = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
     await target.sql.run("INSERT INTO groups (name, created_at) VALUES ('already-here', 1)");
     const err: string[] = [];
-    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url], () => undefined, (t) => err.push(t));
+    const code = await runStoreCopy(['--from', `sqlite:${path}`, '--to', url], () => undefined, (t) => err.push(t), PG);
     expect(code).toBe(1);
     expect(err.join('')).toMatch(/already holds data \(1 rows in groups\)/);
     expect(await target.sql.get('SELECT count(*) AS n FROM users')).toEqual({ n: 0 });
@@ -109,6 +112,7 @@ describe('flowgate store copy', () => {
       ['--from', `sqlite:${join(dir, 'c.db')}`, '--to', `postgres://flowgate:s3cret-pw@127.0.0.1:${server.port}/no_such_db`],
       (t) => out.push(t),
       (t) => err.push(t),
+      PG,
     );
     expect(code).toBe(1);
     expect(err.join('')).toMatch(/no_such_db/);
@@ -117,7 +121,7 @@ describe('flowgate store copy', () => {
 
   it('answers a usage error with exit 2', async () => {
     const err: string[] = [];
-    expect(await runStoreCopy(['--from', 'sqlite:x'], () => undefined, (t) => err.push(t))).toBe(2);
+    expect(await runStoreCopy(['--from', 'sqlite:x'], () => undefined, (t) => err.push(t), PG)).toBe(2);
     expect(err.join('')).toMatch(/--from and --to are required/);
   });
 });
