@@ -1,4 +1,5 @@
 import { shownUrl } from '../shown-url.js';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { openSqliteStore } from '../store/database.js';
@@ -8,6 +9,9 @@ import { openStore, redactedUrl } from '../store/store.js';
 
 const USAGE = 'usage: flowgate store copy --from sqlite:PATH --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [--json]\n';
 
+/** A command line this command cannot follow (exit 2). */
+class UsageError extends Error {}
+
 interface Opened {
   readonly sql: Sql;
   readonly name: string;
@@ -15,9 +19,11 @@ interface Opened {
 }
 
 /** `postgres`: how flowgate reaches PostgreSQL (its CA: verified TLS; its timeouts), from the validated config. */
-async function openLocation(location: string, postgres: Config['postgres']): Promise<Opened> {
+async function openLocation(location: string, side: 'from' | 'to', postgres: Config['postgres']): Promise<Opened> {
   if (location.startsWith('sqlite:')) {
     const path = location.slice('sqlite:'.length);
+    // Opening a mistyped source would create it empty: 0 rows copied, "verified", exit 0.
+    if (side === 'from' && !existsSync(path)) throw new UsageError(`--from names no store: there is no file ${JSON.stringify(path)}`);
     const sql = openSqliteStore(path);
     return { sql, name: location, close: () => sql.close() };
   }
@@ -33,7 +39,7 @@ async function openLocation(location: string, postgres: Config['postgres']): Pro
  * transaction, and verifies it by counting every table on both sides. Run it with no flowgate
  * writing to the source. A PostgreSQL side is reached as `serve` reaches the store: `postgres` is the
  * validated config's (FLOWGATE_DATABASE_CA_FILE: verified TLS). Exit 0 copied and verified, 1 failed
- * (nothing was written), 2 usage.
+ * (nothing was written), 2 usage (a source SQLite file that does not exist included).
  */
 export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void, postgres: Config['postgres']): Promise<number> {
   let values;
@@ -54,8 +60,8 @@ export async function runStoreCopy(args: string[], out: (text: string) => void, 
   let from: Opened | undefined;
   let to: Opened | undefined;
   try {
-    from = await openLocation(values.from, postgres);
-    to = await openLocation(values.to, postgres);
+    from = await openLocation(values.from, 'from', postgres);
+    to = await openLocation(values.to, 'to', postgres);
     const report = await copyStore(from.sql, to.sql);
     if (values.json) out(`${JSON.stringify({ from: from.name, to: to.name, ...report })}\n`);
     else {
@@ -65,6 +71,10 @@ export async function runStoreCopy(args: string[], out: (text: string) => void, 
     }
     return report.verified ? 0 : 1;
   } catch (e) {
+    if (e instanceof UsageError) {
+      err(`flowgate store copy: ${e.message}\n${USAGE}`);
+      return 2;
+    }
     const message = e instanceof TargetNotEmptyError ? e.message : (e as Error).message;
     err(`flowgate store copy: ${message}\n`);
     return 1;

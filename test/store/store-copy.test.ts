@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +106,7 @@ describe('flowgate store copy', () => {
   });
 
   it('never prints the password of the PostgreSQL URL', async () => {
+    await openSqliteStore(join(dir, 'c.db')).close();
     const err: string[] = [];
     const out: string[] = [];
     const code = await runStoreCopy(
@@ -117,6 +118,23 @@ describe('flowgate store copy', () => {
     expect(code).toBe(1);
     expect(err.join('')).toMatch(/no_such_db/);
     expect(err.join('') + out.join('')).not.toContain('s3cret-pw');
+  });
+
+  it('refuses a source SQLite file that does not exist, naming it, and creates nothing', async () => {
+    // A mistyped path was opened as a new, empty store: 0 rows copied, "verified", exit 0.
+    const typo = join(dir, 'var', 'lib', 'flowgte', 'flowgate.db');
+    const target = join(dir, 'from-typo.db');
+    const url = await server.createDatabase();
+    for (const to of [`sqlite:${target}`, url]) {
+      const out: string[] = [];
+      const err: string[] = [];
+      expect(await runStoreCopy(['--from', `sqlite:${typo}`, '--to', to], (t) => out.push(t), (t) => err.push(t), PG)).toBe(2);
+      expect(err.join('')).toContain(`--from names no store: there is no file "${typo}"`);
+      expect(out.join('')).toBe('');
+    }
+    expect(existsSync(typo)).toBe(false);
+    expect(existsSync(join(dir, 'var'))).toBe(false);
+    expect(existsSync(target)).toBe(false);
   });
 
   it('answers a usage error with exit 2', async () => {
