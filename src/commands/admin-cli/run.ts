@@ -13,7 +13,9 @@ import { USERS } from './users.js';
 export const ADMIN_NOUNS: Readonly<Record<string, Noun>> = { users: USERS, groups: GROUPS, grants: { ...GRANTS, ...GRANT_PATTERN_VERBS }, tokens: TOKENS, audit: AUDIT };
 
 export const CONNECTION_HELP =
-  'Connection: --url URL --username NAME --password TOKEN, or MLFLOW_TRACKING_URI, MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD.\n' +
+  'Connection: MLFLOW_TRACKING_URI, MLFLOW_TRACKING_USERNAME, MLFLOW_TRACKING_PASSWORD, or --url URL --username NAME --password-file PATH (- reads stdin).\n' +
+  '  --password TOKEN works too, but every local user can read it in the process list (ps): prefer MLFLOW_TRACKING_PASSWORD or --password-file.\n' +
+  '  Plain http:// is refused unless the host is loopback (localhost, 127.0.0.0/8, ::1) or --allow-plain-http is given: the password would cross the network readable.\n' +
   'Workspace (MLflow with workspaces): --workspace NAME, or MLFLOW_WORKSPACE: grants are read and made in it (default: `default`).\n' +
   'Output: a table, or the API\'s JSON with --json. Exit: 0 done, 1 the API refused (its message on stderr), 2 usage.\n';
 
@@ -44,7 +46,8 @@ export async function runAction(action: Action, argv: string[], io: Io): Promise
     const wanted = action.args ?? [];
     if (positionals.length !== wanted.length)
       throw new UsageError(`expected ${wanted.length === 0 ? 'no arguments' : wanted.join(' ')}, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
-    const client = createAdminClient(connectionFrom(values, io.env));
+    if (values['password-file'] === '-' && positionals.includes('-')) throw new UsageError('stdin cannot carry both the password (--password-file -) and FILE (-)');
+    const client = createAdminClient(await connectionFrom(values, io.env, io.readFile));
     await action.run({ client, io, json: values.json === true, values, args: positionals });
     return 0;
   } catch (e) {
