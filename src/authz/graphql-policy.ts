@@ -365,7 +365,28 @@ export function planGraphql(method: string, query: URLSearchParams, body: unknow
       for (const token of rule.paging.tokens) modelVersionLists.push(...locateLeaf(field.selectionSet, token, fragments, [responseKey(field)]));
     }
   }
-  return { operation: op.operation, checks, modelVersionLists };
+  return { operation: op.operation, checks, modelVersionLists: byResponsePath(modelVersionLists) };
+}
+
+/**
+ * One list per response-key path. GraphQL merges every selection of a field under one response key
+ * (`modelVersions { name } ...V` with `V` selecting `modelVersions { version }`) into one list of the
+ * merged objects, so the keys that hold a version's model name are those of every selection there; a
+ * list filtered once per selection would be emptied by the one that selects no name. A path whose
+ * selections hold no name key at all still drops every version, and a page token stays a page token.
+ */
+function byResponsePath(lists: readonly ModelVersionList[]): ModelVersionList[] {
+  const merged = new Map<string, { path: readonly string[]; nameKeys: Set<string>; pageToken: boolean }>();
+  for (const list of lists) {
+    const key = JSON.stringify(list.path);
+    const found = merged.get(key);
+    if (found === undefined) merged.set(key, { path: list.path, nameKeys: new Set(list.nameKeys), pageToken: list.pageToken === true });
+    else {
+      for (const name of list.nameKeys) found.nameKeys.add(name);
+      found.pageToken ||= list.pageToken === true;
+    }
+  }
+  return [...merged.values()].map(({ path, nameKeys, pageToken }) => (pageToken ? { path, nameKeys: [...nameKeys], pageToken } : { path, nameKeys: [...nameKeys] }));
 }
 
 /** Each check's resources, resolved through its REST twin exactly as the REST request would be. */
@@ -388,8 +409,8 @@ export async function resolveGraphqlChecks(plan: GraphqlPlan, resolve: ResourceR
 
 /**
  * Drops, in place, every model version of the answer's listed lists whose model the caller may not
- * read; a version without its `name` selected cannot be judged and is dropped too. Listed page
- * tokens become null.
+ * read; a version without its `name` selected cannot be judged and is dropped too. Lists on the same
+ * response-key path are one list (see byResponsePath). Listed page tokens become null.
  */
 export async function filterModelVersions(
   answer: unknown,
@@ -430,5 +451,5 @@ export async function filterModelVersions(
     node[head] = value.filter((_, i) => keep[i]);
   }
   const data = isObject(answer) ? answer.data : undefined;
-  for (const list of lists) if (list.path.length > 0) await walk(data, list.path, list.nameKeys, list.pageToken === true);
+  for (const list of byResponsePath(lists)) if (list.path.length > 0) await walk(data, list.path, list.nameKeys, list.pageToken === true);
 }

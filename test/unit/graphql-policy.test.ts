@@ -214,6 +214,58 @@ describe('GraphQL policy: model versions in the answer', () => {
     });
   });
 
+  it('a list selected twice under one response key (one selection without name) keeps the readable versions', async () => {
+    // GraphQL merges both selections into one list of {name, version}: the name is in the answer.
+    const plan = planGraphql('POST', new URLSearchParams(), {
+      query: `query Q($r: String) {
+        mlflowGetRun(input: {runId: $r}) { run { modelVersions { name } ...V } }
+        again: mlflowGetRun(input: {runId: $r}) { run { ...V modelVersions { n: name } ...W } }
+      }
+      fragment V on MlflowRunExtension { modelVersions { version } }
+      fragment W on MlflowRunExtension { modelVersions { name } }`,
+      variables: { r: 'abc' },
+    });
+    expect(plan.modelVersionLists).toEqual([
+      { path: ['mlflowGetRun', 'run', 'modelVersions'], nameKeys: ['name'] },
+      { path: ['again', 'run', 'modelVersions'], nameKeys: ['n', 'name'] },
+    ]);
+    const answer = {
+      data: {
+        mlflowGetRun: { run: { modelVersions: [{ name: 'open', version: '1' }, { name: 'secret', version: '1' }] } },
+        again: { run: { modelVersions: [{ version: '1', n: 'secret', name: 'secret' }, { version: '2', n: 'open', name: 'open' }] } },
+      },
+    };
+    await filterModelVersions(answer, plan.modelVersionLists, (name) => Promise.resolve(name === 'open'));
+    expect(answer.data).toEqual({
+      mlflowGetRun: { run: { modelVersions: [{ name: 'open', version: '1' }] } },
+      again: { run: { modelVersions: [{ version: '2', n: 'open', name: 'open' }] } },
+    });
+  });
+
+  it('lists handed over separately on one path are filtered as one, by the union of their name keys', async () => {
+    const answer = { data: { x: { modelVersions: [{ name: 'open', version: '1' }, { name: 'secret', version: '2' }] } } };
+    await filterModelVersions(
+      answer,
+      [
+        { path: ['x', 'modelVersions'], nameKeys: [] },
+        { path: ['x', 'modelVersions'], nameKeys: ['name'] },
+      ],
+      (name) => Promise.resolve(name === 'open'),
+    );
+    expect(answer.data.x.modelVersions).toEqual([{ name: 'open', version: '1' }]);
+  });
+
+  it('a list selected twice with no name key in any selection still drops every version (fail closed)', async () => {
+    const plan = planGraphql('POST', new URLSearchParams(), {
+      query: `{ mlflowGetRun(input: {runId: "abc"}) { run { modelVersions { version } ...V } } }
+      fragment V on MlflowRunExtension { modelVersions { version status } }`,
+    });
+    expect(plan.modelVersionLists).toEqual([{ path: ['mlflowGetRun', 'run', 'modelVersions'], nameKeys: [] }]);
+    const answer = { data: { mlflowGetRun: { run: { modelVersions: [{ version: '1', status: 'READY', name: 'open' }] } } } };
+    await filterModelVersions(answer, plan.modelVersionLists, () => Promise.resolve(true));
+    expect(answer.data.mlflowGetRun.run.modelVersions).toEqual([]);
+  });
+
   it('a failing look-up drops the version (fail closed)', async () => {
     const answer = { data: { x: { modelVersions: [{ name: 'm' }] } } };
     await filterModelVersions(answer, [{ path: ['x', 'modelVersions'], nameKeys: ['name'] }], () => Promise.reject(new Error('down')));
