@@ -1,4 +1,5 @@
 import type { Explanation } from '../../src/admin/api-types.js';
+import { PINNED } from './pin';
 
 /** The admin API's answers, declared with the server (src/admin/api-types.ts). */
 export type * from '../../src/admin/api-types.js';
@@ -60,24 +61,15 @@ export function mlflow<T = Record<string, unknown>>(method: string, path: string
   return call<T>(method, path.replace(/^\/api\//, '/ajax-api/'), body);
 }
 
-/** The workspace MLflow's own UI has chosen (its picker keeps it here): the screens act in it, as MLflow's pages do. */
-export function activeWorkspace(): string | null {
-  try {
-    return window.localStorage.getItem('mlflow.activeWorkspace');
-  } catch {
-    return null;
-  }
-}
-
 async function call<T>(method: string, path: string, body: unknown): Promise<T> {
-  const workspace = activeWorkspace();
   const r = await fetch(`${BASE}${path}`, {
     method,
     credentials: 'same-origin',
     headers: {
       Accept: 'application/json',
       'X-Flowgate-CSRF': CSRF,
-      ...(workspace ? { 'X-MLFLOW-WORKSPACE': workspace } : {}),
+      // The workspace fixed as the screens loaded (pin.ts), never MLflow's choice of the moment.
+      ...(PINNED ? { 'X-MLFLOW-WORKSPACE': PINNED } : {}),
       ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -1,6 +1,7 @@
 import type { CurrentUserAnswer } from '../../src/admin/api-types.js';
 import './menu.css';
 import { basePathFromScript, loginUrl, watchForSignOut } from './session';
+import { mlflowPageWorkspace, withWorkspace } from './workspace';
 
 /**
  * flowgate's "Permissions" entry, added to MLflow's own page: who is signed in, Manage, My access
@@ -21,7 +22,17 @@ async function current(): Promise<Current | undefined> {
   return r.ok ? ((await r.json()) as Current) : undefined;
 }
 
+/**
+ * A Manage screen's address, naming the workspace MLflow's page is in (its URL's, else MLflow's last
+ * choice): the screens fix their workspace from it as they load, whatever MLflow chooses later.
+ */
+function manageHref(route: string): string {
+  const workspace = mlflowPageWorkspace();
+  return `${base}/flowgate/ui/${workspace ? withWorkspace(`#/${route}`, workspace) : `#/${route}`}`;
+}
+
 function mount(me: Current | undefined): void {
+  let links = () => {};
   const panel = el('div', { className: 'fg-menu-panel', id: 'fg-menu-panel', hidden: true });
   panel.setAttribute('role', 'menu');
   const button = el('button', { className: 'fg-menu-button', type: 'button', id: 'fg-menu-button' }, 'Permissions');
@@ -37,17 +48,21 @@ function mount(me: Current | undefined): void {
     const who = el('div', { className: 'fg-menu-who' }, 'Signed in as', el('strong', { id: 'fg-menu-user' }, me.user.username));
     if (me.user.is_admin) who.append(el('span', { className: 'fg-badge' }, 'admin'));
     const signOut = el('form', { method: 'post', action: `${base}/flowgate/logout` }, item(el('button', { type: 'submit' }, 'Sign out')));
-    panel.append(
-      who,
-      item(el('a', { href: `${base}/flowgate/ui/#/experiments` }, 'Manage')),
-      item(el('a', { href: `${base}/flowgate/ui/#/access-key` }, 'My access key')),
-      signOut,
-    );
+    const manage = item(el('a', { href: manageHref('experiments') }, 'Manage'));
+    const accessKey = item(el('a', { href: manageHref('access-key') }, 'My access key'));
+    // The screens act in the workspace their link names: the one MLflow's page is in when it is followed.
+    links = () => {
+      manage.setAttribute('href', manageHref('experiments'));
+      accessKey.setAttribute('href', manageHref('access-key'));
+    };
+    for (const a of [manage, accessKey]) for (const event of ['focus', 'pointerdown']) a.addEventListener(event, links);
+    panel.append(who, manage, accessKey, signOut);
   } else {
     panel.append(item(el('a', { href: loginUrl(base) }, 'Sign in')));
   }
 
   const toggle = (open: boolean) => {
+    if (open) links();
     panel.hidden = !open;
     button.setAttribute('aria-expanded', String(open));
   };

@@ -3,6 +3,7 @@ import { api, qs, seg, type PatternGrant, type PatternGrantsAnswer, type Resourc
 import { actionsColumn, AskButton, AskForm, DataTable, ErrorText, optionsOf, SelectField, Tag, TextField, useConfirm, useLoad, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
 import { kindLabel, KINDS, permissionsFor, type GranteeSegment } from '../kinds';
+import { inWorkspaceText } from '../pin';
 
 type ResourceType = ResourceKind;
 type GranteeType = GranteeSegment;
@@ -41,7 +42,7 @@ export function Patterns() {
           request={removal(
             {
               title: 'Remove pattern grant',
-              text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE(g.resource_type)} matching “${g.pattern}”?`,
+              text: `Remove the ${g.permission} grant of ${granteeText(who.type, who.name)} on every ${ONE(g.resource_type)} matching “${g.pattern}”${inWorkspaceText(g.resource_type)}?`,
               action: 'Remove',
             },
             `${patternsPath(who.type, who.name)}${qs({ resource_type: g.resource_type, pattern: g.pattern })}`,
@@ -93,7 +94,7 @@ function PatternForm({ ask, onAdded }: { ask: (r: ConfirmRequest) => void; onAdd
   const request = (): ConfirmRequest | undefined => {
     const name = who.trim();
     if (!name || !pattern) return undefined;
-    const asking = { title: 'Add pattern grant', text: `Give ${granteeText(type, name)} ${permission} on every ${ONE(kind)} whose name matches “${pattern}”?`, action: 'Grant' };
+    const asking = { title: 'Add pattern grant', text: `Give ${granteeText(type, name)} ${permission} on every ${ONE(kind)} whose name matches “${pattern}”${inWorkspaceText(kind)}?`, action: 'Grant' };
     return change(asking, 'POST', patternsPath(type, name), { resource_type: kind, pattern, permission }, () => {
       setPattern('');
       onAdded(kind);

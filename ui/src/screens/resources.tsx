@@ -4,6 +4,7 @@ import { actionsColumn, AskButton, AskForm, ErrorText, optionsOf, SearchTable, S
 import { change, removal } from '../changes';
 import { grantPath, isGateway, isScorer, itemName, numbered, permissionsFor, searchItems, type Item, type Kind } from '../kinds';
 import { adminIdSegments } from '../../../src/resources/kinds.js';
+import { inWorkspaceText } from '../pin';
 import { href } from '../router';
 import { ExplainPanel } from './explain-panel';
 import { callFor } from './explain-rules';
@@ -155,7 +156,8 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
   });
   const label = name.data ?? id;
   const key = (g: ResourceGrantRow) => `${g.grantee_type}:${g.name}`;
-  const on = `${kind.one} “${label}”`;
+  /** What a change here is on, as its confirmation says it: the resource, and (with workspaces) the workspace it is kept in. */
+  const on = `${kind.one} “${label}”${inWorkspaceText(kind.kind)}`;
 
   const grantColumns: Column<ResourceGrantRow>[] = [
     { title: 'Type', cell: (g) => TYPE_LABEL[g.grantee_type] },

@@ -3,6 +3,7 @@ import { GRANTING } from '../../../src/resources/permissions.js';
 import { api, ApiError, seg, trackingUri, type UserAnswer } from '../api';
 import { ErrorText, optionsOf, Secret, SelectField, SubmitButton, TextField, useRun } from '../components';
 import { creatable, createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, permissionsFor, type Kind } from '../kinds';
+import { inWorkspaceText } from '../pin';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { day, expirationOf, expiryProblem, inDays } from '../dates';
@@ -126,7 +127,7 @@ export function TeamSetup() {
     const name = f.name.trim();
     const kind = kindOf(f.kind)!;
 
-    const first = `1. Create ${kind.one} “${name}”`;
+    const first = `1. Create ${kind.one} “${name}”${inWorkspaceText(kind.kind)}`;
     let sharedId: string;
     if (done.created && done.created.kind === kind.route && done.created.name === name) {
       sharedId = done.created.id;
