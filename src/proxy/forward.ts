@@ -213,10 +213,11 @@ class ForwardedCall implements Dispatcher.DispatchHandler, Listening {
     this.f = undefined;
     f?.onUpstream?.(statusCode, secondsSince(this.started));
     const res = this.res;
-    // The client went away while MLflow worked: nobody reads the answer.
-    if (res.destroyed) return this.stop();
     this.resume = resume;
     if (f?.onResponse) {
+      // Read whether or not the client is still there: MLflow has made the change, and the hook's work
+      // (a creator's grant, grants following a rename or going with a delete) must follow it. A client
+      // that hangs up must not leave a MANAGE on a freed name to rule whatever takes that name next.
       // An after-hook that gives up on the answer (destroys the stream) ends the read from MLflow.
       const body = new Readable({
         read: () => this.readOn(),
@@ -229,6 +230,8 @@ class ForwardedCall implements Dispatcher.DispatchHandler, Listening {
       f.onResponse({ statusCode, headers: relayedHeaderRecord(rawHeaders), body }, res);
       return true;
     }
+    // The client went away while MLflow worked: nobody reads the answer.
+    if (res.destroyed) return this.stop();
     if (statusText) res.writeHead(statusCode, statusText, relayedHeaderList(rawHeaders));
     else res.writeHead(statusCode, relayedHeaderList(rawHeaders));
     return true;
