@@ -4,11 +4,17 @@ import { MODEL_KINDS, modelKind } from '../../resources/kinds.js';
 import { relayAfter } from '../after/relay.js';
 import { hookFailed, obj, type Hook } from './types.js';
 
-/** The creator of an experiment gets MANAGE on the id MLflow answers with. */
+/**
+ * The creator of an experiment gets MANAGE on the id MLflow answers with. The id may be one MLflow
+ * handed out before (its SQLite store reuses the highest id `mlflow gc` freed): the name cached for
+ * it goes too, or pattern grants would judge the new experiment by the old one's name.
+ */
 export const grantCreatorOfExperiment: Hook = ({ principal, hook }, ctx) => ({
   onResponse: relayAfter(async (json) => {
     const id = obj(json).experiment_id;
-    if (typeof id === 'string' && id) await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, experimentRef(id));
+    if (typeof id !== 'string' || !id) return;
+    ctx.mappings.forget({ cache: 'experiment_names', key: '' });
+    await ctx.grantWriter.creator({ grantee: { type: 'user', id: principal.userId }, name: principal.username }, experimentRef(id));
   }, hookFailed(ctx, hook)),
 });
 
