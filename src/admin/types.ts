@@ -16,6 +16,7 @@ import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Principal } from '../principals/types.js';
 import type { Sql } from '../store/sql.js';
 import type { TokenService } from '../tokens/token-service.js';
+import type { ClusterNames } from '../bearer/cluster-names.js';
 
 /**
  * Who may call an admin route:
@@ -87,6 +88,12 @@ export interface AdminDeps {
   readonly pruneOrphans?: (actor: string, dryRun: boolean) => Promise<PruneReport>;
   /** Disables (ending tokens and sessions on every flowgate) or enables a user (src/principals/user-switch.ts). */
   readonly setUserActive?: SetUserActive;
+  /**
+   * The user names only a kubernetes issuer makes (clusterNamesOf(config.bearer)): `users/create`
+   * makes no user or service account of one, which would lock the cluster's service account out.
+   * Absent: none is refused (as with no kubernetes issuer).
+   */
+  readonly clusterNames?: ClusterNames;
 }
 
 export interface AdminRoute {

@@ -50,6 +50,11 @@ const updateUserBody = z.strictObject({
 export const defaultSignIn = (deps: AdminDeps, isServiceAccount: boolean): SignIn => (deps.oidcSignIn && !isServiceAccount ? 'oidc' : 'local');
 
 async function createUser(deps: AdminDeps, actor: string, body: z.infer<typeof createUserBody>): Promise<User> {
+  // Its cluster's service account takes the name at its first call: anyone holding it first would lock that out.
+  if (deps.clusterNames?.isUser(body.username) === true)
+    throw badRequest(
+      `User name '${body.username}' has the shape of a Kubernetes service account's name, which only the kubernetes issuer makes (at the service account's first call); grant its namespace's group instead`,
+    );
   if (await deps.directory.userByName(body.username)) throw conflict(`User '${body.username}' already exists`);
   return deps.principalWriter.createUser(actor, {
     username: body.username,

@@ -56,6 +56,7 @@ function permissionChanges<T extends { readonly permission: string }>(
   keyOf: (t: T) => string,
   change: (line: string, t: T, how: 'create' | 'update' | 'remove') => Change,
   prune: boolean,
+  prunable: (t: T) => boolean = () => true,
 ): { changes: Change[]; removals: Change[] } {
   const byKey = new Map(current.map((t) => [keyOf(t), t]));
   const wantedKeys = new Set<string>();
@@ -67,7 +68,7 @@ function permissionChanges<T extends { readonly permission: string }>(
     if (!now) changes.push(change(`+ ${noun} ${key} ${t.permission}`, t, 'create'));
     else if (now.permission !== t.permission) changes.push(change(`~ ${noun} ${key} ${now.permission} → ${t.permission}`, t, 'update'));
   }
-  const gone = prune ? current.filter((t) => !wantedKeys.has(keyOf(t))) : [];
+  const gone = prune ? current.filter((t) => !wantedKeys.has(keyOf(t)) && prunable(t)) : [];
   return { changes, removals: gone.map((t) => change(`- ${noun} ${keyOf(t)} ${t.permission}`, t, 'remove')) };
 }
 
@@ -82,10 +83,27 @@ export interface BootstrapAdmin {
 }
 
 /**
+ * The users flowgate holds that a token made (origin `kubernetes` or `bearer`; policy-state.ts), which
+ * `current` leaves out, and their grants and pattern grants.
+ */
+export interface TokenUsers {
+  readonly users: ReadonlySet<string>;
+  readonly grants: readonly PolicyGrant[];
+  readonly patterns: readonly PolicyPatternGrant[];
+}
+
+const NO_TOKEN_USERS: TokenUsers = { users: new Set(), grants: [], patterns: [] };
+
+/**
  * The changes that turn `current` into `wanted`, in an order the API accepts (principals before
  * their grants, removals last). Without `prune`, nothing absent from `wanted` is removed. The
  * caller (`self`) is never removed, so an apply cannot lock its own author out; nor is the
  * bootstrap admin changed in who it is.
+ *
+ * A service account (of either document) and a user a token made are never made a member of a group:
+ * a service account joins none (the admin API refuses it; a Kubernetes one is in its namespace's group
+ * by its token). A user a token made (`tokens`) is neither made again nor changed by a file, and a
+ * prune leaves it, its memberships and its grants alone; a file's grants to it are made as any.
  */
 export function policyDiff(
   current: PolicyDocument,
@@ -94,10 +112,18 @@ export function policyDiff(
   prune: boolean,
   self: string,
   bootstrap: BootstrapAdmin = { name: undefined },
+  tokens: TokenUsers = NO_TOKEN_USERS,
 ): Change[] {
   const changes: Change[] = [];
   const removals: Change[] = [];
   const keep = (note: string) => bootstrap.kept?.(`${note}: the bootstrap admin is owned by configuration (FLOWGATE_ADMIN_USERNAME)`);
+  const tokenMade = (name: string) => {
+    if (!tokens.users.has(name)) return false;
+    bootstrap.kept?.(`user ${name} as its token made it: a policy file neither makes nor changes a user its issuer's token made (origin kubernetes or bearer)`);
+    return true;
+  };
+  const noGroups = new Set([...current.service_accounts, ...wanted.service_accounts].map((s) => s.username));
+  for (const name of tokens.users) noGroups.add(name);
   const currentUsers = new Map([...current.users, ...current.service_accounts.map((s) => ({ ...s, is_admin: false, sa: true }))].map((u) => [u.username, u]));
   // A grant names its grantee: pruning never removes a user or group the file still grants to.
   const wantedNames = new Set([...wanted.users, ...wanted.service_accounts].map((u) => u.username));
@@ -107,6 +133,7 @@ export function policyDiff(
   for (const u of wanted.users) {
     const now = currentUsers.get(u.username);
     if (!now) {
+      if (tokenMade(u.username)) continue;
       changes.push({
         line: `+ user ${u.username}${u.is_admin ? ' (admin)' : ''}${u.sign_in !== undefined ? ` (sign-in ${u.sign_in})` : ''}`,
         apply: (c) =>
@@ -135,7 +162,7 @@ export function policyDiff(
       changes.push({ line: `~ user ${u.username} ${JSON.stringify(patch)}`, apply: (c) => c.call('PATCH', `permissions/users/${seg(u.username)}`, patch) });
   }
   for (const s of wanted.service_accounts) {
-    if (currentUsers.has(s.username)) continue;
+    if (currentUsers.has(s.username) || tokenMade(s.username)) continue;
     changes.push({
       line: `+ service account ${s.username}`,
       apply: (c) => c.call('POST', 'users/create', { username: s.username, display_name: s.display_name, is_service_account: true }),
@@ -146,8 +173,14 @@ export function policyDiff(
   for (const g of wanted.groups) {
     const now = currentGroups.get(g.name);
     if (!now) changes.push({ line: `+ group ${g.name}`, apply: (c) => c.call('POST', 'permissions/groups', { group_name: g.name }) });
-    for (const m of g.members ?? [])
-      if (!now?.has(m)) changes.push({ line: `+ member ${m} of ${g.name}`, apply: (c) => c.call('POST', `permissions/groups/${seg(g.name)}/users`, { username: m }) });
+    for (const m of g.members ?? []) {
+      if (now?.has(m)) continue;
+      if (noGroups.has(m)) {
+        bootstrap.kept?.(`${m} out of group ${g.name}: a service account joins no group (a Kubernetes service account is in its namespace's group by its token, on each flowgate)`);
+        continue;
+      }
+      changes.push({ line: `+ member ${m} of ${g.name}`, apply: (c) => c.call('POST', `permissions/groups/${seg(g.name)}/users`, { username: m }) });
+    }
   }
   if (prune)
     for (const g of current.groups) {
@@ -157,8 +190,10 @@ export function policyDiff(
           removals.push({ line: `- member ${m} of ${g.name}`, apply: (c) => c.call('DELETE', `permissions/groups/${seg(g.name)}/users/${seg(m)}`) });
     }
 
-  const grants = permissionChanges('grant', current.grants, wanted.grants, grantKey, (line, g, how) => grantChange(line, g, experiments, how), prune);
-  const patterns = permissionChanges('pattern', current.patterns, wanted.patterns, patternKey, patternChange, prune);
+  // A token's user's grants are compared with a file naming them, and never pruned (the document leaves them out).
+  const prunable = (x: { readonly user?: string | undefined }) => x.user === undefined || !tokens.users.has(x.user);
+  const grants = permissionChanges('grant', [...current.grants, ...tokens.grants], wanted.grants, grantKey, (line, g, how) => grantChange(line, g, experiments, how), prune, prunable);
+  const patterns = permissionChanges('pattern', [...current.patterns, ...tokens.patterns], wanted.patterns, patternKey, patternChange, prune, prunable);
   changes.push(...grants.changes, ...patterns.changes);
 
   if (prune) {

@@ -12,16 +12,31 @@ interface ApiUser {
   is_admin: boolean;
   is_service_account: boolean;
   sign_in: 'local' | 'oidc';
+  /** Where the user came from: `kubernetes` and `bearer` users are made by their issuer's token. */
+  origin?: string;
   /** The bootstrap admin (FLOWGATE_ADMIN_USERNAME), which the admin API never demotes, deletes or relinks. */
   bootstrap?: boolean;
 }
 
+/**
+ * Users a token made (origin `kubernetes`: a service account of a cluster; `bearer`: an issuer's
+ * account): each flowgate makes them, and puts them in their groups, at their first call. A policy
+ * file names none of them: another flowgate would refuse the membership (a service account joins no
+ * group) or make a local user squatting the name, locking the real one out.
+ */
+const madeByToken = (u: ApiUser) => u.origin === 'kubernetes' || u.origin === 'bearer';
+
 export interface PolicyState {
+  /** What `policy export` writes: users made by a token left out, with their memberships, grants and pattern grants. */
   readonly document: PolicyDocument;
   /** Grants on experiments MLflow no longer has, left out of the document. */
   readonly skipped: string[];
   /** The bootstrap admin's name, when flowgate has one: configuration owns it, so no diff plans to change who it is. */
   readonly bootstrapAdmin: string | undefined;
+  /** The users a token made (madeByToken), whom the document leaves out. */
+  readonly tokenUsers: ReadonlySet<string>;
+  /** Their grants and pattern grants, which a diff compares a file naming them with (and never prunes). */
+  readonly tokenGrants: { readonly grants: PolicyGrant[]; readonly patterns: PolicyPatternGrant[] };
 }
 
 /** Experiment ids and names, both ways, cached for one run. */
@@ -94,12 +109,14 @@ interface ApiPattern {
 
 /** What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly). */
 export async function readPolicyState(client: AdminClient, experimentsIn: ExperimentsIn): Promise<PolicyState> {
-  const { users } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
+  const { users: all } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
   const { groups } = await client.call<{ groups: { name: string }[] }>('GET', 'permissions/groups');
+  const tokenUsers = new Set(all.filter(madeByToken).map((u) => u.username));
+  const users = all.filter((u) => !tokenUsers.has(u.username));
   const skipped: string[] = [];
   const grants: PolicyGrant[] = [];
   const grantees = [
-    ...users.map((u) => ({ segment: 'users', name: u.username, field: 'user' as const })),
+    ...all.map((u) => ({ segment: 'users', name: u.username, field: 'user' as const })),
     ...groups.map((g) => ({ segment: 'groups', name: g.name, field: 'group' as const })),
   ];
   const workspaces = await workspacesOf(client);
@@ -140,8 +157,10 @@ export async function readPolicyState(client: AdminClient, experimentsIn: Experi
   const members: Record<string, string[]> = {};
   for (const g of groups) {
     const { users: m } = await client.call<{ users: ApiUser[] }>('GET', `permissions/groups/${seg(g.name)}/users`);
-    members[g.name] = m.map((u) => u.username).sort();
+    // A token's user is in its groups by its token (a namespace's, a claim's), on every flowgate.
+    members[g.name] = m.map((u) => u.username).filter((n) => !tokenUsers.has(n)).sort();
   }
+  const ofTokenUser = (x: { readonly user?: string | undefined }) => x.user !== undefined && tokenUsers.has(x.user);
   const document: PolicyDocument = {
     version: 1,
     users: users
@@ -153,8 +172,14 @@ export async function readPolicyState(client: AdminClient, experimentsIn: Experi
       .map((u) => ({ username: u.username, display_name: u.display_name }))
       .sort(byKey((u) => u.username)),
     groups: groups.map((g) => ({ name: g.name, members: members[g.name]! })).sort(byKey((g) => g.name)),
-    grants: grants.sort(byKey(grantKey)),
-    patterns: patterns.sort(byKey(patternKey)),
+    grants: grants.filter((g) => !ofTokenUser(g)).sort(byKey(grantKey)),
+    patterns: patterns.filter((p) => !ofTokenUser(p)).sort(byKey(patternKey)),
   };
-  return { document, skipped, bootstrapAdmin: users.find((u) => u.bootstrap === true)?.username };
+  return {
+    document,
+    skipped,
+    bootstrapAdmin: users.find((u) => u.bootstrap === true)?.username,
+    tokenUsers,
+    tokenGrants: { grants: grants.filter(ofTokenUser), patterns: patterns.filter(ofTokenUser) },
+  };
 }

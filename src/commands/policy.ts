@@ -13,8 +13,15 @@ const EXPORT: Action = {
   usage: 'flowgate policy export [--output FILE]',
   options: { output: { type: 'string', short: 'o' } },
   async run({ client, io, values }) {
-    const { document, skipped } = await readPolicyState(client, experimentsPerWorkspace(client));
+    const { document, skipped, tokenUsers, tokenGrants } = await readPolicyState(client, experimentsPerWorkspace(client));
     for (const s of skipped) io.err(`flowgate: left out a grant on ${s}: MLflow no longer has it (flowgate grants prune removes such grants)\n`);
+    for (const name of [...tokenUsers].sort()) {
+      const held = [...tokenGrants.grants, ...tokenGrants.patterns].filter((g) => g.user === name).length;
+      io.err(
+        `flowgate: left out user ${name}: its issuer's token made it (and puts it in its groups) at its first call, on each flowgate` +
+          `${held > 0 ? `; with its ${held} grants and pattern grants: grant its group, or grant it on another flowgate once it has called` : ''}\n`,
+      );
+    }
     const yaml = `# flowgate policy: apply with \`flowgate policy apply FILE\`. Holds no tokens.\n${stringify(document)}`;
     if (typeof values.output === 'string') {
       const { writeFile } = await import('node:fs/promises');
@@ -64,13 +71,18 @@ const APPLY: Action = {
     for (const g of wanted.grants)
       if (g.experiment !== undefined && (await experiments(g.in_workspace).idOf(g.experiment)) === undefined)
         throw new UsageError(`MLflow has no experiment named '${g.experiment}'${g.in_workspace === undefined ? '' : ` in workspace ${g.in_workspace}`} (named by a grant in ${args[0]})`);
-    const { document: current, bootstrapAdmin } = await readPolicyState(client, experiments);
+    const { document: current, bootstrapAdmin, tokenUsers, tokenGrants } = await readPolicyState(client, experiments);
     const username = io.env.MLFLOW_TRACKING_USERNAME;
     const kept: string[] = [];
-    const changes = policyDiff(current, wanted, experiments, values.prune === true, (values.username as string | undefined) ?? username ?? '', {
-      name: bootstrapAdmin,
-      kept: (note) => kept.push(note),
-    });
+    const changes = policyDiff(
+      current,
+      wanted,
+      experiments,
+      values.prune === true,
+      (values.username as string | undefined) ?? username ?? '',
+      { name: bootstrapAdmin, kept: (note) => kept.push(note) },
+      { users: tokenUsers, ...tokenGrants },
+    );
     const dryRun = values['dry-run'] === true;
     for (const k of kept) io.err(`flowgate: kept ${k}\n`);
     if (json) io.out(`${JSON.stringify({ dry_run: dryRun, changes: changes.map((c) => c.line), kept })}\n`);

@@ -280,6 +280,32 @@ describe('Kubernetes service-account tokens', () => {
     expect(await me(real)).toMatchObject({ username: 'k8s.team-g.pipelines', groups: ['k8s:team-g'] });
     expect((await callWith(real)).status).toBe(200);
   });
+  it("an administrator makes no user or service account of a service account's name, in any case, by any create route: 400 in MLflow's shape; the real one is then itself", async () => {
+    const adminBasic = { authorization: adminAuth() };
+    const attempts: Array<[string, string, unknown]> = [
+      ['POST', '/api/2.0/mlflow/users/create', { username: 'k8s.team-h.pipelines', is_service_account: true }],
+      ['POST', '/api/2.0/mlflow/users/create', { username: 'K8S.team-h.pipelines' }],
+      ['POST', '/api/2.0/mlflow/users', { username: 'k8s.team-h.pipelines', is_service_account: true }],
+      // MLflow's AuthServiceClient.create_user (a password, answered with basic-auth's 200 when made).
+      ['POST', '/api/2.0/mlflow/users/create', { username: 'k8s.team-h.pipelines', password: 'secret' }],
+      ['POST', '/api/2.0/mlflow/permissions/batch', { calls: [{ method: 'POST', path: 'users/create', body: { username: 'k8s.team-h.pipelines', is_service_account: true } }] }],
+    ];
+    for (const [method, path, body] of attempts) {
+      const r = await adminWith(adminBasic, method, path, body);
+      expect(r.status, `${path} ${JSON.stringify(body)}: ${JSON.stringify(r.json)}`).toBe(400);
+      expect(r.json?.error_code).toBe('INVALID_PARAMETER_VALUE');
+      expect(r.json?.message).toMatch(/has the shape of a Kubernetes service account's name, which only the kubernetes issuer makes/);
+    }
+    expect(await userRow('k8s.team-h.pipelines')).toBeUndefined();
+    expect(await fg.store.sql.get('SELECT id FROM users WHERE lower(username) = ?', ['k8s.team-h.pipelines'])).toBeUndefined();
+    // Names outside the template's shape are made as before.
+    expect((await adminWith(adminBasic, 'POST', '/api/2.0/mlflow/users/create', { username: 'k8s-team-h-pipelines', is_service_account: true })).status).toBe(201);
+    // The real service account's first call makes it, in its namespace's group, with the group's grant.
+    await admin.call('POST', `/api/2.0/mlflow/permissions/groups/k8s:team-h/experiments/${expA}`, { permission: 'READ' });
+    const real = await signWith(k8sKey, serviceAccountClaims(K8S_ISSUER, 'team-h', 'pipelines', AUD));
+    expect(await me(real)).toMatchObject({ username: 'k8s.team-h.pipelines', is_service_account: true, groups: ['k8s:team-h'] });
+    expect((await callWith(real)).status).toBe(200);
+  });
   it('two kubernetes issuers that could make one same user or group stop the start, the keys named', async () => {
     const second = { kind: 'kubernetes', issuer: 'https://dev-cluster.example', audience: AUD, jwks_file: '/nonexistent.json' };
     await expect(
