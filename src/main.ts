@@ -273,7 +273,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     logger.warn({ err: { message: err.message } }, 'mapping change not recorded for other flowgates');
   });
   const matcher = createRouteMatcher(ROUTE_CATALOG);
-  const resolve = createResourceResolver(lookups);
+  const resolve = createResourceResolver(lookups, { workspaceMode });
   const jobStarters = createJobOwners(sql);
   const workspaceStanding = createWorkspaceStanding({ policy, mode: workspaceMode, defaultWorkspaceOpen: config.defaultWorkspaceOpen });
   const evaluator = createEvaluator({
@@ -285,6 +285,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     lookups,
     jobStarters,
     workspaces: workspaceStanding,
+    workspaceMode,
   });
   const explainer = createExplainer({
     matcher,
@@ -365,6 +366,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     principalNow: (userId, via) => principals.principal(userId, via),
     pruneOrphans: (actor, dryRun) => pruneOrphanGrants({ grants, writer: grantWriter, exists: mlflowExistence(upstreamJson), actor, dryRun }),
     setUserActive,
+    clusterNames: clusterNamesOf(config.bearer),
   };
   // SCIM provisioning (docs/machine-identity.md#scim): its own token and rate limit, answered before authentication.
   const scim = config.scim

@@ -43,7 +43,7 @@ const OPTIMIZATION_JOB: IdSource = { kind: 'owned_id', owner: 'prompt_optimizati
 const traceField = (field: string, from: IdLocation = 'auto'): IdSource => ({ kind: 'trace_id', field, from });
 const traceIds: IdSource = { kind: 'trace_ids', field: 'trace_ids', from: 'auto' };
 const modelName = (from: IdLocation = 'auto'): IdSource => ({ kind: 'model_name', field: 'name', from });
-/** Artifact paths start with the experiment id: `<exp>/<run>/artifacts/...`. */
+/** Artifact paths start with the experiment id: `<exp>/<run>/artifacts/...` (with MLflow's workspaces, also after `workspaces/<ws>/`). */
 const artifactWildcard: IdSource = { kind: 'artifact_path', field: '*', from: 'param' };
 /** Trace tags that are storage pointers, in each shape a trace request carries tags. */
 const traceTagKey: readonly FieldGuard[] = [{ kind: 'reserved_tag_key', field: 'key' }];
@@ -518,7 +518,7 @@ const registryRoutes = [
   onModel('DELETE', `${V2}/model-versions/delete-tag`, 'manage'),
 ];
 
-/** Proxied artifacts (`--serve-artifacts`): the first path segment is the experiment id. */
+/** Proxied artifacts (`--serve-artifacts`): the first path segment is the experiment id (the third after MLflow's `workspaces/<ws>/`). */
 const artifactRoutes = [
   onExperiment('GET', `${ARTIFACTS}/artifacts/*`, 'read', artifactWildcard),
   onExperiment('PUT', `${ARTIFACTS}/artifacts/*`, 'edit', artifactWildcard),

@@ -1,6 +1,8 @@
 import type { Principal } from '../principals/types.js';
 import { EXPERIMENT, hasNumericId, knownName, MODEL_KINDS, WORKSPACE } from '../resources/kinds.js';
 import type { WorkspaceStanding } from '../workspaces/standing.js';
+import { artifactPrefixWorkspace } from '../workspaces/artifact-paths.js';
+import type { WorkspaceMode } from '../workspaces/workspace-mode.js';
 import { isResourceNeed } from '../resources/permissions.js';
 import type { Reason } from '../resources/reasons.js';
 import { badRequest, FlowgateError } from '../errors.js';
@@ -59,6 +61,8 @@ export interface EvaluatorDeps {
   readonly jobStarters: Pick<JobOwners, 'ownerOf'>;
   /** The caller's standing in MLflow's workspaces (absent: decided as without workspaces). */
   readonly workspaces?: WorkspaceStanding;
+  /** Whether MLflow runs with workspaces (absent: without), for the artifact paths a model version's source names. */
+  readonly workspaceMode?: Pick<WorkspaceMode, 'enabled'>;
 }
 
 /** A queue opened by name: read like any id, so a second, different copy is a 400 rather than a choice. */
@@ -314,7 +318,7 @@ export function createEvaluator(deps: EvaluatorDeps) {
   }
 
   async function source(input: EvaluationInput): Promise<CheckOutcome | undefined> {
-    const sources = await modelVersionSourceRefs(input.request.body, deps.lookups);
+    const sources = await modelVersionSourceRefs(input.request.body, deps.lookups, artifactPrefixWorkspace(deps.workspaceMode));
     return sources.length > 0 ? await granted('source', input.principal, 'read', sources, '', ' the model version source') : undefined;
   }
 

@@ -8,6 +8,8 @@ import { LATEST_OF_EACH, latestOfEach, registeredScorersOf, type RegisteredScore
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
 import type { IdLocation, IdSource, ResourceRef, RouteEntry } from './types.js';
+import { artifactPrefixWorkspace, experimentSegmentOf, WORKSPACES_DIR } from '../workspaces/artifact-paths.js';
+import type { WorkspaceMode } from '../workspaces/workspace-mode.js';
 
 export interface ResolveRequest {
   readonly method: string;
@@ -377,15 +379,22 @@ function requireMany(id: Exclude<IdSource, { kind: 'none' }>, request: ResolveRe
   return values;
 }
 
-/** `<experiment_id>/<run_id>/artifacts/...`, `<experiment_id>/models/<id>/...`: the first segment. */
-function experimentOfArtifactPath(path: string, field: string): string {
+/**
+ * `<experiment_id>/<run_id>/artifacts/...`, `<experiment_id>/models/<id>/...`: the first segment; with
+ * MLflow's workspaces on (`workspace` is then the request's) also `workspaces/<workspace>/<experiment_id>/...`,
+ * where every experiment's artifacts are in that mode: the segment after the prefix, which must name
+ * the request's workspace (see experimentSegmentOf).
+ */
+function experimentOfArtifactPath(path: string, field: string, workspace: string | undefined): string {
   const segments = path.split('/');
   if (segments.some((s) => s === '..' || s === '.') || path.includes('\\')) {
     throw badRequest(`Invalid artifact path in '${field}'`);
   }
-  const first = segments[0];
-  if (!first) throw badRequest(`Artifact path in '${field}' must start with an experiment id`);
-  return canonicalExperimentId(first, field === '*' ? 'artifact path' : field);
+  const found = experimentSegmentOf(segments, workspace);
+  if ('problem' in found) throw badRequest(found.problem);
+  const id = segments[found.at];
+  if (!id) throw badRequest(`Artifact path in '${field}' must ${found.at === 0 ? 'start with' : `name after '${WORKSPACES_DIR}/${workspace}/'`} an experiment id`);
+  return canonicalExperimentId(id, field === '*' ? 'artifact path' : field);
 }
 
 /**
@@ -512,7 +521,12 @@ export function createExistingResolver(lookups: MlflowLookups): ExistingResolver
   };
 }
 
-export function createResourceResolver(lookups: MlflowLookups): ResourceResolver {
+export interface ResolverOptions {
+  /** Whether MLflow runs with workspaces (absent: without), for the artifact paths it roots per workspace. */
+  readonly workspaceMode?: Pick<WorkspaceMode, 'enabled'>;
+}
+
+export function createResourceResolver(lookups: MlflowLookups, options: ResolverOptions = {}): ResourceResolver {
   /** An AI-gateway object by its generated id: its name, or (MLflow has none) a ref no grant bears on. */
   async function gatewayById(kind: GatewayKind, id: string, need: RouteEntry['need']): Promise<ResourceRef> {
     if (lookups.gatewayObject === undefined) throw new Error('no AI-gateway look-ups');
@@ -611,7 +625,7 @@ export function createResourceResolver(lookups: MlflowLookups): ResourceResolver
       case 'experiment_ids':
         return requestedExperiments(requireMany(id, request), id.field);
       case 'artifact_path':
-        return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field)]);
+        return experimentRefs([experimentOfArtifactPath(requireOne(id, request), id.field, artifactPrefixWorkspace(options.workspaceMode))]);
       case 'otlp_trace_ids':
         throw new Error('OTLP trace ids are client-chosen: resolve them with resolveExisting');
       case 'usage_experiment':

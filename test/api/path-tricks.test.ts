@@ -136,6 +136,10 @@ const CORPUS: Array<[string, Trick]> = [
   ['artifact delete', { method: 'DELETE', path: '/api/2.0/mlflow-artifacts/artifacts/1/r-open/artifacts/x.txt' }],
   ['presigned of 2', GET_EXP2('/api/2.0/mlflow-artifacts/presigned/2/r-secret/artifacts/secret.txt')],
   ['get-artifact secret run', GET_EXP2('/get-artifact?run_id=r-secret&path=secret.txt')],
+  // MLflow runs without workspaces here: a `workspaces/` prefix names no experiment, even before one eve may read
+  ['artifact under a workspace prefix, workspaces off', GET_EXP2('/api/2.0/mlflow-artifacts/artifacts/workspaces/default/1/r-open/artifacts/x.txt')],
+  ['artifact list of the workspace directories, workspaces off', GET_EXP2('/api/2.0/mlflow-artifacts/artifacts?path=workspaces')],
+  ['artifact list of a workspace directory, workspaces off', GET_EXP2('/api/2.0/mlflow-artifacts/artifacts?path=workspaces/default/1')],
   ['get-artifact alias', GET_EXP2('/get-artifact?run_uuid=r-secret&path=secret.txt')],
   // admin-only and unknown
   ['admin API', GET_EXP2('/api/2.0/mlflow/permissions/users')],

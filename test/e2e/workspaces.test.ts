@@ -187,6 +187,41 @@ print(mlflow.get_experiment_by_name("py-exp").experiment_id)
     expect(refused.stderr).toMatch(/PERMISSION_DENIED|403/);
   }, 120_000);
 
+  it("a member's Python client logs, lists and reads an artifact under MLflow's workspaces/<ws>/ root, and registers a version from it", async () => {
+    // MLflow roots each experiment's served artifacts at workspaces/<ws>/<experiment id>, the default workspace's too.
+    const script = (ws: string) => `
+import os, mlflow
+from mlflow import MlflowClient
+mlflow.set_experiment("py-artifacts-${ws}")
+with mlflow.start_run() as run:
+    mlflow.log_text("hello from ${ws}", "hello.txt")
+    mlflow.log_text("flavors: {}", "model/MLmodel")
+client = MlflowClient()
+print("ROOT", run.info.artifact_uri)
+print("LISTED", sorted(f.path for f in client.list_artifacts(run.info.run_id)))
+print("READ", open(mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="hello.txt")).read())
+client.create_registered_model("from-run-${ws}")
+version = client.create_model_version("from-run-${ws}", f"{run.info.artifact_uri}/model", run_id=run.info.run_id)
+print("SOURCE", version.source)
+path = mlflow.artifacts.download_artifacts(f"models:/from-run-${ws}/{version.version}")
+print("VERSION", sorted(os.listdir(path)))
+`;
+    for (const ws of ['ws-a', 'default']) {
+      const out = await runPython(mlflow.venv, script(ws), { MLFLOW_TRACKING_URI: fg.url, MLFLOW_TRACKING_USERNAME: 'ann', MLFLOW_TRACKING_PASSWORD: tokens.ann!, MLFLOW_WORKSPACE: ws });
+      expect(out.code, out.stderr).toBe(0);
+      const line = (key: string) => out.stdout.split('\n').find((l) => l.startsWith(`${key} `))?.slice(key.length + 1);
+      expect(line('ROOT'), ws).toMatch(new RegExp(`^mlflow-artifacts:/workspaces/${ws}/[0-9]+/[0-9a-f]{32}/artifacts$`));
+      expect(line('LISTED'), ws).toBe("['hello.txt', 'model']");
+      expect(line('READ'), ws).toBe(`hello from ${ws}`);
+      expect(line('SOURCE'), ws).toBe(`${line('ROOT')}/model`);
+      expect(line('VERSION'), ws).toContain("'MLmodel'");
+    }
+    // Not through another workspace's root: cat, no member of ws-a, reads nothing of ann's run there.
+    const root = `workspaces/ws-a/${(await ok('ann', 'ws-a', 'GET', `${V2}/experiments/get-by-name?experiment_name=py-artifacts-ws-a`) as { experiment: { experiment_id: string } }).experiment.experiment_id}`;
+    expect(await status('cat', 'ws-a', 'GET', `/api/2.0/mlflow-artifacts/artifacts?path=${root}`)).toBe(403);
+    expect(await status('ann', 'ws-b', 'GET', `/api/2.0/mlflow-artifacts/artifacts?path=${root}`)).toBe(400);
+  }, 120_000);
+
   it('the CLI reads and makes grants in the workspace it names (--workspace, or MLFLOW_WORKSPACE)', async () => {
     const cli = async (argv: string[], env: Record<string, string> = {}) => {
       let out = '';

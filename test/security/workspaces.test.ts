@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { adminAuth, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
@@ -93,6 +94,95 @@ describe('workspaces, attacked', () => {
     expect(await status('mallory', 'ws-m', 'POST', `${V2}/runs/log-metric`, { run_id: victimRun, key: 'x', value: 1, timestamp: 0 })).not.toBe(200);
     const searched = await ok('mallory', 'ws-m', 'POST', `${V2}/experiments/search`, { max_results: 100 });
     expect(JSON.stringify(searched)).not.toContain('secret');
+  });
+
+  it("artifact paths under MLflow's workspaces/<ws>/ prefix reach only the request's own workspace's experiments", async () => {
+    const ART = '/api/2.0/mlflow-artifacts';
+    const SECRET = 'victor-secret-bytes';
+    /** Sent byte for byte: fetch would resolve the dot segments itself. */
+    const raw = (who: string, ws: string | undefined, method: string, path: string, body?: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(fg.url);
+        const req = request(
+          { hostname, port, method, path, headers: { Authorization: basicOf(who), ...(ws === undefined ? {} : { 'X-MLFLOW-WORKSPACE': ws }) } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on('error', reject).end(body);
+      });
+    const root = `workspaces/ws-v/${victimExperiment}/${victimRun}/artifacts`;
+    const run = (await ok('victor', 'ws-v', 'GET', `${V2}/runs/get?run_id=${victimRun}`)).run as { info: { artifact_uri: string } };
+    expect(run.info.artifact_uri).toBe(`mlflow-artifacts:/${root}`);
+    // The victim writes and reads his run's file as his client does, under the prefix.
+    expect((await raw('victor', 'ws-v', 'PUT', `${ART}/artifacts/${root}/secret.txt`, SECRET)).status).toBe(200);
+    expect((await raw('victor', 'ws-v', 'GET', `${ART}/artifacts/${root}/secret.txt`)).text).toBe(SECRET);
+    // Her own experiment under her own workspace's prefix works: the refusals below are the prefix's, not the route's.
+    const mine = String((await ok('mallory', 'ws-m', 'POST', `${V2}/experiments/create`, { name: 'mine-artifacts' })).experiment_id);
+    const myRun = String(((await ok('mallory', 'ws-m', 'POST', `${V2}/runs/create`, { experiment_id: mine })).run as { info: { run_id: string } }).info.run_id);
+    expect((await raw('mallory', 'ws-m', 'PUT', `${ART}/artifacts/workspaces/ws-m/${mine}/${myRun}/artifacts/own.txt`, 'mine')).status).toBe(200);
+
+    const answers: Array<{ status: number; text: string; what: string }> = [];
+    const attempt = async (ws: string | undefined, method: string, path: string, body?: string) => {
+      const answer = await raw('mallory', ws, method, path, body);
+      answers.push({ ...answer, what: `${method} ${path} in ${ws ?? 'default'}` });
+      return answer;
+    };
+    const list = (path: string) => `${ART}/artifacts?path=${encodeURIComponent(path)}`;
+    // The victim's workspace's prefix from her own workspace (or the default one): MLflow's 400, before any decision.
+    for (const ws of ['ws-m', undefined])
+      for (const [method, path] of [
+        ['GET', `${ART}/artifacts/${root}/secret.txt`],
+        ['PUT', `${ART}/artifacts/${root}/planted.txt`],
+        ['DELETE', `${ART}/artifacts/${root}/secret.txt`],
+        ['GET', list(root)],
+        ['POST', `${ART}/mpu/create/${root}/planted.bin`],
+        ['GET', `${ART}/presigned/${root}/secret.txt`],
+        // Encoded slashes are read as slashes: the same path.
+        ['GET', `${ART}/artifacts/${root.replaceAll('/', '%2F')}%2Fsecret.txt`],
+        ['GET', `${ART}/artifacts/workspaces%2fws-v%2f${victimExperiment}/${victimRun}/artifacts/secret.txt`],
+        // Climbing out of her own prefix into the victim's.
+        ['GET', `${ART}/artifacts/workspaces/${ws ?? 'default'}/../ws-v/${victimExperiment}/${victimRun}/artifacts/secret.txt`],
+        ['GET', `${ART}/artifacts/workspaces/${ws ?? 'default'}/${mine}/../../ws-v/${victimExperiment}/${victimRun}/artifacts/secret.txt`],
+        ['GET', `${ART}/artifacts/workspaces/${ws ?? 'default'}/%2e%2e/ws-v/${victimExperiment}/${victimRun}/artifacts/secret.txt`],
+        ['GET', list(`workspaces/${ws ?? 'default'}/../ws-v/${victimExperiment}/${victimRun}/artifacts`)],
+        // A prefix without an experiment: the workspace directories (and a workspace's experiment directories) are never listed.
+        ['GET', list('workspaces')],
+        ['GET', list('workspaces/')],
+        ['GET', list('workspaces/ws-v')],
+        ['GET', list(`workspaces/${ws ?? 'default'}`)],
+        ['GET', list(`workspaces/${ws ?? 'default'}/`)],
+        ['GET', list(`workspaces//${victimExperiment}/${victimRun}/artifacts`)],
+      ] as const) {
+        const answer = await attempt(ws, method, path, method === 'PUT' ? 'planted by mallory' : undefined);
+        expect(answer.status, `${method} ${path} in ${ws}`).toBe(400);
+        expect(JSON.parse(answer.text), `${method} ${path} in ${ws}`).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE' });
+      }
+    // In the victim's workspace, where the prefix is the request's own, she is no member: refused on the experiment.
+    for (const [method, path] of [
+      ['GET', `${ART}/artifacts/${root}/secret.txt`],
+      ['PUT', `${ART}/artifacts/${root}/planted.txt`],
+      ['GET', list(root)],
+    ] as const)
+      expect((await attempt('ws-v', method, path, method === 'PUT' ? 'planted by mallory' : undefined)).status, path).toBe(403);
+    // The victim's experiment id under her own workspace's prefix names her workspace's directory, not his files.
+    await attempt('ws-m', 'GET', `${ART}/artifacts/workspaces/ws-m/${victimExperiment}/${victimRun}/artifacts/secret.txt`);
+    await attempt('ws-m', 'GET', list(`workspaces/ws-m/${victimExperiment}/${victimRun}/artifacts`));
+    // Registering a version of her own model from his run's files.
+    await ok('mallory', 'ws-m', 'POST', `${V2}/registered-models/create`, { name: 'from-victor' });
+    for (const source of [`mlflow-artifacts:/${root}`, `mlflow-artifacts:/workspaces/ws-m/../ws-v/${victimExperiment}/${victimRun}/artifacts`]) {
+      const made = await send('mallory', 'ws-m', 'POST', `${V2}/model-versions/create`, { name: 'from-victor', source });
+      expect(made.status, source).toBe(403);
+    }
+
+    for (const answer of answers) expect(answer.text, answer.what).not.toContain(SECRET);
+    // An answer may echo the path asked (MLflow's 404 does); none that succeeded names his files.
+    for (const answer of answers) if (answer.status === 200) expect(answer.text, answer.what).not.toMatch(/secret\.txt|planted/);
+    // His run's files are as he left them.
+    const files = (await ok('victor', 'ws-v', 'GET', list(root))).files as Array<{ path: string }>;
+    expect(files.map((f) => f.path)).toEqual(['secret.txt']);
+    expect((await raw('victor', 'ws-v', 'GET', `${ART}/artifacts/${root}/secret.txt`)).text).toBe(SECRET);
   });
 
   it('a cached mapping of one workspace never decides in another (a prompt there, a model here)', async () => {

@@ -33,3 +33,39 @@ describe('modelVersionSourceRefs', () => {
     },
   );
 });
+
+describe("modelVersionSourceRefs under MLflow's workspaces (served artifacts at workspaces/<ws>/<experiment id>)", () => {
+  it.each([
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/4/r9/artifacts/model', '4'],
+    ['ws-a', 'mlflow-artifacts://host:5000/workspaces/ws-a/5/r9/artifacts/model', '5'],
+    ['default', 'mlflow-artifacts:/workspaces/default/6/models/m-abc/artifacts', '6'],
+    // The unprefixed form is read as it was (MLflow roots it in the request's workspace).
+    ['ws-a', 'mlflow-artifacts:/4/r9/artifacts/model', '4'],
+    ['default', 'mlflow-artifacts:/4/r9/artifacts/model', '4'],
+  ])('in %s, %s reads experiment %s', async (workspace, source, id) => {
+    expect((await modelVersionSourceRefs({ source }, lookups, workspace)).map((r) => r.id)).toEqual([id]);
+  });
+
+  it.each([
+    // Another workspace's artifacts: decided here, this workspace's experiment of that id would be checked.
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-b/4/r9/artifacts/model'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/default/4/r9/artifacts/model'],
+    ['default', 'mlflow-artifacts:/workspaces/ws-a/4/r9/artifacts/model'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/WS-A/4/r9/artifacts/model'],
+    // A prefix naming no workspace or no experiment, or climbing out of it.
+    ['ws-a', 'mlflow-artifacts:/workspaces//4/r9/artifacts/model'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/4'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/x/4/r9'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/../ws-b/4/r9/artifacts/model'],
+    ['ws-a', 'mlflow-artifacts:/workspaces/ws-a/4/../../ws-b/4/r9/artifacts/model'],
+    ['ws-a', 'mlflow-artifacts:/workspaces%2Fws-a%2F4/r9/artifacts/model'],
+  ])('in %s, refuses %s', async (workspace, source) => {
+    await expect(modelVersionSourceRefs({ source }, lookups, workspace)).rejects.toMatchObject({ status: 403, reason: 'model-source-unverifiable' });
+  });
+
+  it('without workspaces a workspaces/ prefix names no experiment: refused as before', async () => {
+    for (const source of ['mlflow-artifacts:/workspaces/default/4/r9/artifacts/model', 'mlflow-artifacts:/workspaces/ws-a/4/r9/artifacts/model'])
+      await expect(modelVersionSourceRefs({ source }, lookups), source).rejects.toMatchObject({ status: 403, reason: 'model-source-unverifiable' });
+  });
+});

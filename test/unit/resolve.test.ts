@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ROUTE_CATALOG } from '../../src/authz/catalog.js';
 import { FlowgateError } from '../../src/errors.js';
 import type { MlflowLookups } from '../../src/authz/mlflow-lookups.js';
-import { createResourceResolver, readField, type ResolveRequest } from '../../src/authz/resolve.js';
+import { createResourceResolver, readField, type ResolveRequest, type ResolverOptions } from '../../src/authz/resolve.js';
+import { inWorkspace } from '../../src/workspaces/request-workspace.js';
 import { createRouteMatcher } from '../../src/authz/route-matcher.js';
 
 const matcher = createRouteMatcher(ROUTE_CATALOG);
@@ -31,13 +32,13 @@ interface Req {
   headers?: Record<string, string | string[]>;
 }
 
-async function resolveFor(method: string, path: string, req: Req = {}, lookups = fakeLookups()) {
+async function resolveFor(method: string, path: string, req: Req = {}, lookups = fakeLookups(), options: ResolverOptions = {}) {
   const found = matcher.match(method, path);
   if (!found) throw new Error(`no catalog row for ${method} ${path}`);
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(req.query ?? {})) for (const one of [v].flat()) query.append(k, one);
   const request: ResolveRequest = { method, query, body: req.body, params: found.params, headers: req.headers ?? {} };
-  return createResourceResolver(lookups)(found.entry, request);
+  return createResourceResolver(lookups, options)(found.entry, request);
 }
 
 async function errorOf(promise: Promise<unknown>): Promise<FlowgateError> {
@@ -195,6 +196,69 @@ describe('resolve: registered models and prompts', () => {
     expect(set).toEqual([{ kind: 'registered_model', id: 'model-a' }, { kind: 'prompt', id: 'model-a' }]);
     const removed = await resolveFor('DELETE', '/api/2.0/mlflow/registered-models/delete-tag', { query: { name: 'prompt-a', key: 'mlflow.prompt.is_prompt' } });
     expect(removed).toHaveLength(2);
+  });
+});
+
+describe("resolve: artifact paths under MLflow's workspaces (workspaces/<ws>/<experiment id>/...)", () => {
+  const ON: ResolverOptions = { workspaceMode: { enabled: true } };
+  const ART = '/api/2.0/mlflow-artifacts';
+  /** Every artifact route, with `path` (what follows the route's prefix, or the listing's `path`). */
+  const everyRoute = (path: string): Array<[string, string, Req]> => [
+    ['PUT', `${ART}/artifacts/${path}`, {}],
+    ['GET', `${ART}/artifacts/${path}`, {}],
+    ['DELETE', `${ART}/artifacts/${path}`, {}],
+    ['GET', `${ART}/artifacts`, { query: { path } }],
+    ['POST', `${ART}/mpu/create/${path}`, {}],
+    ['POST', `${ART}/mpu/complete/${path}`, { body: { path: 'local', upload_id: 'u' } }],
+    ['POST', `${ART}/mpu/abort/${path}`, {}],
+    ['GET', `${ART}/presigned/${path}`, {}],
+  ];
+  const inWs = <T>(ws: string | undefined, fn: () => Promise<T>): Promise<T> => (ws === undefined ? fn() : inWorkspace(ws, fn));
+  const experimentsOf = (ws: string | undefined, method: string, path: string, req: Req, options = ON) =>
+    inWs(ws, () => resolveFor(method, path, req, fakeLookups(), options));
+
+  it('the experiment is the segment after the prefix of the request\'s own workspace, on every artifact route', async () => {
+    for (const [ws, prefix] of [['ws-a', 'workspaces/ws-a'], [undefined, 'workspaces/default']] as const)
+      for (const [method, path, req] of everyRoute(`${prefix}/5/r1/artifacts/hello.txt`))
+        expect(await experimentsOf(ws, method, path, req), `${ws} ${method} ${path}`).toEqual([{ kind: 'experiment', id: '5' }]);
+  });
+
+  it('the unprefixed form is read as it was, in any workspace', async () => {
+    for (const ws of ['ws-a', undefined])
+      for (const [method, path, req] of everyRoute('5/r1/artifacts/hello.txt'))
+        expect(await experimentsOf(ws, method, path, req), `${ws} ${method} ${path}`).toEqual([{ kind: 'experiment', id: '5' }]);
+  });
+
+  it("another workspace's prefix is a 400 in MLflow's words, before any decision", async () => {
+    for (const [ws, other] of [['ws-a', 'ws-b'], ['ws-a', 'default'], [undefined, 'ws-a'], ['ws-a', 'WS-A']] as const)
+      for (const [method, path, req] of everyRoute(`workspaces/${other}/5/r1/artifacts/hello.txt`)) {
+        const error = await errorOf(experimentsOf(ws, method, path, req));
+        expect(error.status, `${ws} ${method} ${path}`).toBe(400);
+        expect(error.code).toBe('INVALID_PARAMETER_VALUE');
+        expect(error.message).toBe(`Artifact path targets workspace '${other}' but the workspace specified in the request is '${ws ?? 'default'}'.`);
+      }
+  });
+
+  it('a prefix naming no experiment is refused: no listing of workspace or experiment directories', async () => {
+    for (const path of ['workspaces', 'workspaces/', 'workspaces//5/r1', 'workspaces/ws-a', 'workspaces/ws-a/', 'workspaces/ws-a//r1', 'workspaces/ws-a/ws-a/5', 'workspaces/ws-a/01/r1', 'workspaces/ws-a/+5/r1'])
+      for (const [method, route, req] of everyRoute(path)) {
+        expect((await errorOf(experimentsOf('ws-a', method, route, req))).status, `${method} ${route} ${JSON.stringify(req)}`).toBe(400);
+      }
+  });
+
+  it('dot segments and backslashes around the prefix are refused', async () => {
+    for (const path of ['workspaces/ws-a/../ws-b/5/r1', 'workspaces/ws-b/../ws-a/5/r1', 'workspaces/./ws-a/5/r1', 'workspaces/ws-a/./5/r1', 'workspaces\\ws-a\\5\\r1', 'workspaces/ws-a/5\\..\\6/r1'])
+      expect((await errorOf(experimentsOf('ws-a', 'GET', `${ART}/artifacts`, { query: { path } }))).status, path).toBe(400);
+  });
+
+  it('without workspaces (or before MLflow said) `workspaces/...` names no experiment: refused as before', async () => {
+    for (const options of [{ workspaceMode: { enabled: false } }, {}])
+      for (const path of ['workspaces/default/5/r1/artifacts/hello.txt', 'workspaces/ws-a/5/r1', 'workspaces', 'workspaces/'])
+        for (const [method, route, req] of everyRoute(path)) {
+          const error = await errorOf(experimentsOf(undefined, method, route, req, options));
+          expect(error.status, `${method} ${route} ${JSON.stringify(req)}`).toBe(400);
+          expect(error.message).toMatch(/experiment id/);
+        }
   });
 });
 
