@@ -52,8 +52,21 @@ function fetchPage(url: URL, timeoutMs: number): Promise<Page> {
 }
 
 /**
+ * Whether MLflow's answer says who may frame it. MLflow before 3.5 (and one started with
+ * `--disable-security-middleware` or `MLFLOW_SERVER_X_FRAME_OPTIONS=NONE`) says nothing; its page,
+ * signed in through a SameSite=Lax cookie, could then be framed by any page of the same site and its
+ * buttons (flowgate's Sign out among them) clicked through an invisible frame. Then the shell is SAMEORIGIN.
+ */
+function saysWhoMayFrame(headers: Record<string, string | string[]>): boolean {
+  if (headers['x-frame-options'] !== undefined) return true;
+  const csp = headers['content-security-policy'];
+  return csp !== undefined && /frame-ancestors/i.test(Array.isArray(csp) ? csp.join(';') : csp);
+}
+
+/**
  * MLflow's UI shell (`GET /`), fetched from MLflow and answered with flowgate's menu added. MLflow's
- * own headers (its security headers among them) are kept; an answer that is not an HTML page passes as it is.
+ * own headers (its security headers among them) are kept, SAMEORIGIN added where they say nothing about
+ * framing; an answer that is not an HTML page passes as it is.
  */
 export function createShell(o: ShellOptions) {
   return async (req: IncomingMessage, res: ServerResponse, search: string): Promise<void> => {
@@ -68,6 +81,7 @@ export function createShell(o: ShellOptions) {
     const body = page.status === 200 && isHtml ? Buffer.from(injectMenu(page.body.toString('utf8'), o.basePath)) : page.body;
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(page.headers)) if (v !== undefined && !DROPPED.has(k)) headers[k] = v;
+    if (!saysWhoMayFrame(headers)) headers['x-frame-options'] = 'SAMEORIGIN';
     headers['cache-control'] = 'no-cache';
     headers['content-length'] = String(body.length);
     res.writeHead(page.status, headers);

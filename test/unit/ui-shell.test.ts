@@ -81,13 +81,13 @@ describe('the MLflow shell through flowgate', () => {
   let upstream: Server;
   let flowgate: Server;
   let url = '';
-  let answer: { status: number; type: string; body: string } = { status: 200, type: 'text/html; charset=utf-8', body: '' };
+  let answer: { status: number; type: string; body: string; framing?: Record<string, string> } = { status: 200, type: 'text/html; charset=utf-8', body: '' };
   const seen: string[] = [];
 
   beforeAll(async () => {
     upstream = createServer((q, s) => {
       seen.push(q.url ?? '');
-      s.writeHead(answer.status, { 'Content-Type': answer.type, 'X-Frame-Options': 'SAMEORIGIN' });
+      s.writeHead(answer.status, { 'Content-Type': answer.type, ...(answer.framing ?? { 'X-Frame-Options': 'SAMEORIGIN' }) });
       s.end(answer.body);
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -109,6 +109,22 @@ describe('the MLflow shell through flowgate', () => {
     expect(text).toContain('<script defer src="/mlflow/flowgate/ui/assets/menu.js"></script></head>');
     expect(r.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     expect(Number(r.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+  });
+
+  it('is SAMEORIGIN where MLflow says nothing about framing (before 3.5, or its middleware off), and keeps what MLflow says', async () => {
+    const framing = async (given: Record<string, string>) => {
+      answer = { status: 200, type: 'text/html; charset=utf-8', body: '<html><head></head><body></body></html>', framing: given };
+      const r = await fetch(`${url}/`);
+      await r.text();
+      return [r.headers.get('x-frame-options'), r.headers.get('content-security-policy')];
+    };
+    try {
+      expect(await framing({})).toEqual(['SAMEORIGIN', null]);
+      expect(await framing({ 'X-Frame-Options': 'DENY' })).toEqual(['DENY', null]);
+      expect(await framing({ 'Content-Security-Policy': "frame-ancestors 'self' https://portal.example" })).toEqual([null, "frame-ancestors 'self' https://portal.example"]);
+    } finally {
+      answer = { status: 200, type: 'text/html; charset=utf-8', body: '' };
+    }
   });
 
   it('answers in MLflow’s error shape when MLflow cannot be reached', async () => {
