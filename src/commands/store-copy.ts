@@ -66,7 +66,8 @@ export async function runStoreCopy(args: string[], out: (text: string) => void, 
     if (values.json) out(`${JSON.stringify({ from: from.name, to: to.name, ...report })}\n`);
     else {
       out(`copied ${from.name} to ${to.name}\n`);
-      for (const r of report.tables) out(`  ${r.table.padEnd(20)} ${String(r.source).padStart(8)} → ${String(r.target).padStart(8)}${r.source === r.target ? '' : '  MISMATCH'}\n`);
+      const width = Math.max(...report.tables.map((r) => r.table.length));
+      for (const r of report.tables) out(`  ${r.table.padEnd(width)} ${String(r.source).padStart(8)} → ${String(r.target).padStart(8)}${r.source === r.target ? '' : '  MISMATCH'}\n`);
       out(report.verified ? 'verified: every table holds as many rows as its source\n' : 'NOT verified: counts differ\n');
     }
     return report.verified ? 0 : 1;
