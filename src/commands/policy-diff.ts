@@ -3,7 +3,7 @@ import { deleteGrant, grantPath } from './admin-cli/grants.js';
 import { kindShape } from './admin-cli/resources.js';
 import { idIsName, KINDS } from '../resources/kinds.js';
 import { grantResource, type PolicyDocument, type PolicyGrant, type PolicyPatternGrant } from './policy-document.js';
-import { grantKey, patternKey, type ExperimentsIn } from './policy-state.js';
+import { clientIn, grantKey, patternKey, type ExperimentsIn } from './policy-state.js';
 
 /** One change, shown as a diff line (`+` add, `~` change, `-` remove) and applied through the admin API. */
 export interface Change {
@@ -11,17 +11,20 @@ export interface Change {
   apply(client: AdminClient): Promise<unknown>;
 }
 
-/** `create` (no grant yet), `update` (one with another permission) or `remove`. */
-/** The client acting in the workspace a grant names (the connection's own without one). */
-const clientFor = (client: AdminClient, w: { readonly in_workspace?: string | undefined }) => (w.in_workspace === undefined ? client : client.inWorkspace(w.in_workspace));
+/**
+ * The client acting in the workspace a grant or pattern grant names: without `in_workspace`, the
+ * default one, whatever workspace the connection names (`--workspace`, MLFLOW_WORKSPACE).
+ */
+const clientFor = (client: AdminClient, w: { readonly in_workspace?: string | undefined }) => clientIn(client, w.in_workspace);
 
+/** `create` (no grant yet), `update` (one with another permission) or `remove`. */
 function grantChange(line: string, g: PolicyGrant, experimentsIn: ExperimentsIn, how: 'create' | 'update' | 'remove'): Change {
   return {
     line,
     async apply(given) {
       const client = clientFor(given, g);
       const { kind, name } = grantResource(g);
-      // A kind whose id is not its name is an experiment's: its id comes from MLflow, in the grant's workspace.
+      // A kind whose id is not its name is an experiment's: its id comes from MLflow, in the grant's workspace (the default one untagged).
       const id = idIsName(kind) ? name : await experimentsIn(g.in_workspace).idOf(name);
       if (id === undefined) throw new Error(`MLflow has no ${KINDS[kind].ui.one} named '${name}'`);
       const grantee = g.user !== undefined ? ({ segment: 'users', name: g.user } as const) : ({ segment: 'groups', name: g.group! } as const);

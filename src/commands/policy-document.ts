@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { KIND_SPECS, KINDS, permissionRefusal, POLICY_FIELDS, RESOURCE_KINDS, type PolicyField, type ResourceKind } from '../resources/kinds.js';
+import { KIND_SPECS, keyedInWorkspace, KINDS, permissionRefusal, POLICY_FIELDS, RESOURCE_KINDS, type PolicyField, type ResourceKind } from '../resources/kinds.js';
+import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
 import { PERMISSIONS } from '../resources/permissions.js';
 
 const name = z.string().min(1).max(256);
@@ -77,6 +78,25 @@ export function grantResource(g: PolicyGrant): { kind: ResourceKind; field: Poli
   const kind = RESOURCE_KINDS.find((k) => g[KINDS[k].policyField] !== undefined)!;
   const field = KINDS[kind].policyField;
   return { kind, field, name: g[field]! };
+}
+
+/**
+ * The document with each grant's and pattern grant's workspace as an export writes it: none for the
+ * default workspace (`in_workspace: default` is the same as none), nor for a kind kept in no
+ * workspace (a workspace's own membership). So a grant is matched with the one flowgate holds
+ * whichever way the file spells its workspace.
+ */
+export function withFileWorkspaces(doc: PolicyDocument): PolicyDocument {
+  const plain = <T extends { readonly in_workspace?: string | undefined }>(x: T, kind: ResourceKind): T => {
+    if (x.in_workspace === undefined || (x.in_workspace !== DEFAULT_WORKSPACE && keyedInWorkspace(kind))) return x;
+    const { in_workspace: _dropped, ...rest } = x;
+    return rest as T;
+  };
+  return {
+    ...doc,
+    grants: doc.grants.map((g) => plain(g, grantResource(g).kind)),
+    patterns: doc.patterns.map((p) => plain(p, p.resource_type)),
+  };
 }
 
 /** The JSON Schema of the file (committed as schemas/policy.schema.json). */

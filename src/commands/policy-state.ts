@@ -76,25 +76,42 @@ export const grantKey = (g: PolicyGrant) => {
 
 export const patternKey = (p: PolicyPatternGrant) => `${inWorkspace(p)}${p.resource_type}:${p.pattern} ${p.user !== undefined ? `user:${p.user}` : `group:${p.group}`}`;
 
-/** Experiment names per MLflow workspace (an experiment's name is unique only in its own). */
+/**
+ * The client acting in the workspace a policy file's grant or pattern grant names: without
+ * `in_workspace` (or with `default`), the default workspace's, whatever workspace the connection names
+ * (`--workspace`, MLFLOW_WORKSPACE). A connection naming none acts in the default workspace itself.
+ */
+export function clientIn(client: AdminClient, workspace: string | undefined): AdminClient {
+  const ws = workspace ?? DEFAULT_WORKSPACE;
+  if (ws === (client.workspace ?? DEFAULT_WORKSPACE)) return client;
+  return client.inWorkspace(ws);
+}
+
+/** A policy file's workspace as its grants carry it: undefined for the default one. */
+export const fileWorkspace = (workspace: string | undefined): string | undefined => (workspace === DEFAULT_WORKSPACE ? undefined : workspace);
+
+/** Experiment names per MLflow workspace (an experiment's name is unique only in its own); undefined: the default one. */
 export type ExperimentsIn = (workspace: string | undefined) => ExperimentNames;
 
 export function experimentsPerWorkspace(client: AdminClient): ExperimentsIn {
   const byWorkspace = new Map<string, ExperimentNames>();
   return (workspace) => {
-    const key = workspace ?? '';
+    const key = fileWorkspace(workspace) ?? DEFAULT_WORKSPACE;
     let names = byWorkspace.get(key);
-    if (!names) byWorkspace.set(key, (names = new ExperimentNames(workspace === undefined ? client : client.inWorkspace(workspace))));
+    if (!names) byWorkspace.set(key, (names = new ExperimentNames(clientIn(client, workspace))));
     return names;
   };
 }
 
 /**
- * The workspaces a state covers: the connection's one when it names one; else, with MLflow's
- * workspaces on, every one the caller sees (the default one first, its grants untagged).
+ * The workspaces a state covers (undefined: the default one, its grants untagged). With the
+ * connection naming one: that one, and every one in `named` (the workspaces a file being applied
+ * names, the default one for its untagged grants), so each is compared with what that workspace
+ * holds. Else, with MLflow's workspaces on, every one the caller sees (the default one first); a
+ * workspace of `named` MLflow does not list holds nothing to compare with.
  */
-async function workspacesOf(client: AdminClient): Promise<Array<string | undefined>> {
-  if (client.workspace !== undefined) return [client.workspace === DEFAULT_WORKSPACE ? undefined : client.workspace];
+async function workspacesOf(client: AdminClient, named: ReadonlyArray<string | undefined>): Promise<Array<string | undefined>> {
+  if (client.workspace !== undefined) return [...new Set([client.workspace, ...named].map(fileWorkspace))];
   const all = await client.workspaces();
   return [undefined, ...all.filter((w) => w !== DEFAULT_WORKSPACE)];
 }
@@ -107,8 +124,11 @@ interface ApiPattern {
   permission: PolicyPatternGrant['permission'];
 }
 
-/** What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly). */
-export async function readPolicyState(client: AdminClient, experimentsIn: ExperimentsIn): Promise<PolicyState> {
+/**
+ * What the running flowgate holds now, as a policy document (sorted, so exports diff cleanly): in the
+ * workspaces workspacesOf names, each read in its own workspace (`named`: a file's, when applying it).
+ */
+export async function readPolicyState(client: AdminClient, experimentsIn: ExperimentsIn, named: ReadonlyArray<string | undefined> = []): Promise<PolicyState> {
   const { users: all } = await client.call<{ users: ApiUser[] }>('GET', 'permissions/users');
   const { groups } = await client.call<{ groups: { name: string }[] }>('GET', 'permissions/groups');
   const tokenUsers = new Set(all.filter(madeByToken).map((u) => u.username));
@@ -119,10 +139,10 @@ export async function readPolicyState(client: AdminClient, experimentsIn: Experi
     ...all.map((u) => ({ segment: 'users', name: u.username, field: 'user' as const })),
     ...groups.map((g) => ({ segment: 'groups', name: g.name, field: 'group' as const })),
   ];
-  const workspaces = await workspacesOf(client);
+  const workspaces = await workspacesOf(client, named);
   const patterns: PolicyPatternGrant[] = [];
   for (const [pass, workspace] of workspaces.entries()) {
-    const here = workspace === undefined || client.workspace === workspace ? client : client.inWorkspace(workspace);
+    const here = clientIn(client, workspace);
     const tag = workspace === undefined ? {} : { in_workspace: workspace };
     const experiments = experimentsIn(workspace);
     for (const who of grantees) {
@@ -145,7 +165,9 @@ export async function readPolicyState(client: AdminClient, experimentsIn: Experi
         }
       }
     }
-    for (const p of (await here.call<{ patterns: ApiPattern[] }>('GET', 'permissions/patterns')).patterns)
+    for (const p of (await here.call<{ patterns: ApiPattern[] }>('GET', 'permissions/patterns')).patterns) {
+      // A kind kept in no workspace (membership) is listed in each: read once.
+      if (pass > 0 && !keyedInWorkspace(p.resource_type)) continue;
       patterns.push({
         resource_type: p.resource_type,
         pattern: p.pattern,
@@ -153,6 +175,7 @@ export async function readPolicyState(client: AdminClient, experimentsIn: Experi
         ...(p.username !== undefined ? { user: p.username } : { group: p.group_name! }),
         permission: p.permission,
       });
+    }
   }
   const members: Record<string, string[]> = {};
   for (const g of groups) {

@@ -6,7 +6,8 @@ import { UsageError } from './admin-cli/connection.js';
 import type { Io } from './admin-cli/output.js';
 import { runAction } from './admin-cli/run.js';
 import { policyDiff } from './policy-diff.js';
-import { policyDocument, type PolicyDocument } from './policy-document.js';
+import { keyedInWorkspace } from '../resources/kinds.js';
+import { grantResource, policyDocument, withFileWorkspaces, type PolicyDocument } from './policy-document.js';
 import { experimentsPerWorkspace, readPolicyState } from './policy-state.js';
 
 const EXPORT: Action = {
@@ -40,7 +41,7 @@ function parseDocument(text: string, file: string): PolicyDocument {
   const parsed = policyDocument.safeParse(raw);
   if (!parsed.success)
     throw new UsageError(`${file} is not a flowgate policy:\n${parsed.error.issues.map((i) => `  ${i.path.join('.') || '(top)'}: ${i.message}`).join('\n')}`);
-  return parsed.data;
+  return withFileWorkspaces(parsed.data);
 }
 
 type BatchedCall = { method: string; path: string; body?: unknown; workspace?: string };
@@ -71,7 +72,13 @@ const APPLY: Action = {
     for (const g of wanted.grants)
       if (g.experiment !== undefined && (await experiments(g.in_workspace).idOf(g.experiment)) === undefined)
         throw new UsageError(`MLflow has no experiment named '${g.experiment}'${g.in_workspace === undefined ? '' : ` in workspace ${g.in_workspace}`} (named by a grant in ${args[0]})`);
-    const { document: current, bootstrapAdmin, tokenUsers, tokenGrants } = await readPolicyState(client, experiments);
+    // Each grant is compared with what its own workspace holds (the default one's, untagged), whichever the
+    // connection names: the workspaces of the file's grants kept in one (not membership, kept in none) are read too.
+    const named = [
+      ...wanted.grants.filter((g) => keyedInWorkspace(grantResource(g).kind)).map((g) => g.in_workspace),
+      ...wanted.patterns.filter((p) => keyedInWorkspace(p.resource_type)).map((p) => p.in_workspace),
+    ];
+    const { document: current, bootstrapAdmin, tokenUsers, tokenGrants } = await readPolicyState(client, experiments, named);
     const username = io.env.MLFLOW_TRACKING_USERNAME;
     const kept: string[] = [];
     const changes = policyDiff(
