@@ -13,10 +13,20 @@ import { usernameSchema } from './validation.js';
  */
 const signInSchema = z.enum(['local', 'oidc'], { message: "must be 'local' or 'oidc'" });
 
+/**
+ * A user's name for people: stored and shown in tables (CLI, UI), so free text without control characters
+ * (a NUL PostgreSQL cannot store, ANSI escapes and newlines a terminal would act on), as group names.
+ */
+const displayNameSchema = z
+  .string({ message: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
 const createUserBody = z
   .strictObject({
     username: usernameSchema,
-    display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
+    display_name: displayNameSchema.optional(),
     is_admin: z.boolean({ message: 'must be a boolean' }).default(false),
     is_service_account: z.boolean({ message: 'must be a boolean' }).default(false),
     /**
@@ -37,7 +47,7 @@ const createUserBody = z
   });
 
 const updateUserBody = z.strictObject({
-  display_name: z.string({ message: 'must be a string' }).min(1).max(256).optional(),
+  display_name: displayNameSchema.optional(),
   is_admin: z.boolean({ message: 'must be a boolean' }).optional(),
   /** `oidc` links a local user to the identity-provider account of their next sign-in; `local` unlinks. */
   sign_in: signInSchema.optional(),

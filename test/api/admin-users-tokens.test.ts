@@ -88,6 +88,38 @@ describe('users', () => {
     expect([(await userCount()), (await auditCount())]).toEqual([users, audits]);
   });
 
+  it.each([
+    ['a NUL (PostgreSQL cannot store one: it was a 500)', 'Ann\u0000', /'display_name' must not contain control characters/],
+    ['an ANSI escape', 'Ann\u001b[2J\u001b[31mroot', /'display_name' must not contain control characters/],
+    ['a newline', 'Ann\nadmin  true', /'display_name' must not contain control characters/],
+    ['DEL', 'Ann\u007f', /'display_name' must not contain control characters/],
+    ['257 characters', 'x'.repeat(257), /'display_name' must be at most 256 characters/],
+    ['nothing', '', /'display_name' must not be empty/],
+  ])('refuses a display_name with %s on create and on update: 400 naming the field, nothing written', async (_what, displayName, message) => {
+    const [users, audits] = [await userCount(), await auditCount()];
+    for (const path of ['/api/2.0/mlflow/users/create', '/api/2.0/mlflow/users']) {
+      const res = await api().post(path).set('Authorization', adminAuth()).send({ username: 'dn-refused', display_name: displayName });
+      expect(res.status, path).toBe(400);
+      expect(res.body).toEqual({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringMatching(message) });
+    }
+    const up = await api().patch('/api/2.0/mlflow/permissions/users/alice').set('Authorization', adminAuth()).send({ display_name: displayName });
+    expect(up.status).toBe(400);
+    expect(up.body).toEqual({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringMatching(message) });
+    expect((await api().get('/api/2.0/mlflow/permissions/users/dn-refused').set('Authorization', adminAuth())).status).toBe(404);
+    expect((await api().get('/api/2.0/mlflow/permissions/users/alice').set('Authorization', adminAuth())).body.user.display_name).toBe('Alice A');
+    expect([await userCount(), await auditCount()]).toEqual([users, audits]);
+  });
+
+  it('keeps a display_name of any other text, 256 characters included', async () => {
+    const res = await createUser({ username: 'dn-kept', display_name: 'Zoë 山田 — O\'Brien 🙂' });
+    expect(res.status).toBe(201);
+    expect(res.body.user.display_name).toBe('Zoë 山田 — O\'Brien 🙂');
+    const long = await api().patch('/api/2.0/mlflow/permissions/users/dn-kept').set('Authorization', adminAuth()).send({ display_name: 'y'.repeat(256) });
+    expect(long.status).toBe(200);
+    expect(long.body.user.display_name).toBe('y'.repeat(256));
+    expect((await api().delete('/api/2.0/mlflow/permissions/users/dn-kept').set('Authorization', adminAuth())).status).toBe(200);
+  });
+
   it('refuses malformed JSON with 400, an oversize body with 413, a duplicate with 409', async () => {
     const bad = await api()
       .post('/api/2.0/mlflow/users/create')
