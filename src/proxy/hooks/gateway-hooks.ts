@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { experimentRef, isMissingRef, readField } from '../../authz/resolve.js';
 import type { RouteEntry } from '../../authz/types.js';
 import { forbidden } from '../../errors.js';
@@ -68,6 +69,16 @@ const USAGE_EXPERIMENT_SOURCE = 'mlflow.experiment.sourceId';
  * or they could not see their own endpoint's usage. Asked at the `/ajax-api/` twin, which every
  * release serves under a static prefix.
  */
+/**
+ * An endpoint's answer naming a usage experiment: MLflow may just have made it (a create, or an update
+ * turning usage tracking on), and its SQLite store may hand out an id `mlflow gc` freed. The names cached
+ * for experiment ids go, or pattern grants would judge the new experiment by the old one's name.
+ */
+function forgetNamesIfUsageExperiment(ctx: HookContext, json: unknown): void {
+  const experimentId = obj(obj(json).endpoint).experiment_id;
+  if (typeof experimentId === 'string' && experimentId !== '') ctx.mappings.forget({ cache: 'experiment_names', key: '' });
+}
+
 async function usageExperimentCreated(ctx: HookContext, json: unknown): Promise<string | undefined> {
   const endpoint = obj(obj(json).endpoint);
   const experimentId = endpoint.experiment_id;
@@ -95,6 +106,7 @@ export const grantCreatorOfGateway: Hook = (call, ctx) => {
     const name = answeredName(kind, json);
     if (name !== undefined) await ctx.grantWriter.creator(creator, { kind, id: name });
     if (kind !== GATEWAY_ENDPOINT) return;
+    forgetNamesIfUsageExperiment(ctx, json);
     const experimentId = await usageExperimentCreated(ctx, json);
     if (experimentId !== undefined) await ctx.grantWriter.creator(creator, experimentRef(experimentId));
   };
@@ -121,18 +133,31 @@ export const followGateway: Hook = (call, ctx) => {
   const ref = refs[0];
   const name = ref !== undefined && !isMissingRef(ref) ? ref.id : undefined;
   const deletes = entry.method === 'DELETE';
+  let response: ServerResponse | undefined;
+  let forgotten = false;
+  // Bound now: the answer's 'close' comes outside the request's workspace.
+  const forget = keepingWorkspace(() => {
+    if (forgotten) return;
+    forgotten = true;
+    ctx.mappings.forget(change);
+  });
   const act = async (json: unknown) => {
-    ctx.mappings.forgetHere([change]);
-    if (name === undefined) return;
-    const renamed = deletes ? undefined : answeredName(kind, json);
-    if (!deletes && (renamed === undefined || renamed === name)) return;
-    await ctx.grantWriter.followGateway(principal.username, kind, name, renamed);
+    try {
+      ctx.mappings.forgetHere([change]);
+      if (kind === GATEWAY_ENDPOINT && !deletes) forgetNamesIfUsageExperiment(ctx, json);
+      if (name === undefined) return;
+      const renamed = deletes ? undefined : answeredName(kind, json);
+      if (!deletes && (renamed === undefined || renamed === name)) return;
+      await ctx.grantWriter.followGateway(principal.username, kind, name, renamed);
+    } finally {
+      // A client that hung up closed its answer before this hook began: no 'close' is coming.
+      if (response?.destroyed) forget();
+    }
   };
   const answered = afterAnswer(call, ctx, act, !deletes);
-  // Bound now: the answer's 'close' comes outside the request's workspace.
-  const forget = keepingWorkspace(() => ctx.mappings.forget(change));
   return {
     onResponse: (upstream, res) => {
+      response = res;
       // The hook's work (act) is done before the answer is sent; a client gone away closes it sooner.
       res.once('close', forget);
       answered(upstream, res);
