@@ -10,6 +10,7 @@ export const AUDIT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/audit',
     summary: 'Read the audit log of changes to principals, tokens and grants, newest first',
     access: 'admin',
+    query: auditQuery,
     handler: (req, deps) => newestFirst(req.query, auditQuery, (q) => deps.audit.list(q.max_results, q.page_token)),
   },
 ];

@@ -82,6 +82,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/users/get',
     summary: 'Get a user (MLflow basic-auth): yourself, or as an administrator anyone',
     access: 'authenticated',
+    query: usernameQuery,
     handler: async (req, deps) => {
       const { username } = readQuery(usernameQuery, req.query);
       selfOrAdmin(req.principal, username, 'read the account');
@@ -159,6 +160,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "Read a user's grants, directly and through their roles: yourself, or as an administrator anyone's",
     access: 'authenticated',
+    query: usernameQuery,
     handler: async (req, deps) => {
       const { username } = readQuery(usernameQuery, req.query);
       selfOrAdmin(req.principal, username, 'list the permissions');
@@ -211,6 +213,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "Read a user's effective permission on one resource, as the gate decides it: yourself, or as an administrator anyone's",
     access: 'authenticated',
+    query: getQuery,
     handler: async (req, deps) => {
       const q = readQuery(getQuery, req.query);
       const t = userTarget(q.resource_type, q.resource_id, 'READ');

@@ -30,6 +30,7 @@ export const EXPLAIN_ROUTES: readonly AdminRoute[] = [
     summary: 'Explain the decision on a request for a user: the catalog row, the resources, every grant considered and the deciding check',
     // Anyone may ask about themself; asking about someone else takes an administrator (checked below).
     access: 'authenticated',
+    query: explainQuery,
     handler: async (req, deps) => {
       if (!deps.explain) throw badRequest('Explanations are not available on this flowgate');
       const q = parseWith(explainQuery, Object.fromEntries(req.query), 'query');

@@ -30,6 +30,11 @@ const patternJson = (kind: ResourceKind, pattern: string, grantee: Grantee['type
   permission,
 });
 
+/** A listing's query: its optional `resource_type` filter (`kindFilter` reads it). */
+const listQuery = z.object({ resource_type: resourceTypeSchema.optional() });
+/** A removal's query: the pattern grant's kind and pattern, both required (the handler reads them). */
+const removeQuery = z.object({ resource_type: resourceTypeSchema, pattern: z.string({ message: 'is required' }) });
+
 /** The optional `resource_type` filter of a listing. */
 function kindFilter(req: AdminRequest): ResourceKind | undefined {
   const value = req.query.get('resource_type');
@@ -45,6 +50,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
       path,
       summary: `List a ${g.type}'s pattern grants`,
       access: 'admin',
+      query: listQuery,
       handler: async (req, deps) => {
         const kind = kindFilter(req);
         const name = who(req);
@@ -59,6 +65,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
       summary: `Grant a ${g.type} a permission on every resource named to match a pattern, or change it`,
       access: 'admin',
       body: patternGrantBody,
+      successStatus: [201, 200],
       handler: async (req, deps) => {
         const name = who(req);
         const { resource_type, pattern, permission } = req.body as z.infer<typeof patternGrantBody>;
@@ -72,6 +79,7 @@ function routesFor(g: GranteeShape): AdminRoute[] {
       path,
       summary: `Remove a ${g.type}'s pattern grant`,
       access: 'admin',
+      query: removeQuery,
       handler: async (req, deps) => {
         const name = who(req);
         const kind = kindFilter(req);
@@ -98,6 +106,7 @@ export const PATTERN_GRANT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/patterns',
     summary: 'List every pattern grant (optionally of one resource_type)',
     access: 'admin',
+    query: listQuery,
     handler: async (req, deps) => ({ status: 200, body: { patterns: await listAll(deps, kindFilter(req)) } satisfies PatternGrantsAnswer }),
   },
   ...GRANTEES.flatMap(routesFor),

@@ -36,6 +36,8 @@ const updateBody = z.strictObject({
 });
 const roleIdBody = z.strictObject({ role_id: mlflowIdSchema });
 const roleIdQuery = z.object({ role_id: mlflowIdSchema });
+/** `roles/list`'s workspaces, repeated or none (read with `getAll`: only `default` is served). */
+const rolesListQuery = z.object({ workspace: z.array(z.string()).optional() });
 const addPermissionBody = z.strictObject({
   role_id: mlflowIdSchema,
   resource_type: z.string({ message: 'must be a string' }),
@@ -135,6 +137,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: 'Get a role with its permissions (MLflow basic-auth)',
     access: 'admin',
+    query: roleIdQuery,
     handler: async (req, deps) => {
       const { role_id } = readQuery(roleIdQuery, req.query);
       return { status: 200, body: { role: await roleJson(deps, await requireRole(deps, role_id)) } };
@@ -146,6 +149,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "List roles, in the workspace(s) asked for (MLflow basic-auth); only 'default' is served",
     access: 'admin',
+    query: rolesListQuery,
     handler: async (req, deps) => {
       for (const w of req.query.getAll('workspace')) roleWorkspace(w);
       const groups = await deps.directory.listGroups();
@@ -224,6 +228,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "List a role's permissions",
     access: 'admin',
+    query: roleIdQuery,
     handler: async (req, deps) => {
       const group = await requireRole(deps, readQuery(roleIdQuery, req.query).role_id);
       const held = await heldGrantsOf(deps.sql, { type: 'group', id: group.id }, ROLE_WORKSPACE);
@@ -288,6 +293,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "List a role's assignments (the group's members)",
     access: 'admin',
+    query: roleIdQuery,
     handler: async (req, deps) => {
       const group = await requireRole(deps, readQuery(roleIdQuery, req.query).role_id);
       const members = await deps.directory.membersOfGroup(group.id);
@@ -300,6 +306,7 @@ export const ROLE_ROUTES: readonly AdminRoute[] = [
     api: '3.0',
     summary: "List a user's roles (their groups): yourself, or as an administrator anyone's",
     access: 'authenticated',
+    query: usernameQuery,
     handler: async (req, deps) => {
       const { username } = readQuery(usernameQuery, req.query);
       if (!req.principal.isAdmin && username !== req.principal.username) throw forbidden(`Permission denied: ${req.principal.username} may not list another user's roles`, 'not-self');

@@ -107,6 +107,16 @@ export interface AdminRoute {
   /** For `manage` access: which resource the path names. */
   readonly resource?: { readonly kind: ResourceKind; readonly param: string };
   readonly body?: z.ZodType;
-  readonly successStatus?: number;
+  /**
+   * The status a success is answered with (200 when absent), or each of them where the answer tells
+   * cases apart (a pattern grant's 201 created, 200 changed): the OpenAPI document lists each.
+   */
+  readonly successStatus?: number | readonly number[];
+  /**
+   * The query string the route reads, as the object schema its handler reads it with: the OpenAPI
+   * document lists each field as a query parameter, required where the schema requires it (an array
+   * field is a repeated parameter). Absent: the route reads no query.
+   */
+  readonly query?: z.ZodObject;
   readonly handler: (req: AdminRequest, deps: AdminDeps) => AdminResult | Promise<AdminResult>;
 }

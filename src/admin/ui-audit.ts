@@ -17,6 +17,7 @@ export const UI_AUDIT_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/audit',
     summary: 'Read the audit log filtered by actor, action prefix and target, newest first',
     access: 'admin',
+    query: auditQuery,
     handler: (req, deps) => newestFirst(req.query, auditQuery, (q): Promise<AuditRow[]> => deps.audit.search(q, q.max_results, q.page_token)),
   },
 ];

@@ -23,6 +23,7 @@ export const UI_DIRECTORY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/users',
     summary: 'Search users and service accounts by name, one page at a time',
     access: 'admin',
+    query: usersQuery,
     handler: (req, deps) =>
       listPage(req.query, usersQuery, (q, limit, offset) => deps.directory.searchUsers(q.type, q.q, limit, offset), async (rows): Promise<PageRows<UserSearchAnswer>> => {
         const states = await deps.tokens.states(rows.map((u) => u.id));
@@ -38,6 +39,7 @@ export const UI_DIRECTORY_ROUTES: readonly AdminRoute[] = [
     path: '/mlflow/permissions/ui/groups',
     summary: 'Search groups by name, one page at a time, with their member counts',
     access: 'admin',
+    query: pageQuery,
     handler: (req, deps) =>
       listPage(req.query, pageQuery, (q, limit, offset) => deps.directory.searchGroups(q.q, limit, offset), (rows): PageRows<GroupSearchAnswer> => ({
         groups: rows.map((g) => ({ name: g.name, members: g.members, created_at: new Date(g.createdAt).toISOString() })),

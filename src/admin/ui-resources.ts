@@ -88,6 +88,7 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
       summary: `List every grant on ${withArticle(k.label)} (users, service accounts, groups), searchable and paged`,
       access: 'manage',
       resource,
+      query: pageQuery,
       handler: async (req, deps) => {
         const id = idOf(req.params);
         return listPage(req.query, pageQuery, (q, limit, offset) => deps.grants.searchOnResource(k.kind, id, q.q, limit, offset), (grants): PageRows<ResourceGrantsAnswer> => ({ grants }));
@@ -99,6 +100,7 @@ function routesFor(k: (typeof KIND_SHAPES)[number]): AdminRoute[] {
       summary: `Explain the effective permission of each user a grant on ${withArticle(k.label)} concerns (directly or through a group), or of one named user, and why`,
       access: 'manage',
       resource,
+      query: effectiveQuery,
       handler: async (req, deps) => {
         const id = idOf(req.params);
         const q = readQuery(effectiveQuery, req.query);
@@ -181,6 +183,7 @@ const MINE: readonly AdminRoute[] = [
       path: `/mlflow/permissions/ui/my-permissions/${k.segment}`,
       summary: `Read the caller's effective permission on each listed ${k.label} (query: id, repeated)`,
       access: 'authenticated',
+      query: mineQuery,
       handler: (req, deps) => myPermissions(k, req, deps),
     }),
   ),

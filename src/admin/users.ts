@@ -117,6 +117,8 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     summary: 'Create a user or service account',
     access: 'admin',
     body: createUserBody,
+    // 200 for MLflow basic-auth's call (it carries a password), which takes no other success.
+    successStatus: [201, 200],
     handler: create,
   },
   {
@@ -125,6 +127,8 @@ export const USER_ROUTES: readonly AdminRoute[] = [
     summary: 'Create a user or service account (newer path)',
     access: 'admin',
     body: createUserBody,
+    // 200 for MLflow basic-auth's call (it carries a password), which takes no other success.
+    successStatus: [201, 200],
     handler: create,
   },
   callingUserRoute('/mlflow/permissions/users/current', 'Read the calling user, with their groups', async (user, deps) => ({
