@@ -3,6 +3,7 @@ import { createJobOwners } from './jobs/job-owners.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { createAdminApi } from './admin/admin-api.js';
+import { batchWorkspaceCheck } from './admin/batch.js';
 import { buildOpenApi } from './admin/openapi.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import type { AdminDeps } from './admin/types.js';
@@ -394,6 +395,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     : undefined;
   if (inference) closer.defer(() => inference.close());
 
+  const workspaceEntry = createWorkspaceEntry(workspaceMode, upstreamJson);
   const requestLog = createRequestLog(logger);
   const decisionDestination = decisionLogDestination(config.decisionLog);
   if (decisionDestination)
@@ -428,7 +430,8 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     onUnauthenticated: (req: IncomingMessage, res: ServerResponse) => (oidc?.onUnauthenticated(req, res) ?? false) || ui.onUnauthenticated(req, res),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
     ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
-    adminApi: createAdminApi(adminDeps, config.maxBodyBytes),
+    // A batch call's `workspace` is checked as a request's X-MLFLOW-WORKSPACE is.
+    adminApi: createAdminApi({ ...adminDeps, checkWorkspace: batchWorkspaceCheck(workspaceMode, workspaceEntry) }, config.maxBodyBytes),
     gate,
     forwarder,
     readiness: createReadiness(store.ready, mlflow, {
@@ -436,7 +439,7 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
       onServerInfo: (text) => workspaceMode.observe(text),
       indexFresh: following.fresh,
     }),
-    workspaces: createWorkspaceEntry(workspaceMode, upstreamJson),
+    workspaces: workspaceEntry,
     openapi: () => (openapiDocument ??= JSON.stringify(buildOpenApi(ADMIN_ROUTES, VERSION))),
     inFlight: requestMetrics.inFlight,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,

@@ -1,4 +1,5 @@
 import { inWorkspace } from '../workspaces/request-workspace.js';
+import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { badRequest, FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
@@ -48,12 +49,48 @@ export interface AdminAccess {
   readonly reason: AdminAccessReason;
 }
 
+/** What the admin API needs besides its routes' deps. */
+export interface AdminApiDeps extends AdminDeps {
+  /**
+   * Refuses a batch call's `workspace` as a request's X-MLFLOW-WORKSPACE is refused (batchWorkspaceCheck:
+   * 404 for a workspace MLflow does not have; 400 for any but `default` when MLflow runs without
+   * workspaces). Absent: a call may name only `default`.
+   */
+  readonly checkWorkspace?: (name: string) => Promise<void>;
+}
+
 /** The admin API: a find-my-way router compiled once over the route table. */
-export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: readonly AdminRoute[] = ADMIN_ROUTES) {
+export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes: readonly AdminRoute[] = ADMIN_ROUTES) {
   const router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false });
   for (const route of routes)
     for (const path of withScopedTwins(route.path))
       for (const prefix of routePrefixes(route)) router.on(route.method, prefix + path, () => undefined, route);
+
+  /** A batch call's route, parameters and query. */
+  function matchCall(call: BatchCall, index: number): { route: AdminRoute; params: Record<string, string>; search: string } {
+    const at = call.path.indexOf('?');
+    const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
+    const m = router.find(call.method, path);
+    const route = m?.store as AdminRoute | undefined;
+    if (!m || !route || route.path === '/mlflow/permissions/batch')
+      throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
+    return { route, params: { ...(m.params as Record<string, string>) }, search: at < 0 ? '' : call.path.slice(at + 1) };
+  }
+
+  /** Each workspace the calls name, checked once as a request's X-MLFLOW-WORKSPACE is (the first call naming it is blamed). */
+  async function checkWorkspaces(calls: readonly BatchCall[]): Promise<void> {
+    const first = new Map<string, number>();
+    for (const [index, call] of calls.entries()) if (call.workspace !== undefined && !first.has(call.workspace)) first.set(call.workspace, index);
+    for (const [name, index] of first) {
+      try {
+        if (deps.checkWorkspace) await deps.checkWorkspace(name);
+        else if (name !== DEFAULT_WORKSPACE) throw badRequest(`'workspace' is '${name}', but this flowgate acts in no workspace but 'default'`);
+      } catch (e) {
+        if (e instanceof FlowgateError) throw new FlowgateError(e.code, `Call ${index}: ${e.message}`, e.headers, e.reason);
+        throw e;
+      }
+    }
+  }
 
   /**
    * The calls of a batch, each matched, authorized and validated like a request of its own, inside one
@@ -61,23 +98,19 @@ export function createAdminApi(deps: AdminDeps, maxBodyBytes: number, routes: re
    * store afterwards, whether it committed or not, so nothing written and undone stays in memory.
    */
   async function runBatch(principal: Principal, calls: readonly BatchCall[]): Promise<AdminResult[]> {
+    // Every call matched, and every workspace checked (MLflow asked), before the transaction holds the store.
+    const planned = calls.map((call, index) => ({ call, index, ...matchCall(call, index) }));
+    await checkWorkspaces(calls);
     try {
       return await deps.sql.transaction(async () => {
         const results: AdminResult[] = [];
-        for (const [index, call] of calls.entries()) {
-          const at = call.path.indexOf('?');
-          const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
-          const m = router.find(call.method, path);
-          const route = m?.store as AdminRoute | undefined;
-          if (!m || !route || route.path === '/mlflow/permissions/batch')
-            throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
-          const params = { ...(m.params as Record<string, string>) };
+        for (const { call, index, route, params, search } of planned) {
           // A call naming its workspace is decided and made in it, as its own request would be.
           const made = async () => {
             const verdict = await access(route, principal, params, deps);
             if (!verdict.allow) throw forbidden(`Call ${index}: permission denied: ${principal.username} may not ${route.summary.toLowerCase()}`, verdict.reason);
             const body = route.body ? parseWith(route.body, call.body) : undefined;
-            return route.handler({ principal, params, query: new URLSearchParams(at < 0 ? '' : call.path.slice(at + 1)), body }, handlerDeps);
+            return route.handler({ principal, params, query: new URLSearchParams(search), body }, handlerDeps);
           };
           try {
             results.push(await (call.workspace === undefined ? made() : inWorkspace(call.workspace, made)));

@@ -1,4 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
+import { badRequest } from '../errors.js';
+import { DEFAULT_WORKSPACE, WORKSPACE_HEADER } from '../workspaces/names.js';
+import type { WorkspaceEntry } from '../workspaces/request-entry.js';
+import { inWorkspace } from '../workspaces/request-workspace.js';
+import type { WorkspaceMode } from '../workspaces/workspace-mode.js';
 import type { AdminRoute } from './types.js';
 
 export const MAX_BATCH_CALLS = 10_000;
@@ -20,6 +26,28 @@ export const batchBody = z.strictObject({
 });
 
 export type BatchCall = z.infer<typeof batchBody>['calls'][number];
+
+/** How long MLflow's word on whether it runs with workspaces may be for a call naming one (as for a request). */
+const MODE_SAID_WITHIN_MS = 1000;
+
+/**
+ * The check a batch call's `workspace` gets, as a request's `X-MLFLOW-WORKSPACE` gets it
+ * (src/workspaces/request-entry.ts): a workspace MLflow does not have is MLflow's 404, and until MLflow
+ * has said whether it runs with workspaces, a 503. Without workspaces a request's header is ignored
+ * (MLflow ignores it too), but a batch call naming a workspace other than `default` is refused (400):
+ * its grant would be kept under a workspace nothing lists or uses.
+ */
+export function batchWorkspaceCheck(mode: WorkspaceMode, entry: Pick<WorkspaceEntry, 'check'>): (name: string) => Promise<void> {
+  return async (name) => {
+    if (name === DEFAULT_WORKSPACE) return;
+    if (!mode.known || !mode.saidWithin(MODE_SAID_WITHIN_MS)) await mode.refresh();
+    if (mode.known && !mode.enabled)
+      throw badRequest(`'workspace' is '${name}', but the tracking server runs without workspaces: a call can only act in 'default' (or name none)`);
+    // The header's own check, on a request naming this workspace, entered in it as a request would be.
+    const naming = { headers: { [WORKSPACE_HEADER]: name } } as unknown as IncomingMessage;
+    await inWorkspace(name, () => entry.check(naming));
+  };
+}
 
 /**
  * Several admin changes in one transaction: all of them, or (on the first refusal) none. Policy as

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type SeenRequest, type TestFlowgate } from '../helpers/flowgate.js';
 
 let fg: TestFlowgate;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
@@ -56,5 +56,84 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
       await request(fg.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'dana' })
     ).body.token as string;
     expect((await batch([{ method: 'POST', path: 'permissions/groups', body: { group_name: 'x' } }], basic('dana', token))).status).toBe(403);
+  });
+});
+
+describe("a batch call's workspace, MLflow running without workspaces", () => {
+  it("refuses any but 'default' (400, nothing written): its grant would be kept under a workspace nothing lists", async () => {
+    const before = { grants: await count('grants'), audit: await count('audit_log') };
+    const res = await batch([
+      { method: 'POST', path: 'permissions/groups/team-b/experiments/21', body: { permission: 'READ' }, workspace: 'default' },
+      { method: 'POST', path: 'permissions/groups/team-b/experiments/7', body: { permission: 'READ' }, workspace: 'ws-zzz' },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect(res.body.message).toBe("Call 1: 'workspace' is 'ws-zzz', but the tracking server runs without workspaces: a call can only act in 'default' (or name none)");
+    expect({ grants: await count('grants'), audit: await count('audit_log') }).toEqual(before);
+    expect(await fg.store.sql.get("SELECT resource_id FROM grants WHERE resource_id LIKE 'ws-zzz%'")).toBeUndefined();
+  });
+
+  it("takes 'default'", async () => {
+    const res = await batch([{ method: 'POST', path: 'permissions/groups/team-b/experiments/22', body: { permission: 'READ' }, workspace: 'default' }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+});
+
+describe("a batch call's workspace, MLflow running with workspaces", () => {
+  const workspaces = new Set(['default', 'ws-a']);
+  const missing = { status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'not found' } };
+  let wsUpstream: Awaited<ReturnType<typeof startStubUpstream>>;
+  let wsFg: TestFlowgate;
+  const wsBatch = (calls: unknown[]) => request(wsFg.url).post('/api/2.0/mlflow/permissions/batch').set('Authorization', adminAuth()).send({ calls });
+  const grantIn = (workspace: string) =>
+    request(wsFg.url).get('/api/2.0/mlflow/permissions/users/alice/registered-models/secret-model').set('Authorization', adminAuth()).set('X-MLFLOW-WORKSPACE', workspace);
+
+  beforeAll(async () => {
+    wsUpstream = await startStubUpstream((req: SeenRequest) => {
+      const url = new URL(req.url, 'http://mlflow');
+      if (url.pathname === '/api/3.0/mlflow/server-info') return { status: 200, body: { workspaces_enabled: true } };
+      if (url.pathname === '/api/3.0/mlflow/workspaces') return { status: 200, body: { workspaces: [...workspaces].map((name) => ({ name })) } };
+      const one = /^\/api\/3\.0\/mlflow\/workspaces\/([^/]+)$/.exec(url.pathname);
+      if (one) return workspaces.has(one[1]!) ? { status: 200, body: { workspace: { name: one[1] } } } : missing;
+      if (url.pathname.endsWith('/registered-models/get')) return { status: 200, body: { registered_model: { name: url.searchParams.get('name') } } };
+      return { status: 200, body: {} };
+    });
+    wsFg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: wsUpstream.url });
+    await request(wsFg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'alice' }).expect(201);
+  });
+  afterAll(async () => {
+    await wsFg?.close();
+    await wsUpstream?.close();
+    if (wsFg) removeDir(wsFg.dir);
+  });
+
+  it("refuses a workspace MLflow does not have as the header is refused (404, nothing written), and no grant waits for one of that name", async () => {
+    const direct = await grantIn('ws-later');
+    expect(direct.status).toBe(404);
+    const grants = async () => ((await wsFg.store.sql.get('SELECT count(*) AS n FROM grants')) as { n: number }).n;
+    const before = await grants();
+    const res = await wsBatch([
+      { method: 'POST', path: 'permissions/users/alice/registered-models/secret-model', body: { permission: 'READ' }, workspace: 'ws-a' },
+      { method: 'POST', path: 'permissions/users/alice/registered-models/secret-model', body: { permission: 'MANAGE' }, workspace: 'ws-later' },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(404);
+    expect(res.body).toEqual({ error_code: 'RESOURCE_DOES_NOT_EXIST', message: "Call 1: Workspace 'ws-later' not found" });
+    expect(await grants()).toBe(before);
+    expect((await grantIn('ws-a')).status).toBe(404);
+    // A workspace of that name made later holds nothing the batch sent.
+    workspaces.add('ws-later');
+    try {
+      expect((await grantIn('ws-later')).status).toBe(404);
+    } finally {
+      workspaces.delete('ws-later');
+    }
+  });
+
+  it('makes the grant in a workspace MLflow has, where its listing shows it', async () => {
+    const res = await wsBatch([{ method: 'POST', path: 'permissions/users/alice/registered-models/secret-model', body: { permission: 'READ' }, workspace: 'ws-a' }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const listed = await request(wsFg.url).get('/api/2.0/mlflow/permissions/users/alice/registered-models').set('Authorization', adminAuth()).set('X-MLFLOW-WORKSPACE', 'ws-a');
+    expect(JSON.stringify(listed.body)).toContain('secret-model');
+    expect((await grantIn('default')).status).toBe(404);
   });
 });
