@@ -8,7 +8,7 @@ import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_ROUTES, routePrefixes } from './routes.js';
-import type { BatchCall } from './batch.js';
+import { NOT_BATCHED, type BatchCall } from './batch.js';
 import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
 
@@ -72,8 +72,9 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
     const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
     const m = router.find(call.method, path);
     const route = m?.store as AdminRoute | undefined;
-    if (!m || !route || route.path === '/mlflow/permissions/batch')
-      throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
+    if (!m || !route) throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);
+    const refused = NOT_BATCHED.get(route.path);
+    if (refused !== undefined) throw badRequest(`Call ${index}: ${call.method} ${call.path} cannot be batched: ${refused}`);
     return { route, params: { ...(m.params as Record<string, string>) }, search: at < 0 ? '' : call.path.slice(at + 1) };
   }
 

@@ -9,6 +9,15 @@ import type { AdminRoute } from './types.js';
 
 export const MAX_BATCH_CALLS = 10_000;
 
+/** Routes a batch does not take: a batch in a batch, and what asks MLflow about every resource inside the batch's transaction. */
+export const NOT_BATCHED: ReadonlyMap<string, string> = new Map([
+  ['/mlflow/permissions/batch', 'a batch cannot hold another batch'],
+  [
+    '/mlflow/permissions/grants/prune',
+    "grants/prune asks MLflow about every granted resource, which inside a batch's transaction would hold up every other store access meanwhile: call it on its own",
+  ],
+]);
+
 export const batchBody = z.strictObject({
   calls: z
     .array(

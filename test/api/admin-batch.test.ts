@@ -59,6 +59,26 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
   });
 });
 
+describe('grants/prune is not a batch call', () => {
+  it("is refused (400) before anything is written or MLflow is asked: it would hold the batch's transaction over every look-up", async () => {
+    await request(fg.url).post('/api/2.0/mlflow/permissions/groups/g-prune/registered-models/m-1').set('Authorization', adminAuth()).send({ permission: 'READ' }).expect(201);
+    const asked = upstream.seen.length;
+    const before = { groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') };
+    const res = await batch([
+      { method: 'POST', path: 'permissions/groups/g-prune/experiments/9', body: { permission: 'READ' } },
+      { method: 'POST', path: 'permissions/grants/prune', body: { dry_run: true } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect(res.body.message).toMatch(/^Call 1: POST permissions\/grants\/prune cannot be batched: .*call it on its own/);
+    expect({ groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') }).toEqual(before);
+    expect(upstream.seen.length).toBe(asked);
+    // On its own it is served.
+    const alone = await request(fg.url).post('/api/2.0/mlflow/permissions/grants/prune').set('Authorization', adminAuth()).send({ dry_run: true });
+    expect(alone.status, alone.text).toBe(200);
+  });
+});
+
 describe("a batch call's workspace, MLflow running without workspaces", () => {
   it("refuses any but 'default' (400, nothing written): its grant would be kept under a workspace nothing lists", async () => {
     const before = { grants: await count('grants'), audit: await count('audit_log') };
