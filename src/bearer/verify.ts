@@ -2,6 +2,7 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } 
 import { readClaimPath, rolesFrom, stringClaim } from '../oidc/claims.js';
 import type { BearerConfig, BearerIssuerConfig, KubernetesBearerIssuer, OidcBearerIssuer } from './config.js';
 import { createKeySource, KeysUnavailable, type KeySource } from './keys.js';
+import { storableDisplayName } from '../principals/display-name.js';
 
 /** Who a verified token says is calling: the account (issuer + subject) and what flowgate makes of it. */
 export interface BearerIdentity {
@@ -156,7 +157,7 @@ function oidcIdentity(c: OidcBearerIssuer, payload: JWTPayload, expiresAt: numbe
     issuer: c.issuer,
     subject: payload.sub!,
     username,
-    displayName: (stringClaim(payload, 'name') ?? username).slice(0, 256),
+    displayName: storableDisplayName(stringClaim(payload, 'name'), username),
     groups: c.groups_claim === null ? undefined : rolesFrom(readClaimPath(payload, c.groups_claim)),
     serviceAccount: c.service_accounts,
     expiresAt,

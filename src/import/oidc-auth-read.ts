@@ -1,6 +1,7 @@
 import type { ResourceKind } from '../authz/types.js';
 import type { PlanGrantee } from './plan.js';
 import type { SourceDatabase } from './source-database.js';
+import { storableDisplayName } from '../principals/display-name.js';
 
 export interface OidcAuthUser {
   readonly username: string;
@@ -127,7 +128,7 @@ export async function readOidcAuth(db: SourceDatabase): Promise<OidcAuthState> {
     id: Number(u.id),
     user: {
       username: String(u.username),
-      displayName: u.display_name === null || u.display_name === undefined ? undefined : String(u.display_name),
+      displayName: u.display_name === null || u.display_name === undefined ? undefined : storableDisplayName(String(u.display_name), '') || undefined,
       isAdmin: bool(u.is_admin),
       isServiceAccount: bool(u.is_service_account),
       active: u.active === undefined || u.active === null ? true : bool(u.active),

@@ -4,6 +4,7 @@ import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Group, User } from '../principals/types.js';
 import type { Sql } from '../store/sql.js';
 import { readClaimPath, rolesFrom, stringClaim, type Claims } from './claims.js';
+import { storableDisplayName } from '../principals/display-name.js';
 
 export interface ProvisionOptions {
   readonly usernameClaim: string;
@@ -62,7 +63,7 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
   const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
   if (!issuer || !subject) return { ok: false, reason: 'no_subject', username };
   const account = { issuer, subject };
-  const displayName = (stringClaim(claims, o.displayNameClaim) ?? username).slice(0, 256);
+  const displayName = storableDisplayName(stringClaim(claims, o.displayNameClaim), username);
   const roles = rolesFrom(readClaimPath(claims, o.groupsClaim));
   const hasAdminRole = o.adminRole !== undefined && roles.includes(o.adminRole);
 

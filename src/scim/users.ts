@@ -5,6 +5,7 @@ import { ScimError, scimErrors } from './errors.js';
 import type { ResourceHandlers, ScimRecord, ScimRequestResource } from './scimmy.js';
 import { matchIgnoringCase } from './caseless-filter.js';
 import { scimUser, singleEquality } from './shapes.js';
+import { storableDisplayName } from '../principals/display-name.js';
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -103,7 +104,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
       await nameFree(username);
       return writer.createUser(SCIM_ACTOR, {
         username,
-        displayName: (text(instance.displayName) ?? '').slice(0, 256),
+        displayName: storableDisplayName(text(instance.displayName), ''),
         isAdmin: false,
         isServiceAccount: false,
         signIn: d.signIn,
@@ -141,7 +142,7 @@ export function scimUsers(d: ScimBackendDeps): ResourceHandlers {
       );
     const externalId = text(instance.externalId) ?? null;
     await externalIdFree(externalId ?? undefined, user);
-    const displayName = (text(instance.displayName) ?? '').slice(0, 256);
+    const displayName = storableDisplayName(text(instance.displayName), '');
     let renamed = false;
     await d.sql.transaction(async () => {
       // Only a new name is checked: a store from before may hold two names differing in case, and

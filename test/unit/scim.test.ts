@@ -52,6 +52,14 @@ describe('SCIM Users', () => {
     expect(flowgate).toMatchObject({ username: 'sc-alice', display_name: 'Alice A', origin: 'scim', disabled: false, is_admin: false, is_service_account: false });
   });
 
+  it('a displayName with control characters (a NUL PostgreSQL refuses, escapes, line breaks) is stored without them, on create and replace', async () => {
+    const made = await newUser('ctl-ann', { displayName: 'Ann\u0000\u001b[31m\nB' });
+    expect(made.displayName).toBe('Ann[31mB');
+    const replaced = await scim().patch(`/Users/${made.id}`, [{ op: 'replace', path: 'displayName', value: '\u0007Zoe\u007f' }]);
+    expect(replaced.status, replaced.text).toBe(200);
+    expect((await adminGet('/permissions/users/ctl-ann').expect(200)).body.user.display_name).toBe('Zoe');
+  });
+
   it('filters by userName, externalId, displayName and id (and combinations), and refuses a malformed filter in SCIM’s error shape', async () => {
     const bob = await newUser('sc-bob', { displayName: 'Bob B', externalId: 'idp-bob' });
     const names = async (filter: string) => ((await scim().get(`/Users?filter=${encodeURIComponent(filter)}`).expect(200)).body.Resources as { userName: string }[]).map((u) => u.userName);
