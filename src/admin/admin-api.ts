@@ -8,6 +8,7 @@ import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_ROUTES, routePrefixes } from './routes.js';
+import { normalizeTarget, ownRoutePath } from '../proxy/normalize-path.js';
 import { NOT_BATCHED, type BatchCall } from './batch.js';
 import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
@@ -66,10 +67,24 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
     for (const path of withScopedTwins(route.path))
       for (const prefix of routePrefixes(route)) router.on(route.method, prefix + path, () => undefined, route);
 
-  /** A batch call's route, parameters and query. */
+  /**
+   * A batch call's route, its path read as a request's is (src/proxy/normalize-path.ts): malformed or
+   * double percent-encoding, control characters and `.`/`..` segments refused rather than resolved, so a
+   * call names no group `..` that no request could name again.
+   */
   function matchCall(call: BatchCall, index: number): { route: AdminRoute; params: Record<string, string>; search: string } {
     const at = call.path.indexOf('?');
-    const path = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^\/+/, '')}`;
+    const target = `/api/2.0/mlflow/${(at < 0 ? call.path : call.path.slice(0, at)).replace(/^[\\/]+/, '')}`;
+    let path: string | undefined;
+    try {
+      normalizeTarget(target);
+      path = ownRoutePath(target);
+    } catch (e) {
+      if (e instanceof FlowgateError) throw badRequest(`Call ${index}: ${e.message.replace(/^The request path/, 'its path')} (${call.path})`);
+      throw e;
+    }
+    if (path === undefined)
+      throw badRequest(`Call ${index}: flowgate's own routes take no '.' or '..' path segments: a name in a path is one segment, its '/' percent-encoded (${call.path})`);
     const m = router.find(call.method, path);
     const route = m?.store as AdminRoute | undefined;
     if (!m || !route) throw badRequest(`Call ${index}: no admin endpoint ${call.method} ${call.path} to batch`);

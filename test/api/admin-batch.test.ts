@@ -59,6 +59,40 @@ describe('POST permissions/batch (several admin changes, all or none)', () => {
   });
 });
 
+describe("a batch call's path is read as a request's is", () => {
+  const state = async () => ({ groups: await count('groups'), grants: await count('grants'), audit: await count('audit_log') });
+
+  it.each([
+    ['permissions/groups/../experiments/8', /no '\.' or '\.\.' path segments/],
+    ['permissions/groups/./experiments/8', /no '\.' or '\.\.' path segments/],
+    ['permissions/groups/%2e%2e/experiments/8', /no '\.' or '\.\.' path segments/],
+    ['permissions/groups/%2E/experiments/8', /no '\.' or '\.\.' path segments/],
+    ['permissions/groups\\..\\experiments/8', /no '\.' or '\.\.' path segments/],
+    ['permissions/groups/%zz/experiments/8', /malformed percent-encoding/],
+    ['permissions/groups/%E0%A4%A/experiments/8', /malformed percent-encoding/],
+    ['permissions/groups/%252e%252e/experiments/8', /encoded more than once/],
+  ])('%s is refused (400), the whole batch with it', async (path, message) => {
+    const before = await state();
+    const res = await batch([
+      { method: 'POST', path: 'permissions/groups/dots-ok/experiments/8', body: { permission: 'READ' } },
+      { method: 'POST', path, body: { permission: 'READ' } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect(res.body.message).toMatch(/^Call 1: /);
+    expect(res.body.message).toMatch(message);
+    expect(await state()).toEqual(before);
+    expect(await fg.store.sql.get("SELECT id FROM groups WHERE name IN ('..', '.', 'dots-ok', '%2e%2e')")).toBeUndefined();
+  });
+
+  it('a name holding an encoded / or a dot is still one segment', async () => {
+    const res = await batch([{ method: 'POST', path: 'permissions/groups/team.a%2Fb/experiments/8', body: { permission: 'READ' } }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const grant = await request(fg.url).get('/api/2.0/mlflow/permissions/groups/team.a%2Fb/experiments/8').set('Authorization', adminAuth());
+    expect(grant.body.permission.permission).toBe('READ');
+  });
+});
+
 describe('grants/prune is not a batch call', () => {
   it("is refused (400) before anything is written or MLflow is asked: it would hold the batch's transaction over every look-up", async () => {
     await request(fg.url).post('/api/2.0/mlflow/permissions/groups/g-prune/registered-models/m-1').set('Authorization', adminAuth()).send({ permission: 'READ' }).expect(201);
