@@ -9,7 +9,7 @@ import type { AdminAccessReason } from '../resources/reasons.js';
 import { parseJson, readBody } from '../http/body.js';
 import { ADMIN_ROUTES, routePrefixes } from './routes.js';
 import { normalizeTarget, ownRoutePath } from '../proxy/normalize-path.js';
-import { NOT_BATCHED, type BatchCall } from './batch.js';
+import { MAX_BATCH_BODY_BYTES, NOT_BATCHED, type BatchCall } from './batch.js';
 import type { AdminDeps, AdminResult, AdminRoute } from './types.js';
 import { parseWith } from './validation.js';
 
@@ -147,6 +147,9 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
   }
   const handlerDeps: AdminDeps = { ...deps, runBatch };
 
+  /** The batch route reads what MAX_BATCH_CALLS calls need (an administrator's only: its access is checked before its body). */
+  const bodyLimit = (route: AdminRoute): number => (route.path === '/mlflow/permissions/batch' ? Math.max(maxBodyBytes, MAX_BATCH_BODY_BYTES) : maxBodyBytes);
+
   /** The access check: the access when allowed, else a 403 thrown. */
   function authorize(principal: Principal, m: AdminMatch): AdminAccess | Promise<AdminAccess> {
     const granted = (verdict: AccessVerdict): AdminAccess => {
@@ -183,7 +186,7 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
       let principal = granted.principal;
       let body: unknown;
       if (m.route.body) {
-        body = parseWith(m.route.body, parseJson(await readBody(req, maxBodyBytes)));
+        body = parseWith(m.route.body, parseJson(await readBody(req, bodyLimit(m.route))));
         // A body may arrive up to the read deadline after the check: a caller demoted, disabled or
         // deleted meanwhile must not act with the rights they had when the headers came.
         principal = (await authorize(await currentPrincipal(principal), m)).principal;

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
 import type { Action } from './admin-cli/action.js';
-import type { AdminClient } from './admin-cli/client.js';
+import { MAX_BATCH_CALLS } from '../admin/batch.js';
+import { ApiError, type AdminClient } from './admin-cli/client.js';
 import { UsageError } from './admin-cli/connection.js';
 import type { Io } from './admin-cli/output.js';
 import { runAction } from './admin-cli/run.js';
@@ -98,7 +99,16 @@ const APPLY: Action = {
       // The diff's changes go to flowgate as one batch: applied in one transaction, all or none.
       const batch = batchingClient(client);
       for (const c of changes) await c.apply(batch);
-      await client.call('POST', 'permissions/batch', { calls: batch.calls });
+      const parts = `nothing was applied: apply ${args[0]} in parts (some of its users, groups or grants at a time)`;
+      if (batch.calls.length > MAX_BATCH_CALLS)
+        throw new UsageError(`the diff takes ${batch.calls.length} calls, more than the ${MAX_BATCH_CALLS} flowgate applies in one batch (all or none); ${parts}`);
+      try {
+        await client.call('POST', 'permissions/batch', { calls: batch.calls });
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 413)
+          throw new ApiError(e.status, e.errorCode, `the diff's ${batch.calls.length} calls make a batch larger than flowgate reads (${e.message}); ${parts}`);
+        throw e;
+      }
     }
     if (!json) io.err(`${changes.length === 0 ? 'no changes' : `${changes.length} ${dryRun ? 'changes (dry run: none applied)' : 'changes applied'}`}\n`);
   },

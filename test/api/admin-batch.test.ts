@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MAX_BATCH_BODY_BYTES, MAX_BATCH_CALLS } from '../../src/admin/batch.js';
+import { runPolicy } from '../../src/commands/policy.js';
 import { adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type SeenRequest, type TestFlowgate } from '../helpers/flowgate.js';
 
 let fg: TestFlowgate;
@@ -189,5 +191,82 @@ describe("a batch call's workspace, MLflow running with workspaces", () => {
     const listed = await request(wsFg.url).get('/api/2.0/mlflow/permissions/users/alice/registered-models').set('Authorization', adminAuth()).set('X-MLFLOW-WORKSPACE', 'ws-a');
     expect(JSON.stringify(listed.body)).toContain('secret-model');
     expect((await grantIn('default')).status).toBe(404);
+  });
+});
+
+describe('the size of a batch', () => {
+  it('reads a batch of MAX_BATCH_CALLS ordinary grants (as policy apply sends a diff), over the 1 MiB other routes read', async () => {
+    const calls = Array.from({ length: MAX_BATCH_CALLS }, (_, i) => ({
+      method: 'POST',
+      path: `permissions/groups/team-${i % 50}/registered-models/model-${i}`,
+      body: { permission: 'READ' },
+      workspace: 'default',
+    }));
+    const body = JSON.stringify({ calls });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(1024 * 1024);
+    const res = await request(fg.url).post('/api/2.0/mlflow/permissions/batch').set('Authorization', adminAuth()).set('Content-Type', 'application/json').send(body);
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    expect(res.body.results).toHaveLength(MAX_BATCH_CALLS);
+  }, 30_000);
+
+  it('refuses one call more (400, saying the limit), and a body over its own limit (413); other routes keep FLOWGATE_MAX_BODY_BYTES', async () => {
+    const one = { method: 'POST', path: 'permissions/groups/team-z/experiments/1', body: { permission: 'READ' } };
+    const tooMany = await batch(Array.from({ length: MAX_BATCH_CALLS + 1 }, () => one));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.message).toMatch(`at most ${MAX_BATCH_CALLS} calls`);
+    const padded = JSON.stringify({ calls: [{ ...one, body: { permission: 'READ', pad: 'x'.repeat(MAX_BATCH_BODY_BYTES) } }] });
+    const tooLarge = await request(fg.url).post('/api/2.0/mlflow/permissions/batch').set('Authorization', adminAuth()).set('Content-Type', 'application/json').send(padded);
+    expect(tooLarge.status).toBe(413);
+    const other = await request(fg.url)
+      .post('/api/2.0/mlflow/users/create')
+      .set('Authorization', adminAuth())
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ username: 'big', display_name: 'x'.repeat(1024 * 1024 + 1) }));
+    expect(other.status).toBe(413);
+  }, 30_000);
+});
+
+describe('policy apply and the batch limit', () => {
+  afterEach(() => vi.unstubAllGlobals());
+  const run = async (file: string, batchAnswer: () => Response) => {
+    const posted: unknown[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      const path = new URL(url).pathname;
+      const json = (v: unknown) => new Response(JSON.stringify(v), { status: 200, headers: { 'Content-Type': 'application/json' } });
+      if (path.endsWith('/permissions/batch')) {
+        posted.push(init.body);
+        return batchAnswer();
+      }
+      if (path.endsWith('/permissions/users'))
+        return json({ users: [{ username: 'admin', display_name: 'admin', is_admin: true, is_service_account: false, sign_in: 'local', bootstrap: true }] });
+      if (path.endsWith('/permissions/groups')) return json({ groups: [] });
+      if (path.endsWith('/permissions/patterns')) return json({ patterns: [] });
+      return json({ permissions: [] });
+    });
+    const seen = { out: '', err: '' };
+    const io = {
+      out: (t: string) => void (seen.out += t),
+      err: (t: string) => void (seen.err += t),
+      readFile: async () => file,
+      env: { MLFLOW_TRACKING_URI: 'https://flowgate.example', MLFLOW_TRACKING_USERNAME: 'admin', MLFLOW_TRACKING_PASSWORD: 'x' },
+    };
+    const code = await runPolicy(['apply', 'team.yaml'], io as never);
+    return { code, posted, ...seen };
+  };
+  const users = (n: number) => `version: 1\nusers:\n${Array.from({ length: n }, (_, i) => `  - username: u${i}\n`).join('')}`;
+
+  it('says so, sending nothing, when its diff takes more calls than a batch holds', async () => {
+    const r = await run(users(MAX_BATCH_CALLS + 1), () => new Response('{"results":[]}', { status: 200 }));
+    expect(r.code).toBe(2);
+    expect(r.posted).toHaveLength(0);
+    expect(r.err).toContain(`the diff takes ${MAX_BATCH_CALLS + 1} calls, more than the ${MAX_BATCH_CALLS} flowgate applies in one batch (all or none); nothing was applied: apply team.yaml in parts`);
+  }, 30_000);
+
+  it("explains flowgate's 413", async () => {
+    const r = await run(users(2), () => new Response(JSON.stringify({ error_code: 'REQUEST_LIMIT_EXCEEDED', message: 'Request body is larger than the limit of 1048576 bytes' }), { status: 413 }));
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(
+      "flowgate: 413 REQUEST_LIMIT_EXCEEDED: the diff's 2 calls make a batch larger than flowgate reads (Request body is larger than the limit of 1048576 bytes); nothing was applied: apply team.yaml in parts (some of its users, groups or grants at a time)\n",
+    );
   });
 });
