@@ -57,10 +57,10 @@ const updateUser = usersRoute('PATCH', '/mlflow/permissions/users/:username');
  * `MLflow's per-user grant routes name MLflow's resource types; `workspace` is refused as MLflow
  * refuses it here (workspace membership is a role's).
  */
-function userTarget(resourceType: string, resourceId: string, level: z.infer<typeof mlflowLevelSchema>): GrantTarget {
+function userTarget(resourceType: string, resourceId: string, level: z.infer<typeof mlflowLevelSchema>, held = false): GrantTarget {
   if (resourceType === 'workspace')
     throw badRequest("resource_type 'workspace' is not supported by the per-user permission convenience APIs. Grant workspace membership through a role.");
-  return grantTarget(resourceType, resourceId, level, ROLE_WORKSPACE);
+  return grantTarget(resourceType, resourceId, level, ROLE_WORKSPACE, held);
 }
 
 /**
@@ -194,7 +194,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     handler: async (req, deps) => {
       const b = body<z.infer<typeof revokeBody>>(req);
       // The level is not the question here: READ stands in, so the resource is read exactly as a grant's.
-      const t = userTarget(b.resource_type, b.resource_id, 'READ');
+      const t = userTarget(b.resource_type, b.resource_id, 'READ', true);
       await mayManage(deps, req.principal, t);
       const missing = notFound(`Permission for user=${b.username} on resource_type=${b.resource_type}, resource_id=${b.resource_id} not found.`);
       // A manager learns nothing about a name holding no grant here, not even whether it exists.
@@ -216,7 +216,7 @@ export const AUTH_SERVICE_ROUTES: readonly AdminRoute[] = [
     query: getQuery,
     handler: async (req, deps) => {
       const q = readQuery(getQuery, req.query);
-      const t = userTarget(q.resource_type, q.resource_id, 'READ');
+      const t = userTarget(q.resource_type, q.resource_id, 'READ', true);
       selfOrAdmin(req.principal, q.username, 'read the permissions');
       if (t.shape === 'pattern') throw badRequest("flowgate decides on one resource at a time: ask about a resource id, not '*'");
       const user = await requireUser(deps, q.username);

@@ -8,14 +8,17 @@ import { parseScorerId } from '../resources/scorer-identity.js';
 import type { GrantIdField, GranteeNamed, KindGrant, KindGrantsAnswer } from './api-types.js';
 import { existingGrantee, GRANTEES, knownGrantee, newGrantee, type GranteeShape } from './grantees.js';
 import type { AdminDeps, AdminRequest, AdminRoute } from './types.js';
-import { kindPermissionBody, parseWith, resourceIdSchema } from './validation.js';
+import { heldIdSchema, kindPermissionBody, parseWith, resourceIdSchema } from './validation.js';
 
 interface KindShape {
   readonly kind: ResourceKind;
   readonly segment: string;
   readonly param: string;
   readonly label: string;
+  /** The id of a resource a new grant may name: one MLflow can hold. */
   readonly idSchema: z.ZodType<string>;
+  /** The id of a grant already kept (one made before MLflow's name rules were checked stays readable and removable). */
+  readonly heldIdSchema: z.ZodType<string>;
   /** A grant's body: a permission the kind takes. */
   readonly body: z.ZodType<{ permission: Permission }>;
 }
@@ -26,6 +29,7 @@ const KIND_SHAPES: readonly KindShape[] = KIND_SPECS.map((k) => ({
   param: k.admin.param,
   label: k.ui.one,
   idSchema: resourceIdSchema(k.kind),
+  heldIdSchema: heldIdSchema(k.kind),
   body: kindPermissionBody(k.kind),
 }));
 
@@ -61,8 +65,8 @@ function grantJson(k: KindShape, id: string, g: GranteeShape, name: string, perm
   return workspace === undefined ? grant : { ...grant, workspace };
 }
 
-function resourceId(k: KindShape, req: AdminRequest): string {
-  return parseWith(k.idSchema, adminIdOf(k.kind, req.params), `${adminIdPath(k.kind).replaceAll(':', '')} in the path`);
+function resourceId(k: KindShape, req: AdminRequest, schema = k.heldIdSchema): string {
+  return parseWith(schema, adminIdOf(k.kind, req.params), `${adminIdPath(k.kind).replaceAll(':', '')} in the path`);
 }
 
 function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
@@ -108,7 +112,7 @@ function routesFor(k: KindShape, g: GranteeShape): AdminRoute[] {
       body: k.body,
       successStatus: 201,
       handler: async (req, deps) => {
-        const id = resourceId(k, req);
+        const id = resourceId(k, req, k.idSchema);
         const name = who(req);
         const { grantee: ge, createdGroup } = await newGrantee(deps, g, req.principal, name);
         const { permission } = req.body as z.infer<KindShape['body']>;

@@ -3,7 +3,7 @@ import { patternProblem } from '../authz/pattern-match.js';
 import type { Permission, ResourceKind } from '../authz/types.js';
 import { badRequest } from '../errors.js';
 import { isGatewayKind, isResourceKind, permissionsOf } from '../resources/kinds.js';
-import { kindPermissionMessage, resourceIdSchema } from './validation.js';
+import { heldIdSchema, kindPermissionMessage, resourceIdSchema } from './validation.js';
 
 /**
  * The parameters of MLflow basic-auth's own routes (`mlflow.server.auth`), read as its handlers read
@@ -65,9 +65,11 @@ export type GrantTarget =
 /**
  * MLflow's `(resource_type, resource_pattern, permission)` as flowgate keeps it: `*` is a pattern grant
  * matching every name, an id is a grant on that resource; `workspace` is membership of the role's
- * workspace. Anything flowgate cannot keep exactly is refused rather than widened or narrowed.
+ * workspace. Anything flowgate cannot keep exactly is refused rather than widened or narrowed. An id
+ * must be one MLflow can hold (`resourceIdSchema`: its own name rules for the kind), except where a grant
+ * already kept is looked for (`held`: read or revoked), so one made before those rules stays removable.
  */
-export function grantTarget(resourceType: string, pattern: string, level: MlflowLevel, workspace: string): GrantTarget {
+export function grantTarget(resourceType: string, pattern: string, level: MlflowLevel, workspace: string, held = false): GrantTarget {
   const parent = DECIDED_BY[resourceType];
   if (parent !== undefined)
     throw badRequest(`resource_type '${resourceType}' is not kept by flowgate: it decides a ${resourceType} by its ${parent}; grant on the ${parent} instead`);
@@ -89,7 +91,7 @@ export function grantTarget(resourceType: string, pattern: string, level: Mlflow
       `A ${kind} is granted by name in flowgate, not by MLflow's generated id: use '*' here, or the grant routes under /api/2.0/mlflow/permissions (by the ${kind}'s name)`,
     );
   const id = kind === 'scorer' ? scorerIdOf(pattern) : pattern;
-  const parsed = resourceIdSchema(kind).safeParse(id);
+  const parsed = (held ? heldIdSchema : resourceIdSchema)(kind).safeParse(id);
   if (!parsed.success) throw badRequest(`Invalid resource id '${pattern}' for resource_type='${kind}': ${parsed.error.issues[0]?.message ?? 'not an id'}`);
   return { shape: 'grant', kind, id, permission };
 }

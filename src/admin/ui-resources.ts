@@ -9,7 +9,7 @@ import type { GrantReason, WorkspaceReason } from '../resources/reasons.js';
 import type { EffectiveAnswer, EffectiveSource, MyPermission, MyPermissionsAnswer, PageRows, ResourceGrantsAnswer } from './api-types.js';
 import type { AdminDeps, AdminRequest, AdminResult, AdminRoute } from './types.js';
 import { listPage, paged, pageQuery, readQuery } from './ui-query.js';
-import { parseWith, resourceIdSchema } from './validation.js';
+import { heldIdSchema, parseWith } from './validation.js';
 
 /** The Manage screens' view of one resource: its grants, and each concerned user's effective permission and why. */
 const KIND_SHAPES = KIND_SPECS.map((k) => ({
@@ -17,7 +17,8 @@ const KIND_SHAPES = KIND_SPECS.map((k) => ({
   segment: k.admin.segment,
   param: k.admin.param,
   label: k.ui.one,
-  idSchema: resourceIdSchema(k.kind),
+  // Reads only: a name MLflow refuses (a grant kept from before its rules were checked, an old MLflow's name) still answers.
+  idSchema: heldIdSchema(k.kind),
 }));
 
 const REASON_SOURCE = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isScoped, KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
+import { idProblem, isScoped, KINDS, permissionsOf, type KindSpec, type ResourceKind } from '../resources/kinds.js';
 import { PERMISSIONS, type Permission } from '../resources/permissions.js';
 import { badRequest } from '../errors.js';
 import { experimentIdProblem, scorerIdProblem } from '../resources/scorer-identity.js';
@@ -47,10 +47,33 @@ export const scorerIdSchema = z.string().superRefine((id, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-const ID_SCHEMAS = { numeric: experimentIdSchema, name: modelNameSchema, in_experiment: scorerIdSchema } as const satisfies Record<KindSpec['id'], z.ZodType<string>>;
+/**
+ * A name the kind's resources may have in MLflow: flowgate's rule for any name (1-500 characters, no
+ * control characters), then MLflow's own for the kind (`idProblem`: a workspace's, an MCP server's, a
+ * registered model's, a gateway endpoint's), so a grant is never kept on a name MLflow can never hold
+ * and answers a look-up of with a 400 (`grants prune` could never tell it gone).
+ */
+const kindNameSchema = (kind: ResourceKind): z.ZodType<string> =>
+  z.string().superRefine((id, ctx) => {
+    const base = modelNameSchema.safeParse(id);
+    const problem = base.success ? idProblem(kind, id) : base.error.issues[0]?.message;
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
-/** How a resource of the kind is named in a path or query: its id's shape. */
-export const resourceIdSchema = (kind: ResourceKind): z.ZodType<string> => (isScoped(kind) ? skillIdSchema : ID_SCHEMAS[KINDS[kind].id]);
+const ID_SCHEMAS = { numeric: () => experimentIdSchema, name: kindNameSchema, in_experiment: () => scorerIdSchema } as const satisfies Record<
+  KindSpec['id'],
+  (kind: ResourceKind) => z.ZodType<string>
+>;
+
+/** How a resource of the kind is named in a path or query: its id's shape, as MLflow would take it. */
+export const resourceIdSchema = (kind: ResourceKind): z.ZodType<string> => (isScoped(kind) ? skillIdSchema : ID_SCHEMAS[KINDS[kind].id](kind));
+
+/**
+ * The id of a grant already kept: the shape alone, without MLflow's name rules for the kind, so a grant
+ * made before flowgate checked them (on a name MLflow refuses) can still be read, changed and removed.
+ */
+export const heldIdSchema = (kind: ResourceKind): z.ZodType<string> =>
+  isScoped(kind) ? skillIdSchema : KINDS[kind].id === 'name' ? modelNameSchema : resourceIdSchema(kind);
 
 /** A Skill's `<name>` or `@<organization>/<name>`, as MLflow would take it. */
 const skillIdSchema = z.string().superRefine((id, ctx) => {

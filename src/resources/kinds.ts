@@ -3,7 +3,7 @@ import type { Permission } from './permissions.js';
 import { parseScorerId, scorerIdProblem } from './scorer-identity.js';
 import { skillIdProblem, skillPathOf } from './skill-identity.js';
 import { mcpServerNameProblem, mcpServerPathOf } from './mcp-server-identity.js';
-import { workspaceNameProblem } from '../workspaces/names.js';
+import { DEFAULT_WORKSPACE, MAX_WORKSPACE_NAME, workspaceNameProblem } from '../workspaces/names.js';
 
 export { KINDS, type KindSpec, type ResourceKind } from './kind-table.js';
 
@@ -129,12 +129,54 @@ export const keyedInWorkspace = (kind: ResourceKind): boolean => !('global' in K
 /** Whether the kind's ids are scoped by an organization (a Skill's `@<organization>/<name>`). */
 export const isScoped = (kind: ResourceKind): boolean => 'scoped' in KINDS[kind];
 
-/** Why the text cannot be the id of a resource of the kind (only scoped kinds say: the others take any name), or undefined. */
+/**
+ * Python's `str.isspace()` characters (what MLflow's `name.strip() == ""` strips): JavaScript's `trim()`
+ * differs (it strips U+FEFF, which MLflow keeps in a name, and keeps U+0085, which MLflow strips).
+ */
+const PYTHON_SPACE = /^[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
+
+/**
+ * MLflow's `_validate_model_name` (mlflow/utils/validation.py), which its registry runs on every create,
+ * rename and get of a registered model (a prompt is one): not blank, no `/` or `:`, and not a name
+ * `posixpath.normpath` changes (without a `/`: `.`, or one starting with `..`).
+ */
+function registeredModelNameProblem(name: string): string | undefined {
+  if (PYTHON_SPACE.test(name)) return 'must not be blank (MLflow takes no registered model or prompt name of whitespace only)';
+  if (/[/:]/.test(name)) return `must not contain '/' or ':' (MLflow refuses such a registered model or prompt name)`;
+  if (name === '.' || name.startsWith('..')) return `must not be '.' or start with '..' (MLflow refuses a registered model or prompt name that resolves as a path)`;
+  return undefined;
+}
+
+/** MLflow's `is_valid_endpoint_name` (mlflow/gateway/utils.py), run on a gateway endpoint's create and rename. */
+const ENDPOINT_NAME = /^[a-zA-Z0-9_.-]+$/;
+
+/** MLflow's `WorkspaceNameValidator` beyond the pattern (`default` is never checked): 2-63 characters, none of its route words. */
+const WORKSPACE_MIN_LENGTH = 2;
+const RESERVED_WORKSPACES: ReadonlySet<string> = new Set(['workspaces', 'api', 'ajax-api', 'static-files']);
+
+function mlflowWorkspaceNameProblem(name: string): string | undefined {
+  if (name === DEFAULT_WORKSPACE) return undefined;
+  if (name.length < WORKSPACE_MIN_LENGTH) return `Workspace name '${name}' must be between ${WORKSPACE_MIN_LENGTH} and ${MAX_WORKSPACE_NAME} characters.`;
+  if (RESERVED_WORKSPACES.has(name)) return `Workspace name '${name}' is reserved and cannot be used.`;
+  return workspaceNameProblem(name);
+}
+
+/**
+ * Why the text cannot be the id of a resource of the kind, as MLflow's own checks on creating one
+ * refuse it (so no such resource can exist, and MLflow answers a look-up of it with a 400), or
+ * undefined. Only rules MLflow enforces: a gateway secret's or model definition's name is any
+ * non-empty text, a registered model's and a prompt's (prompts are registered models on the server:
+ * the client's stricter prompt rule is not) keep MLflow's `_validate_model_name`.
+ */
 export function idProblem(kind: ResourceKind, id: string): string | undefined {
   if (KINDS[kind].id === 'in_experiment') return scorerIdProblem(id);
   if (kind === MCP_SERVER) return mcpServerNameProblem(id);
-  if (kind === WORKSPACE) return workspaceNameProblem(id);
-  return isScoped(kind) ? skillIdProblem(id) : undefined;
+  if (kind === WORKSPACE) return mlflowWorkspaceNameProblem(id);
+  if (isScoped(kind)) return skillIdProblem(id);
+  if (isModelKind(kind)) return registeredModelNameProblem(id);
+  if (kind === GATEWAY_ENDPOINT && !ENDPOINT_NAME.test(id))
+    return 'can only contain letters, numbers, underscores, hyphens and dots (MLflow refuses any other gateway endpoint name)';
+  return undefined;
 }
 
 /**

@@ -242,3 +242,89 @@ describe('audit log', () => {
     expect((await api().get('/api/2.0/mlflow/permissions/audit').set('Authorization', basic('bob', bobToken))).status).toBe(403);
   });
 });
+
+describe('a grant on a name MLflow can never hold', () => {
+  const grantPath = (segment: string, id: string) => `/api/2.0/mlflow/permissions/users/dora/${segment}/${id}`;
+  const auditCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM audit_log')) as { n: number }).n;
+
+  // Each a name MLflow's create refuses (and its look-up answers with a 400, so `grants prune` would keep the grant as unknown forever).
+  it.each([
+    ['workspaces', 'Team%20A', /must match the pattern/],
+    ['workspaces', 'ws_a', /must match the pattern/],
+    ['workspaces', 'a', /between 2 and 63 characters/],
+    ['workspaces', 'api', /is reserved/],
+    ['mcp-servers', 'bad!ns/tools', /reverse-dns namespace/],
+    ['mcp-servers', 'com.acme/versions', /reverse-dns namespace/],
+    ['registered-models', 'a%2Fb', /must not contain '\/' or ':'/],
+    ['registered-models', 'team%3Amodel', /must not contain '\/' or ':'/],
+    ['registered-models', '%20%20', /must not be blank/],
+    ['registered-models', '%E3%80%80', /must not be blank/],
+    ['registered-models', '..team', /start with '\.\.'/],
+    ['prompts', 'a%2Fb', /must not contain '\/' or ':'/],
+    ['gateways/endpoints', '%20', /letters, numbers, underscores, hyphens and dots/],
+    ['gateways/endpoints', 'chat%20v1', /letters, numbers, underscores, hyphens and dots/],
+  ])('POST …/%s/%s is a 400 INVALID_PARAMETER_VALUE, nothing kept', async (segment, id, message) => {
+    const [grants, audit] = [await grantCount(), await auditCount()];
+    const res = await api().post(grantPath(segment, id)).set('Authorization', adminAuth()).send({ permission: 'MANAGE' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringMatching(message) });
+    expect([await grantCount(), await auditCount()]).toEqual([grants, audit]);
+  });
+
+  // Names MLflow takes, however odd: only its own rules refuse.
+  it.each([
+    ['workspaces', 'ws-a'],
+    ['mcp-servers', 'com.acme/tools'],
+    ['registered-models', 'a..'],
+    ['registered-models', '.team'],
+    ['registered-models', '%EF%BB%BF'],
+    ['registered-models', 'a%5Cb'],
+    ['prompts', 'team%20prompt'],
+    ['gateways/endpoints', 'chat_v1-2.x'],
+    ['gateways/secrets', 'a%2Fb%3Ac'],
+    ['gateways/secrets', '%20'],
+    ['gateways/model-definitions', 'gpt%3A4o%20team'],
+  ])('POST …/%s/%s is still a 201', async (segment, id) => {
+    const res = await api().post(grantPath(segment, id)).set('Authorization', adminAuth()).send({ permission: 'MANAGE' });
+    expect(res.status).toBe(201);
+    expect((await api().delete(grantPath(segment, id)).set('Authorization', adminAuth())).status).toBe(200);
+  });
+
+  it("MLflow's roles/permissions/add refuses such a name too", async () => {
+    const role = await api().post('/api/3.0/mlflow/roles/create').set('Authorization', adminAuth()).send({ workspace: 'default', name: 'bad-names' });
+    expect(role.status).toBe(200);
+    for (const [resource_type, resource_pattern] of [
+      ['mcp_server', 'bad'],
+      ['registered_model', 'a:b'],
+      ['prompt', '..'],
+    ]) {
+      const grants = await grantCount();
+      const res = await api()
+        .post('/api/3.0/mlflow/roles/permissions/add')
+        .set('Authorization', adminAuth())
+        .send({ role_id: role.body.role.id, resource_type, resource_pattern, permission: 'READ' });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringContaining(`Invalid resource id '${resource_pattern}'`) });
+      expect(await grantCount()).toBe(grants);
+    }
+  });
+
+  it('a grant kept before the rules can still be read, changed and removed', async () => {
+    const dora = ((await fg.store.sql.get('SELECT id FROM users WHERE username = ?', ['dora'])) as { id: number }).id;
+    for (const name of ['a/b', 'a:b'])
+      await fg.store.sql.run("INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES ('registered_model', ?, ?, 'READ', 0, 0)", [name, dora]);
+    fg = await fg.restart();
+    const ui = await api().get('/api/2.0/mlflow/permissions/ui/registered-models/a%3Ab/grants').set('Authorization', adminAuth());
+    expect(ui.body.grants).toEqual([expect.objectContaining({ name: 'dora', permission: 'READ' })]);
+    // MLflow's per-user revoke too.
+    const revoke = { username: 'dora', resource_type: 'registered_model', resource_id: 'a:b' };
+    expect((await api().post('/api/3.0/mlflow/users/permissions/revoke').set('Authorization', adminAuth()).send(revoke)).status).toBe(200);
+    const regrant = await api().post('/api/3.0/mlflow/users/permissions/grant').set('Authorization', adminAuth()).send({ ...revoke, permission: 'READ' });
+    expect(regrant.status).toBe(400);
+    const one = grantPath('registered-models', 'a%2Fb');
+    expect((await api().get(one).set('Authorization', adminAuth())).body.permission).toMatchObject({ name: 'a/b', permission: 'READ' });
+    expect((await api().patch(one).set('Authorization', adminAuth()).send({ permission: 'EDIT' })).status).toBe(200);
+    expect((await api().delete(one).set('Authorization', adminAuth())).status).toBe(200);
+    expect((await api().post(one).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(400);
+  });
+});
