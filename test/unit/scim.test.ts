@@ -54,7 +54,7 @@ describe('SCIM Users', () => {
 
   it('a displayName with control characters (a NUL PostgreSQL refuses, escapes, line breaks) is stored without them, on create and replace', async () => {
     const made = await newUser('ctl-ann', { displayName: 'Ann\u0000\u001b[31m\nB' });
-    expect(made.displayName).toBe('Ann[31mB');
+    expect((made as { displayName?: string }).displayName).toBe('Ann[31mB');
     const replaced = await scim().patch(`/Users/${made.id}`, [{ op: 'replace', path: 'displayName', value: '\u0007Zoe\u007f' }]);
     expect(replaced.status, replaced.text).toBe(200);
     expect((await adminGet('/permissions/users/ctl-ann').expect(200)).body.user.display_name).toBe('Zoe');
