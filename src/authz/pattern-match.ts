@@ -26,8 +26,30 @@ export type PreparedName = ArrayLike<string>;
 
 export const prepareName = (name: string): PreparedName => (/[\uD800-\uDFFF]/.test(name) ? [...name] : name);
 
-/** Why a pattern may not be stored, or undefined when it may. */
+/** A control character (U+0000-U+001F, U+007F). */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL_MESSAGE = 'a pattern must not contain control characters (U+0000-U+001F, U+007F)';
+
+/**
+ * Why a pattern may not be stored, or undefined when it may. Besides its shape (`shapeProblem`), a
+ * pattern holds no control character: flowgate takes none in a name it keeps a grant on (nor in a
+ * request's path), and one in a pattern is one no one can read back or type (`a\u0007*`).
+ */
 export function patternProblem(pattern: string): string | undefined {
+  if (!pattern.includes('\u0000')) {
+    // A separator after a valid workspace name is flowgate's own (a stored pattern): the pattern is what follows it.
+    const at = pattern.indexOf(SEPARATOR);
+    const own = at >= 0 && workspaceNameProblem(pattern.slice(0, at)) === undefined ? pattern.slice(at + 1) : pattern;
+    if (CONTROL.test(own)) return CONTROL_MESSAGE;
+  }
+  return shapeProblem(pattern);
+}
+
+/**
+ * Why a pattern cannot be compiled: what `patternProblem` checks but control characters, so a pattern
+ * grant kept before they were refused still compiles (and can be listed and removed).
+ */
+function shapeProblem(pattern: string): string | undefined {
   if (pattern.length === 0) return 'a pattern must not be empty';
   if ([...pattern].length > MAX_PATTERN_LENGTH) return `a pattern must be at most ${MAX_PATTERN_LENGTH} characters`;
   // PostgreSQL's TEXT cannot hold it, and no MLflow name contains it.
@@ -36,7 +58,7 @@ export function patternProblem(pattern: string): string | undefined {
   // flowgate puts it there, after a valid workspace name.
   const at = pattern.indexOf(SEPARATOR);
   if (at >= 0 && (workspaceNameProblem(pattern.slice(0, at)) !== undefined || pattern.indexOf(SEPARATOR, at + 1) >= 0))
-    return 'a pattern must not contain control characters';
+    return CONTROL_MESSAGE;
   const parsed = parse(pattern);
   if (parsed === undefined) return `pattern '${pattern}' ends with a lone '\\' (write '\\\\' for a backslash)`;
   if (parsed.segments.length === 1 && !parsed.segments[0]!.includes(ANY))
@@ -46,7 +68,7 @@ export function patternProblem(pattern: string): string | undefined {
 
 /** Compiles a valid pattern; an invalid one is refused with the client-facing reason. */
 export function compilePattern(pattern: string): CompiledPattern {
-  const problem = patternProblem(pattern);
+  const problem = shapeProblem(pattern);
   if (problem !== undefined) throw badRequest(problem);
   const { segments, literalPrefix } = parse(pattern)!;
   // A pattern of the default workspace matches its names alone: a name of another workspace holds

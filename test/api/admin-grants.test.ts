@@ -328,3 +328,27 @@ describe('a grant on a name MLflow can never hold', () => {
     expect((await api().post(one).set('Authorization', adminAuth()).send({ permission: 'READ' })).status).toBe(400);
   });
 });
+
+describe('a pattern grant holding a control character', () => {
+  const patterns = '/api/2.0/mlflow/permissions/users/dora/patterns';
+  const patternCount = async () => ((await fg.store.sql.get('SELECT count(*) AS n FROM pattern_grants')) as { n: number }).n;
+
+  it.each(['a\u0007*', 'team\n*', 'x\u007f?', '\u001b[1m*'])('%j is a 400 INVALID_PARAMETER_VALUE, nothing kept', async (pattern) => {
+    const before = await patternCount();
+    const res = await api().post(patterns).set('Authorization', adminAuth()).send({ resource_type: 'registered_model', pattern, permission: 'READ' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringContaining('must not contain control characters') });
+    expect(await patternCount()).toBe(before);
+  });
+
+  it('one kept before they were refused still loads (the others keep working), lists and is removed', async () => {
+    const dora = ((await fg.store.sql.get('SELECT id FROM users WHERE username = ?', ['dora'])) as { id: number }).id;
+    await fg.store.sql.run("INSERT INTO pattern_grants (resource_kind, pattern, user_id, permission, created_at, updated_at) VALUES ('registered_model', 'a\u0007*', ?, 'READ', 0, 0)", [dora]);
+    fg = await fg.restart();
+    expect((await api().post(patterns).set('Authorization', adminAuth()).send({ resource_type: 'prompt', pattern: 'team-*', permission: 'READ' })).status).toBe(201);
+    const listed = await api().get(patterns).set('Authorization', adminAuth());
+    expect(listed.body.patterns.map((p: { pattern: string }) => p.pattern).sort()).toEqual(['a\u0007*', 'team-*']);
+    const gone = await api().delete(`${patterns}?resource_type=registered_model&pattern=${encodeURIComponent('a\u0007*')}`).set('Authorization', adminAuth());
+    expect(gone.status).toBe(200);
+  });
+});

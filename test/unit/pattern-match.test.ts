@@ -66,6 +66,20 @@ describe('patternProblem: what may not be stored', () => {
     }
   });
 
+  it.each(['a\u0007*', 'tab\t*', 'line\n*', 'del\u007f*', '\u001b[31m*', 'a\u0007', '\u001f*', 'ws-a\u001fteam\u0007*', 'ws-a\u001f\u001f*'])(
+    '%j holds a control character: refused, saying so',
+    (pattern) => {
+      expect(patternProblem(pattern)).toBe('a pattern must not contain control characters (U+0000-U+001F, U+007F)');
+    },
+  );
+
+  it("takes the workspace separator flowgate puts after a valid workspace name, and still compiles a pattern kept before control characters were refused", () => {
+    expect(patternProblem('ws-a\u001fteam-*')).toBeUndefined();
+    const kept = compilePattern('a\u0007*');
+    expect(kept.matches('a\u0007b')).toBe(true);
+    expect(kept.matches('ab')).toBe(false);
+  });
+
   it('accepts 256 characters, counted as code points', () => {
     expect(patternProblem('x'.repeat(255) + '*')).toBeUndefined();
     expect(patternProblem('😀'.repeat(255) + '*')).toBeUndefined();
