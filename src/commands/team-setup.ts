@@ -8,6 +8,8 @@ import type { Io } from './admin-cli/output.js';
 import { kindShape, permissionNamed, type Kind, type Permission } from './admin-cli/resources.js';
 import { EXPERIMENT, modelKind } from '../resources/kinds.js';
 import { runAction } from './admin-cli/run.js';
+import { FlowgateError } from '../errors.js';
+import { resolveExpiration } from '../tokens/expiration.js';
 import {
   kubernetesUsername,
   namespaceGroup,
@@ -162,10 +164,28 @@ function accessOf(values: ActionContext['values']): Access {
   if (!sa && !k8s) throw new UsageError('--service-account or --kubernetes-service-account is required');
   const misplaced = (k8s ? ['expires', 'namespace', 'reuse-service-account'] : ['audience', 'kubernetes-group', 'tracking-auth']).filter((o) => values[o] !== undefined);
   if (misplaced.length > 0) throw new UsageError(`--${misplaced[0]} does not go with ${k8s ? '--kubernetes-service-account' : '--service-account'}`);
-  if (sa) return { kind: 'secret', serviceAccount: sa, reuse: values['reuse-service-account'] === true };
+  if (sa) {
+    expiresProblem(values.expires as string | undefined);
+    return { kind: 'secret', serviceAccount: sa, reuse: values['reuse-service-account'] === true };
+  }
   const audience = values.audience as string | undefined;
   if (!audience) throw new UsageError("--audience is required with --kubernetes-service-account: the audience of flowgate's kubernetes issuer (FLOWGATE_BEARER_ISSUERS)");
   return { kind: 'projected', account: parseServiceAccount(k8s!), audience, trackingAuth: trackingAuthNamed(values['tracking-auth'] as string | undefined) };
+}
+
+/**
+ * `--expires` checked as the token call (step 4) will check it, before step 1 changes anything: an ISO
+ * 8601 instant in the future. The server's maximum (FLOWGATE_TOKEN_MAX_DAYS) is not one the admin API
+ * tells, so a date beyond it is still refused only by the token call.
+ */
+function expiresProblem(expires: string | undefined): void {
+  if (expires === undefined) return;
+  try {
+    resolveExpiration(expires, Date.now(), Number.POSITIVE_INFINITY);
+  } catch (e) {
+    if (e instanceof FlowgateError) throw new UsageError(`--expires: ${e.message}; nothing was changed`);
+    throw e;
+  }
 }
 
 export const TEAM_SETUP: Action = {

@@ -194,3 +194,47 @@ describe('team-setup and a service account that exists already', () => {
     expect(k8s.stderr).toContain('--reuse-service-account does not go with --kubernetes-service-account');
   });
 });
+
+describe('team-setup and an --expires the token call would refuse', () => {
+  let fg: TestFlowgate;
+  let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
+  const experiments = new Map<string, string>();
+  const api = () => request(fg.url);
+
+  beforeAll(async () => {
+    upstream = await startStubUpstream(experimentsUpstream(experiments));
+    fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url });
+  });
+  afterAll(async () => {
+    await fg.close();
+    await upstream.close();
+    removeDir(fg.dir);
+  });
+
+  it.each([
+    ['2020-01-01T00:00:00Z', 'expiration must be in the future'],
+    ['next-week', 'expiration must be an ISO 8601 timestamp'],
+    ['2030-13-45T00:00:00Z', "expiration '2030-13-45T00:00:00Z' is not a valid date"],
+  ])('--expires %s is refused before step 1: nothing created, granted or made', async (expires, message) => {
+    const audit = (await api().get('/api/2.0/mlflow/permissions/audit?max_results=500').set('Authorization', adminAuth())).body.entries.length as number;
+    const res = await teamSetupAt(fg.url, ['--team', 'team-x', '--experiment', 'team-x-shared', '--service-account', 'team-x-bot', '--expires', expires]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`--expires: ${message}`);
+    expect(res.stderr).toContain('nothing was changed');
+    expect(res.stderr).not.toMatch(/^\d\. /m);
+    expect(res.stdout).toBe('');
+    expect(experiments.has('team-x-shared')).toBe(false);
+    expect(upstream.seen.filter((r) => r.method === 'POST')).toEqual([]);
+    expect((await api().get('/api/2.0/mlflow/permissions/users/team-x-bot').set('Authorization', adminAuth())).status).toBe(404);
+    const groups = (await api().get('/api/2.0/mlflow/permissions/groups').set('Authorization', adminAuth())).body.groups as { name: string }[];
+    expect(groups.map((g) => g.name)).not.toContain('team-x');
+    expect((await api().get('/api/2.0/mlflow/permissions/audit?max_results=500').set('Authorization', adminAuth())).body.entries).toHaveLength(audit);
+  });
+
+  it('a valid --expires still sets the whole team up', async () => {
+    const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const res = await teamSetupAt(fg.url, ['--team', 'team-x', '--experiment', 'team-x-shared', '--service-account', 'team-x-bot', '--expires', expires]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`4. token for team-x-bot, expires ${expires}`);
+  });
+});
