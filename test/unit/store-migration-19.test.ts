@@ -1,15 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDirectory } from '../../src/principals/directory.js';
-import { openSqliteStore } from '../../src/store/database.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
-import { openPostgresStore } from '../../src/store/postgres-store.js';
 import type { Sql } from '../../src/store/sql.js';
-import { freshStore, onPostgres } from '../helpers/test-store.js';
+import { freshStore, storeAt } from '../helpers/test-store.js';
 
 /**
  * Migration 19 records who disabled a user, so the identity provider's SCIM (`active: true` on every
@@ -22,52 +14,16 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
-/** Opens the same store (a new SQLite file, or a new PostgreSQL database) at `version`, and again at every migration. */
-async function storeAt(version: number): Promise<{ sql: Sql; reopen: () => Promise<Sql> }> {
-  const migrations = MIGRATIONS.filter((m) => m.version <= version);
-  let open: (all: typeof MIGRATIONS) => Promise<{ sql: Sql; close: () => Promise<void> }>;
-  if (!onPostgres()) {
-    const dir = mkdtempSync(join(tmpdir(), 'fg-mig19-'));
-    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
-    open = async (all) => {
-      const sql = openSqliteStore(join(dir, 'p.db'), all);
-      return { sql, close: () => sql.close() };
-    };
-  } else {
-    const server = process.env.FLOWGATE_TEST_POSTGRES_URL!;
-    const name = `fg_mig19_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: server });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    open = async (all) => {
-      const store = await openPostgresStore({ dbPath: 'unused', watchMs: 0, postgres: { poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 5000 } }, url.toString(), all);
-      return { sql: store.sql, close: () => store.close() };
-    };
-  }
-  const first = await open(migrations);
-  closers.push(first.close);
-  return {
-    sql: first.sql,
-    reopen: async () => {
-      await closers.pop()!();
-      const again = await open(MIGRATIONS);
-      closers.push(again.close);
-      return again.sql;
-    },
-  };
-}
-
 const insertUser = (sql: Sql, name: string, disabledAt: number | null) =>
   sql.run('INSERT INTO users (username, display_name, is_admin, is_service_account, created_at, disabled_at) VALUES (?, ?, 0, 0, 1, ?)', [name, name, disabledAt]);
 
 describe('migration 19: who disabled a user', () => {
   it('a user disabled before it reads as disabled by an administrator, whom SCIM cannot enable; an enabled one as enabled', async () => {
     const old = await storeAt(18);
+    closers.push(old.close);
     await insertUser(old.sql, 'held', 5000);
     await insertUser(old.sql, 'free', null);
-    const sql = await old.reopen();
+    const sql = await old.upgrade();
     expect(await sql.all('SELECT username, disabled_by FROM users ORDER BY username')).toEqual([
       { username: 'free', disabled_by: null },
       { username: 'held', disabled_by: 'admin' },
