@@ -1,8 +1,7 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { sendJson, startSlowMlflow } from '../helpers/hang-up.js';
 
 /*
  * An after-hook (creator grant, grants dropped with a delete or moved with a rename, mapping change
@@ -11,64 +10,34 @@ import { removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flow
  */
 
 const DELAY_MS = 400;
-let upstream: Server;
-let upstreamUrl = '';
-const seen: string[] = [];
+const late = (body: unknown) => ({ body, delayMs: DELAY_MS });
+let upstream: Awaited<ReturnType<typeof startSlowMlflow>>;
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0]!;
-      seen.push(`${req.method} ${path}`);
-      const send = (status: number, body: unknown) => {
-        const payload = JSON.stringify(body);
-        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
-        res.end(payload);
-      };
-      if (path === '/version') return send(200, '3.17.2');
-      if (path.endsWith('/experiments/create')) return setTimeout(() => send(200, { experiment_id: '7' }), DELAY_MS);
-      if (path.endsWith('/registered-models/get')) return send(200, { registered_model: { name: 'm1', tags: [] } });
-      if (path.endsWith('/registered-models/delete')) return setTimeout(() => send(200, {}), DELAY_MS);
-      if (path.endsWith('/registered-models/create')) return send(200, { registered_model: { name: JSON.parse(Buffer.concat(chunks).toString()).name, tags: [] } });
-      if (path.endsWith('/registered-models/rename'))
-        return setTimeout(() => send(200, { registered_model: { name: JSON.parse(Buffer.concat(chunks).toString()).new_name } }), DELAY_MS);
-      return send(200, {});
-    });
+  upstream = await startSlowMlflow((path, body) => {
+    if (path.endsWith('/experiments/create')) return late({ experiment_id: '7' });
+    if (path.endsWith('/registered-models/get')) return { body: { registered_model: { name: 'm1', tags: [] } } };
+    if (path.endsWith('/registered-models/delete')) return late({});
+    if (path.endsWith('/registered-models/create')) return { body: { registered_model: { name: JSON.parse(body).name, tags: [] } } };
+    if (path.endsWith('/registered-models/rename')) return late({ registered_model: { name: JSON.parse(body).new_name } });
+    return undefined;
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 });
 
 let fg: TestFlowgate;
 const admin = jsonCaller(() => fg.url);
 
 beforeAll(async () => {
-  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstreamUrl });
+  fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url });
   await admin.withTokens(['alice', 'bob', 'mallory']);
 });
 afterAll(async () => {
   await fg?.close();
-  upstream?.closeAllConnections();
-  await new Promise<void>((r) => upstream?.close(() => r()));
+  await upstream?.close();
   if (fg) removeDir(fg.dir);
 });
 
-/** Sends the request and goes away before MLflow answers (a client timeout, a closed tab, a killed script). */
-function sendAndHangUp(method: string, path: string, body: unknown, auth: string): Promise<void> {
-  return new Promise((resolve) => {
-    const url = new URL(fg.url + path);
-    const payload = JSON.stringify(body);
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method, headers: { Authorization: auth, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } });
-    req.on('error', () => resolve());
-    req.end(payload);
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, DELAY_MS / 4);
-  });
-}
+const sendAndHangUp = (method: string, path: string, body: unknown, auth: string) => sendJson(fg.url + path, method, body, auth, DELAY_MS / 4);
 
 const settle = () => new Promise((r) => setTimeout(r, DELAY_MS * 2));
 
@@ -76,7 +45,7 @@ describe('a client that goes away before MLflow answers', () => {
   it('still gets the creator grant on what MLflow created for it', async () => {
     await sendAndHangUp('POST', '/api/2.0/mlflow/experiments/create', { name: 'x' }, admin.basicOf('alice'));
     await settle();
-    expect(seen).toContain('POST /api/2.0/mlflow/experiments/create');
+    expect(upstream.seen).toContain('POST /api/2.0/mlflow/experiments/create');
     const grants = await admin.call('GET', '/api/2.0/mlflow/permissions/users/alice/experiments');
     expect(JSON.stringify(grants)).toContain('"7"');
   });
@@ -86,7 +55,7 @@ describe('a client that goes away before MLflow answers', () => {
     await admin.call('POST', '/api/2.0/mlflow/permissions/users/bob/registered-models/m1', { permission: 'READ' });
     await sendAndHangUp('DELETE', '/api/2.0/mlflow/registered-models/delete', { name: 'm1' }, admin.basicOf('alice'));
     await settle();
-    expect(seen).toContain('DELETE /api/2.0/mlflow/registered-models/delete');
+    expect(upstream.seen).toContain('DELETE /api/2.0/mlflow/registered-models/delete');
     const bob = await admin.call('GET', '/api/2.0/mlflow/permissions/users/bob/registered-models');
     expect(JSON.stringify(bob)).not.toContain('m1');
   });

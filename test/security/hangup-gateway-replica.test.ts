@@ -1,11 +1,10 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonCaller } from '../helpers/admin-calls.js';
 import { adminAuth, removeDir, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
+import { sendJson, startSlowMlflow } from '../helpers/hang-up.js';
 
 /*
  * Two flowgates on one store. Endpoint e-1 ("alpha") is renamed to "beta" through flowgate A by a
@@ -14,34 +13,19 @@ import { adminAuth, removeDir, startTestFlowgate, type TestFlowgate } from '../h
  * deciding reads of e-1 by "alpha": a grant on the freed name "alpha" read alice's "beta" there.
  */
 const DELAY_MS = 400;
-const state = { name: "alpha" };
-const upstreamSeen: string[] = [];
-let upstream: Server;
-let upstreamUrl = '';
+const state = { name: 'alpha' };
+let upstream: Awaited<ReturnType<typeof startSlowMlflow>>;
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0]!;
-      const send = (body: unknown) => {
-        const payload = JSON.stringify(body);
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
-        res.end(payload);
-      };
-      if (path === '/version') return send('3.17.2');
-      if (path.endsWith('/endpoints/get')) return send({ endpoint: { endpoint_id: 'e-1', name: state.name, model_mappings: [] } });
-      if (path.endsWith('/endpoints/bindings/list')) return send({ bindings: [{ endpoint_id: 'e-1', resource_type: 'scorer', resource_id: 'alice-secret-judge' }] });
-      if (path.endsWith('/endpoints/update'))
-        return setTimeout(() => {
-          state.name = JSON.parse(Buffer.concat(chunks).toString()).name;
-          send({ endpoint: { endpoint_id: 'e-1', name: state.name, model_mappings: [] } });
-        }, DELAY_MS);
-      return send({});
-    });
+  upstream = await startSlowMlflow((path, body) => {
+    if (path.endsWith('/endpoints/get')) return { body: { endpoint: { endpoint_id: 'e-1', name: state.name, model_mappings: [] } } };
+    if (path.endsWith('/endpoints/bindings/list')) return { body: { bindings: [{ endpoint_id: 'e-1', resource_type: 'scorer', resource_id: 'alice-secret-judge' }] } };
+    if (path.endsWith('/endpoints/update')) {
+      // MLflow has renamed it by the time it answers.
+      state.name = JSON.parse(body).name;
+      return { body: { endpoint: { endpoint_id: 'e-1', name: state.name, model_mappings: [] } }, delayMs: DELAY_MS };
+    }
+    return undefined;
   });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'flowgate-'));
@@ -49,37 +33,24 @@ let a: TestFlowgate;
 let b: TestFlowgate;
 const admin = jsonCaller(() => a.url);
 beforeAll(async () => {
-  a = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstreamUrl }, dir);
-  b = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstreamUrl }, dir);
+  a = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url }, dir);
+  b = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url }, dir);
   await admin.withTokens(['mallory']);
 });
 afterAll(async () => {
   await a?.close();
   await b?.close();
-  upstream?.closeAllConnections();
-  await new Promise<void>((r) => upstream?.close(() => r()));
+  await upstream?.close();
   removeDir(dir);
 });
 
-function renameHangingUp(to: string): Promise<void> {
-  return new Promise((resolve) => {
-    const url = new URL(`${a.url}/api/3.0/mlflow/gateway/endpoints/update`);
-    const payload = JSON.stringify({ endpoint_id: 'e-1', name: to });
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { Authorization: adminAuth(), 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } });
-    req.on('error', () => resolve());
-    req.end(payload);
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, DELAY_MS / 4);
-  });
-}
+const renameHangingUp = (to: string) => sendJson(`${a.url}/api/3.0/mlflow/gateway/endpoints/update`, 'POST', { endpoint_id: 'e-1', name: to }, adminAuth(), DELAY_MS / 4);
 const bindingsOnB = (auth: string) => fetch(`${b.url}/api/3.0/mlflow/gateway/endpoints/bindings/list?endpoint_id=e-1`, { headers: { Authorization: auth } });
 
 describe('a gateway rename through one flowgate whose client hung up', () => {
   it("is forgotten by the other flowgate: a grant on the freed old name does not read the renamed endpoint there", async () => {
     // B has e-1 cached as "alpha" (any read of it there).
-    expect((await bindingsOnB(admin.basicOf("mallory"))).status).toBe(403);
+    expect((await bindingsOnB(admin.basicOf('mallory'))).status).toBe(403);
     await renameHangingUp('beta');
     await new Promise((r) => setTimeout(r, DELAY_MS * 3)); // well past the SQLite store's 1 s change watch
     expect(state.name).toBe('beta');
