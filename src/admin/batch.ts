@@ -1,9 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
-import { DEFAULT_WORKSPACE, WORKSPACE_HEADER } from '../workspaces/names.js';
+import { badRequest, FlowgateError } from '../errors.js';
+import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
 import type { WorkspaceEntry } from '../workspaces/request-entry.js';
-import { inWorkspace } from '../workspaces/request-workspace.js';
 import type { WorkspaceMode } from '../workspaces/workspace-mode.js';
 import type { AdminRoute } from './types.js';
 
@@ -43,9 +41,6 @@ export const batchBody = z.strictObject({
 
 export type BatchCall = z.infer<typeof batchBody>['calls'][number];
 
-/** How long MLflow's word on whether it runs with workspaces may be for a call naming one (as for a request). */
-const MODE_SAID_WITHIN_MS = 1000;
-
 /**
  * The check a batch call's `workspace` gets, as a request's `X-MLFLOW-WORKSPACE` gets it
  * (src/workspaces/request-entry.ts): a workspace MLflow does not have is MLflow's 404, and until MLflow
@@ -53,15 +48,14 @@ const MODE_SAID_WITHIN_MS = 1000;
  * (MLflow ignores it too), but a batch call naming a workspace other than `default` is refused (400):
  * its grant would be kept under a workspace nothing lists or uses.
  */
-export function batchWorkspaceCheck(mode: WorkspaceMode, entry: Pick<WorkspaceEntry, 'check'>): (name: string) => Promise<void> {
+export function batchWorkspaceCheck(mode: Pick<WorkspaceMode, 'known' | 'enabled'>, entry: Pick<WorkspaceEntry, 'freshMode' | 'checkName'>): (name: string) => Promise<void> {
   return async (name) => {
     if (name === DEFAULT_WORKSPACE) return;
-    if (!mode.known || !mode.saidWithin(MODE_SAID_WITHIN_MS)) await mode.refresh();
-    if (mode.known && !mode.enabled)
+    await entry.freshMode();
+    if (!mode.known) throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The tracking server has not said whether it runs with workspaces yet');
+    if (!mode.enabled)
       throw badRequest(`'workspace' is '${name}', but the tracking server runs without workspaces: a call can only act in 'default' (or name none)`);
-    // The header's own check, on a request naming this workspace, entered in it as a request would be.
-    const naming = { headers: { [WORKSPACE_HEADER]: name } } as unknown as IncomingMessage;
-    await inWorkspace(name, () => entry.check(naming));
+    await entry.checkName(name);
   };
 }
 

@@ -58,6 +58,16 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
       if (name !== DEFAULT_WORKSPACE && !mode.saidWithin(MODE_SAID_WITHIN_MS)) return mode.refresh().then(() => enter(name, handle));
       return enter(name, handle);
     },
+    /** Asks MLflow again whether it runs with workspaces when it has not said so within the last second. */
+    async freshMode(): Promise<void> {
+      if (!mode.known || !mode.saidWithin(MODE_SAID_WITHIN_MS)) await mode.refresh();
+    },
+    /** Refuses, as MLflow does, a workspace name that is malformed or that MLflow does not have (MLflow running with workspaces). */
+    async checkName(name: string): Promise<void> {
+      const problem = workspaceNameProblem(name);
+      if (problem !== undefined) throw badRequest(problem);
+      if (!(await exists(name))) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `Workspace '${name}' not found`);
+    },
     /** Refuses, as MLflow does, a request naming a workspace that is malformed or that MLflow does not have. */
     async check(req: IncomingMessage): Promise<void> {
       if (!mode.known) {
@@ -68,9 +78,7 @@ export function createWorkspaceEntry(mode: WorkspaceMode, upstream: UpstreamJson
       }
       if (!mode.enabled) return;
       const name = requestedWorkspace(req);
-      const problem = workspaceNameProblem(name);
-      if (problem !== undefined) throw badRequest(problem);
-      if (!(await exists(name))) throw new FlowgateError('RESOURCE_DOES_NOT_EXIST', `Workspace '${name}' not found`);
+      await this.checkName(name);
       // MLflow said it runs with workspaces only after this request was entered (in none): never decided outside its own.
       if ((currentWorkspace() ?? DEFAULT_WORKSPACE) !== name)
         throw new FlowgateError('TEMPORARILY_UNAVAILABLE', 'The tracking server has just started to run with workspaces; send the request again');
