@@ -70,10 +70,11 @@ export function forwardedHeaders(incoming: IncomingMessage['headers']): Record<s
 }
 
 /**
- * Headers that carry what flowgate decided on (the body's type and coding, the workspace): a client
- * naming them in `Connection` must not have MLflow act on a request other than the one decided.
+ * Headers that carry what flowgate decided on (the body's type and coding, the workspace, the experiment
+ * and run an OTLP export names: the catalog's `from: 'header'` ids): a client naming them in `Connection`
+ * must not have MLflow act on a request other than the one decided.
  */
-const MEANING_HEADER = /^(content-type|content-encoding|content-length|x-mlflow-workspace)$/;
+const MEANING_HEADER = /^(content-type|content-encoding|content-length|x-mlflow-workspace|x-mlflow-experiment-id|x-mlflow-run-id)$/;
 
 /** The other headers the client's `Connection` names as its hop's alone (RFC 9110 7.6.1); none for the usual `keep-alive`/`close`. */
 function namedByConnection(connection: string | undefined): Set<string> | undefined {

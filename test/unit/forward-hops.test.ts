@@ -83,10 +83,12 @@ describe('forwarding over the pool to MLflow', () => {
     const res = await send(
       '/api/2.0/mlflow/runs/log-metric',
       {
-        Connection: 'keep-alive, X-Hop-Only, Content-Type, X-MLflow-Workspace',
+        Connection: 'keep-alive, X-Hop-Only, Content-Type, X-MLflow-Workspace, X-MLflow-Experiment-Id, X-MLflow-Run-Id',
         'X-Hop-Only': 'for-flowgate',
         'Content-Type': 'application/json',
         'X-MLflow-Workspace': 'team-a',
+        'X-MLflow-Experiment-Id': '7',
+        'X-MLflow-Run-Id': 'r-1',
         'X-Kept': 'yes',
       },
       '{"run_id":"r"}',
@@ -94,7 +96,7 @@ describe('forwarding over the pool to MLflow', () => {
     expect(res.statusCode).toBe(201);
     const got = seen.at(-1)!;
     expect(got['x-hop-only']).toBeUndefined();
-    expect([got['content-type'], got['x-mlflow-workspace'], got['x-kept']]).toEqual(['application/json', 'team-a', 'yes']);
+    expect([got['content-type'], got['x-mlflow-workspace'], got['x-mlflow-experiment-id'], got['x-mlflow-run-id'], got['x-kept']]).toEqual(['application/json', 'team-a', '7', 'r-1', 'yes']);
     expect(seenBodies.at(-1)).toBe('{"run_id":"r"}');
   });
 
