@@ -206,6 +206,33 @@ describe('the gateway on the Manage screens', () => {
   );
 
   it(
+    'the Grant button stays disabled until MLflow has said the resource exists (a click before then would do nothing)',
+    async () => {
+      const page = await signedIn(ADMIN.username, ADMIN.token);
+      await screen(page, 'gateway-secrets', 'Gateway secrets');
+      const link = page.getByRole('table', { name: 'Gateway secrets' }).getByRole('link', { name: names.secret, exact: true });
+      await link.waitFor();
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let lookups = 0;
+      await page.route(/\/gateway\/secrets\//, async (route) => {
+        lookups += 1;
+        await held;
+        await route.continue();
+      });
+      await link.click();
+      await page.locator('#fg-grant-name').fill('maria');
+      const grant = page.getByRole('button', { name: 'Grant', exact: true });
+      await expect.poll(() => lookups).toBeGreaterThan(0);
+      expect(await grant.isDisabled()).toBe(true);
+      release();
+      await expect.poll(() => grant.isEnabled(), { timeout: 30_000 }).toBe(true);
+      await page.context().close();
+    },
+    120_000,
+  );
+
+  it(
     "a secret named like another admin route, planted by a user with no grants: the admin's Grant on its page is a grant on that secret, nothing else",
     async () => {
       const exp = (await call('GET', `/api/2.0/mlflow/experiments/get-by-name?experiment_name=${names.exp}`)).experiment as { experiment_id: string };

@@ -75,7 +75,19 @@ export function AskButton(p: { text: string; label?: string; primary?: boolean; 
  * A row of fields whose submit asks first: `request` is the confirmation for what was typed, or
  * `undefined` while something needed is missing (then nothing is asked).
  */
-export function AskForm({ submit, request, ask, children }: { submit: string; request: () => ConfirmRequest | undefined; ask: (r: ConfirmRequest) => void; children: ComponentChildren }) {
+export function AskForm({
+  submit,
+  request,
+  ask,
+  disabled,
+  children,
+}: {
+  submit: string;
+  request: () => ConfirmRequest | undefined;
+  ask: (r: ConfirmRequest) => void;
+  disabled?: boolean;
+  children: ComponentChildren;
+}) {
   return (
     <ToolbarForm
       onSubmit={() => {
@@ -84,7 +96,7 @@ export function AskForm({ submit, request, ask, children }: { submit: string; re
       }}
     >
       {children}
-      <SubmitButton text={submit} />
+      <SubmitButton text={submit} disabled={disabled} />
     </ToolbarForm>
   );
 }

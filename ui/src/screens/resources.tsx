@@ -271,7 +271,8 @@ function GrantForm({ kind, id, on, ask, ready }: { kind: Kind; id: string; on: s
     return change(asking, 'POST', grantPath(granteeSegment(type), name, kind, id), { permission }, () => setWho(''));
   };
   return (
-    <AskForm submit="Grant" request={request} ask={ask}>
+    // Disabled, not silently inert, until MLflow has answered: a click before then would do nothing.
+    <AskForm submit="Grant" request={request} ask={ask} disabled={!ready}>
       <SelectField label="Grant to" id="fg-grant-type" value={type} options={TYPE_OPTIONS} onChange={(v) => setType(v as GranteeType)} />
       <TextField label="Name" id="fg-grant-name" value={who} onChange={setWho} />
       <SelectField label="Permission" id="fg-grant-permission" value={permission} options={optionsOf(permissionsFor(kind.kind))} onChange={setPermission} />
