@@ -110,6 +110,12 @@ export interface IssuedToken {
   readonly message: string;
 }
 
+/** `GET permissions/access-token-limits`: what an access token's `expiration` may be. */
+export interface AccessTokenLimits {
+  readonly default_expiration_days: number;
+  readonly max_expiration_days: number;
+}
+
 // ---- grants ---------------------------------------------------------------------------------------
 
 type Spec<K extends ResourceKind> = (typeof KINDS)[K];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { forbidden } from '../errors.js';
 import type { Principal } from '../principals/types.js';
 import { requireUser } from './lookups.js';
-import type { IssuedToken } from './api-types.js';
+import type { AccessTokenLimits, IssuedToken } from './api-types.js';
 import type { AdminRoute } from './types.js';
 import { usernameSchema } from './validation.js';
 
@@ -40,6 +40,16 @@ export function refuseMinting(principal: Principal, holder: { readonly id: numbe
 }
 
 export const TOKEN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/mlflow/permissions/access-token-limits',
+    summary: "The expiry a new access token gets without one asked for, and the furthest one may be asked (FLOWGATE_TOKEN_MAX_DAYS), in days",
+    access: 'authenticated',
+    handler: async (_req, deps) => ({
+      status: 200,
+      body: { default_expiration_days: deps.tokens.limits.defaultDays, max_expiration_days: deps.tokens.limits.maxDays } satisfies AccessTokenLimits,
+    }),
+  },
   {
     method: 'PATCH',
     path: '/mlflow/permissions/users/access-token',

@@ -10,6 +10,7 @@ import { EXPERIMENT, modelKind } from '../resources/kinds.js';
 import { runAction } from './admin-cli/run.js';
 import { FlowgateError } from '../errors.js';
 import { resolveExpiration } from '../tokens/expiration.js';
+import type { AccessTokenLimits } from '../admin/api-types.js';
 import {
   kubernetesUsername,
   namespaceGroup,
@@ -175,15 +176,24 @@ function accessOf(values: ActionContext['values']): Access {
 
 /**
  * `--expires` checked as the token call (step 4) will check it, before step 1 changes anything: an ISO
- * 8601 instant in the future. The server's maximum (FLOWGATE_TOKEN_MAX_DAYS) is not one the admin API
- * tells, so a date beyond it is still refused only by the token call.
+ * 8601 instant in the future, and (once the server has told it) within its FLOWGATE_TOKEN_MAX_DAYS.
  */
-function expiresProblem(expires: string | undefined): void {
+function expiresProblem(expires: string | undefined, maxDays = Number.POSITIVE_INFINITY): void {
   if (expires === undefined) return;
   try {
-    resolveExpiration(expires, Date.now(), Number.POSITIVE_INFINITY);
+    resolveExpiration(expires, Date.now(), maxDays);
   } catch (e) {
     if (e instanceof FlowgateError) throw new UsageError(`--expires: ${e.message}; nothing was changed`);
+    throw e;
+  }
+}
+
+/** The server's FLOWGATE_TOKEN_MAX_DAYS; a flowgate from before the route existed (404) tells none. */
+async function maxTokenDays(client: AdminClient): Promise<number> {
+  try {
+    return (await client.call<AccessTokenLimits>('GET', 'permissions/access-token-limits')).max_expiration_days;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return Number.POSITIVE_INFINITY;
     throw e;
   }
 }
@@ -223,8 +233,11 @@ export const TEAM_SETUP: Action = {
     const named: Array<[unknown, Kind]> = [[v.experiment, EXPERIMENT_SHAPE], [v.model, MODEL_SHAPE], [v.prompt, PROMPT_SHAPE]];
     let permission: Permission = permissionNamed(word);
     for (const [given, kind] of named) if (list(given).length > 0) permission = permissionNamed(word, kind);
-    // Another team's (or anyone's) service account is refused before anything is created or granted.
-    if (how.kind === 'secret') await serviceAccountFor(client, how.serviceAccount, team, how.reuse);
+    if (how.kind === 'secret') {
+      expiresProblem(values.expires as string | undefined, await maxTokenDays(client));
+      // Another team's (or anyone's) service account is refused before anything is created or granted.
+      await serviceAccountFor(client, how.serviceAccount, team, how.reuse);
+    }
 
     // Every name is looked up before anything is created: a refused one (a missing prompt, digits naming two experiments) changes nothing.
     const once = (given: unknown) => [...new Set(list(given))];

@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import { badRequest, conflict, FlowgateError, notFound } from '../errors.js';
 import type { Sql } from '../store/sql.js';
-import { resolveExpiration } from './expiration.js';
+import { DEFAULT_TOKEN_DAYS, resolveExpiration } from './expiration.js';
 import { hashToken, mintToken } from './token.js';
 import type { TokenRepo, TokenSummary } from './token-repo.js';
 import type { TokenVerifier } from './verifier.js';
@@ -92,6 +92,8 @@ export function createTokenService(deps: {
     user.isServiceAccount ? revokeApiTokens(user.id, at) : deps.repo.revokeUnnamedOfUser(user.id, at, bootstrap?.userId === user.id ? bootstrap.tokenId : 0);
 
   return {
+    /** The expiry a token gets without one asked for, and the furthest one may be asked, in days. */
+    limits: { defaultDays: Math.min(DEFAULT_TOKEN_DAYS, deps.maxDays), maxDays: deps.maxDays },
     /** Validates before writing: a bad expiration changes nothing. */
     async issue(actor: string, user: TokenHolder, expiration: string | undefined): Promise<IssuedToken> {
       const t = now();

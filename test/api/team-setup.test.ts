@@ -215,6 +215,8 @@ describe('team-setup and an --expires the token call would refuse', () => {
     ['2020-01-01T00:00:00Z', 'expiration must be in the future'],
     ['next-week', 'expiration must be an ISO 8601 timestamp'],
     ['2030-13-45T00:00:00Z', "expiration '2030-13-45T00:00:00Z' is not a valid date"],
+    // Past FLOWGATE_TOKEN_MAX_DAYS (366 by default), which the server tells through permissions/access-token-limits.
+    [new Date(Date.now() + 400 * 86_400_000).toISOString(), 'expiration must be at most 366 days ahead'],
   ])('--expires %s is refused before step 1: nothing created, granted or made', async (expires, message) => {
     const audit = (await api().get('/api/2.0/mlflow/permissions/audit?max_results=500').set('Authorization', adminAuth())).body.entries.length as number;
     const res = await teamSetupAt(fg.url, ['--team', 'team-x', '--experiment', 'team-x-shared', '--service-account', 'team-x-bot', '--expires', expires]);
