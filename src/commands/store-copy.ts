@@ -2,7 +2,7 @@ import { shownUrl } from '../shown-url.js';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { openSqliteStore } from '../store/database.js';
+import { openSqliteSnapshot, openSqliteStore } from '../store/database.js';
 import { copyStore, TargetNotEmptyError } from '../store/copy.js';
 import type { Sql } from '../store/sql.js';
 import { openStore, redactedUrl } from '../store/store.js';
@@ -24,7 +24,8 @@ async function openLocation(location: string, side: 'from' | 'to', postgres: Con
     const path = location.slice('sqlite:'.length);
     // Opening a mistyped source would create it empty: 0 rows copied, "verified", exit 0.
     if (side === 'from' && !existsSync(path)) throw new UsageError(`--from names no store: there is no file ${JSON.stringify(path)}`);
-    const sql = openSqliteStore(path);
+    // The source is read from a snapshot: the file itself is neither migrated nor locked for the copy.
+    const sql = side === 'from' ? await openSqliteSnapshot(path) : openSqliteStore(path);
     return { sql, name: location, close: () => sql.close() };
   }
   if (/^postgres(ql)?:\/\//.test(location)) {
@@ -36,10 +37,12 @@ async function openLocation(location: string, side: 'from' | 'to', postgres: Con
 
 /**
  * `flowgate store copy`: moves a store (SQLite to PostgreSQL, or back) into a new, empty one, in one
- * transaction, and verifies it by counting every table on both sides. Run it with no flowgate
- * writing to the source. A PostgreSQL side is reached as `serve` reaches the store: `postgres` is the
- * validated config's (FLOWGATE_DATABASE_CA_FILE: verified TLS). Exit 0 copied and verified, 1 failed
- * (nothing was written), 2 usage (a source SQLite file that does not exist included).
+ * transaction, and verifies it by counting every table on both sides. A SQLite source is copied from
+ * a snapshot, left as it was (an older flowgate serving from it keeps its schema); changes made after
+ * the snapshot are not copied, so stop flowgates writing to the source first. A PostgreSQL side is
+ * reached as `serve` reaches the store: `postgres` is the validated config's (FLOWGATE_DATABASE_CA_FILE:
+ * verified TLS). Exit 0 copied and verified, 1 failed (nothing was written), 2 usage (a source SQLite
+ * file that does not exist included).
  */
 export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void, postgres: Config['postgres']): Promise<number> {
   let values;

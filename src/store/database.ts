@@ -1,6 +1,7 @@
 import { pragmaNumber, setPragma } from './sqlite-pragmas.js';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import type { Sql } from './sql.js';
@@ -44,6 +45,39 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
 /** The embedded store as the repositories use it. */
 export function openSqliteStore(path: string, migrations: readonly Migration[] = MIGRATIONS): Sql & { readonly db: Db } {
   return sqliteSql(openDatabase(path, migrations));
+}
+
+/**
+ * A store to read from without touching it: a consistent snapshot of the file (SQLite's online backup,
+ * so a flowgate still writing to it is no harm), brought up to date in a temporary folder that goes
+ * with `close`. Opening the file itself would migrate it in place, under an older flowgate that may
+ * still be serving from it.
+ */
+export async function openSqliteSnapshot(path: string, migrations: readonly Migration[] = MIGRATIONS): Promise<Sql & { readonly db: Db }> {
+  const dir = mkdtempSync(join(tmpdir(), 'flowgate-snapshot-'));
+  try {
+    const source = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      setPragma(source, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      await source.backup(join(dir, 'store.db'));
+    } finally {
+      source.close();
+    }
+    const sql = openSqliteStore(join(dir, 'store.db'), migrations);
+    return {
+      ...sql,
+      close: async () => {
+        try {
+          await sql.close();
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /*

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { runStoreCopy } from '../../src/commands/store-copy.js';
 import { loadConfig } from '../../src/config.js';
 import { STORE_TABLES, TABLES_NOT_COPIED } from '../../src/store/copy.js';
 import { openSqliteStore } from '../../src/store/database.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
@@ -135,6 +137,52 @@ describe('flowgate store copy', () => {
     expect(existsSync(typo)).toBe(false);
     expect(existsSync(join(dir, 'var'))).toBe(false);
     expect(existsSync(target)).toBe(false);
+  });
+
+  it('leaves an older SQLite source as it was (an older flowgate may still serve from it), and copies it brought up to date', async () => {
+    const path = join(dir, 'older.db');
+    const older = openSqliteStore(path, MIGRATIONS.slice(0, 12));
+    await older.run("INSERT INTO users (username, display_name, is_admin, is_service_account, created_at) VALUES ('old-u', 'Old', 0, 0, 1)");
+    await older.run("INSERT INTO grants (resource_kind, resource_id, user_id, permission, created_at, updated_at) VALUES ('experiment', '7', 1, 'READ', 5, 5)");
+    const versionOf = () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.pragma('user_version', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    // The older flowgate keeps it open, as one still serving would.
+    try {
+      const url = await server.createDatabase();
+      const out: string[] = [];
+      const err: string[] = [];
+      // The snapshot's temporary folder, in a TMPDIR of this test's own (this file runs in a process of its own).
+      const tmp = join(dir, 'tmp');
+      mkdirSync(tmp);
+      const before = process.env.TMPDIR;
+      process.env.TMPDIR = tmp;
+      try {
+        expect(await runStoreCopy(['--from', `sqlite:${path}`, '--to', url, '--json'], (t) => out.push(t), (t) => err.push(t), PG), err.join('')).toBe(0);
+      } finally {
+        if (before === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = before;
+      }
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(versionOf()).toBe(12);
+      expect(await older.get('SELECT username FROM users WHERE id = 1')).toEqual({ username: 'old-u' });
+      const report = JSON.parse(out.join('')) as { verified: boolean; tables: Array<{ table: string; source: number; target: number }> };
+      expect(report.verified).toBe(true);
+      expect(report.tables.find((t) => t.table === 'grants')).toEqual({ table: 'grants', source: 1, target: 1 });
+      const store = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0 });
+      try {
+        expect(await store.sql.get("SELECT resource_id FROM grants WHERE resource_kind = 'experiment'")).toEqual({ resource_id: '7' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await older.close();
+    }
   });
 
   it('answers a usage error with exit 2', async () => {
