@@ -158,4 +158,34 @@ describe('Explain access on the Manage screens', () => {
     },
     120_000,
   );
+
+  it(
+    "a manager's Check of a user holding no grant here answers as a manager's (grants here only), also while the Effective permissions list is still loading",
+    async () => {
+      const page = await openResource('maria', tokens.maria!, `experiments/${expId}`, names.exp);
+      // The list is held (and with it what the screen knew of its scope); the check's own call is not.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let listed = 0;
+      await page.route(
+        (u) => u.pathname.endsWith('/effective') && !u.searchParams.has('username'),
+        async (route) => {
+          listed += 1;
+          await held;
+          await route.continue();
+        },
+      );
+      await page.getByLabel('Search users').fill('d');
+      await expect.poll(() => listed).toBeGreaterThan(0);
+      await page.locator('#fg-check-user').fill('dora');
+      await page.getByRole('button', { name: 'Check', exact: true }).click();
+      await page.locator('#fg-check-result').getByText('“dora” holds no grant of their own here.').waitFor();
+      release();
+      await page.getByLabel('Search users').fill('');
+      await page.getByRole('table', { name: 'Effective permissions' }).getByRole('row', { name: /maria MANAGE/ }).waitFor();
+      await expect(page.locator('#fg-check-result').textContent()).resolves.toBe('“dora” holds no grant of their own here.');
+      await page.context().close();
+    },
+    120_000,
+  );
 });

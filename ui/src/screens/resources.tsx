@@ -231,7 +231,7 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
           : 'Each user a grant here concerns, directly or through a group, with what they may do and why.'}
       </p>
       <SearchTable label="Effective permissions" search="Search users" paged={effective} rows={(a) => a.users} columns={EFFECTIVE_COLUMNS} rowKey={(u) => u.username} />
-      <CheckUser base={base} grantsOnly={effective.list.data?.scope === GRANTS_HERE} />
+      <CheckUser base={base} />
       <ExplainPanel key={`${kind.route}/${id}`} kind={kind} id={id} me={me} />
       {confirm.dialog}
     </section>
@@ -281,14 +281,15 @@ function GrantForm({ kind, id, on, ask, ready }: { kind: Kind; id: string; on: s
 }
 
 /** Anyone's effective permission here, also without any grant (then the default), and why; a manager sees the grants here only. */
-function CheckUser({ base, grantsOnly }: { base: string; grantsOnly: boolean }) {
+function CheckUser({ base }: { base: string }) {
   const [name, setName] = useState('');
-  const [result, setResult] = useState<{ name: string; found?: EffectiveRow }>();
+  const [result, setResult] = useState<{ name: string; found?: EffectiveRow; grantsOnly: boolean }>();
   const { error, run } = useRun();
+  // Worded by the check's own answer, not by the effective list's (loading, or reloading, when the check answers).
   const check = (username: string) =>
     run(async () => {
       const r = await api<EffectiveAnswer>('GET', `${base}/effective${qs({ username })}`);
-      setResult({ name: username, found: r.users[0] });
+      setResult({ name: username, found: r.users[0], grantsOnly: r.scope === GRANTS_HERE });
     });
   return (
     <ToolbarForm onSubmit={() => name.trim() && void check(name.trim())}>
@@ -301,7 +302,7 @@ function CheckUser({ base, grantsOnly }: { base: string; grantsOnly: boolean }) 
             <>
               {result.found.username}: <Tag p={result.found.permission} /> — {why(result.found)}
             </>
-          ) : grantsOnly ? (
+          ) : result.grantsOnly ? (
             `“${result.name}” holds no grant of their own here.`
           ) : (
             `No user named “${result.name}”.`
