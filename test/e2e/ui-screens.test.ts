@@ -83,6 +83,47 @@ describe('the Manage screens (issue 38)', () => {
     expect(await status(`/api/2.0/mlflow/permissions/users/colin/experiments/${ids.a}`)).toBe(200);
   }, 120_000);
 
+  it('no change is offered on an experiment’s page before its name is known: its confirmation names it, not its ID', async () => {
+    const page = await signedIn(ADMIN.username, ADMIN.token);
+    // The page asks MLflow for the experiment twice: its name, then (as reading it) whether it exists.
+    const held: (() => void)[] = [];
+    await page.route(
+      (u) => u.pathname.endsWith('/experiments/get') && u.searchParams.get('experiment_id') === ids.a,
+      async (route) => {
+        await new Promise<void>((resolve) => held.push(resolve));
+        await route.continue();
+      },
+    );
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/experiments/${ids.a}`)}`);
+    await page.getByRole('heading', { level: 1, name: `(ID ${ids.a})` }).waitFor();
+    const revoke = page.getByRole('button', { name: 'Revoke colin' });
+    await revoke.waitFor();
+    await page.locator('#fg-grant-name').fill('rita');
+    const grant = page.getByRole('button', { name: 'Grant', exact: true });
+    await expect.poll(() => held.length).toBe(2);
+    expect(await revoke.isDisabled()).toBe(true);
+    expect(await grant.isDisabled()).toBe(true);
+    // MLflow says it exists; its name is still being asked.
+    const exists = page.waitForResponse((r) => r.url().includes('/experiments/get'));
+    held[1]!();
+    await exists;
+    // Still disabled a while after (without the name the Grant button was enabled as the answer was read).
+    for (let i = 0; i < 10; i++) {
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+      expect(await grant.isDisabled()).toBe(true);
+      expect(await revoke.isDisabled()).toBe(true);
+    }
+    held[0]!();
+    await page.getByRole('heading', { level: 1, name: names.a }).waitFor();
+    await grant.click();
+    await page.getByRole('dialog').getByText(`Give user “rita” READ on experiment “${names.a}”?`).waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await revoke.click();
+    await page.getByRole('dialog').getByText(`grant of user “colin” on experiment “${names.a}”?`).waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect(await status(`/api/2.0/mlflow/permissions/users/colin/experiments/${ids.a}`)).toBe(200);
+  }, 120_000);
+
   it('the audit log shows whole words, each change as old → new, and local dates', async () => {
     await call('PATCH', `/api/2.0/mlflow/permissions/users/colin/experiments/${ids.a}`, { permission: 'EDIT' });
     await call('POST', '/api/2.0/mlflow/users/create', { username: `sa-active-${suffix}`, is_service_account: true });
@@ -186,6 +227,8 @@ describe('the Manage screens (issue 38)', () => {
     // One that exists: the form is there.
     await go(page, `models/${names.model}`, names.model);
     await page.locator('#fg-grant-name').waitFor();
+    // The form shows while MLflow is asked; enabled once it has answered that the model exists.
+    await expect.poll(() => page.getByRole('button', { name: 'Grant', exact: true }).isEnabled(), { timeout: 30_000 }).toBe(true);
     expect(await page.locator('#fg-no-resource').count()).toBe(0);
   }, 120_000);
 

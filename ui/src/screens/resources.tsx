@@ -155,6 +155,9 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
     effective.list.reload();
   });
   const label = name.data ?? id;
+  // Every change's confirmation names the resource: none is offered before its name is known (an
+  // experiment's would otherwise be named by its ID).
+  const named = !name.loading;
   const key = (g: ResourceGrantRow) => `${g.grantee_type}:${g.name}`;
   /** What a change here is on, as its confirmation says it: the resource, and (with workspaces) the workspace it is kept in. */
   const on = `${kind.one} “${label}”${inWorkspaceText(kind.kind)}`;
@@ -179,7 +182,7 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
         <>
           <AskButton
             text="Change"
-            disabled={chosen === g.permission}
+            disabled={chosen === g.permission || !named}
             ask={confirm.ask}
             request={change(
               { title: 'Change permission', text: `Change ${granteeText(g.grantee_type, g.name)} from ${g.permission} to ${chosen} on ${on}?`, action: 'Change' },
@@ -191,6 +194,7 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
           <AskButton
             text="Revoke"
             label={`Revoke ${g.name}`}
+            disabled={!named}
             ask={confirm.ask}
             request={removal({ title: 'Revoke permission', text: `Remove the ${g.permission} grant of ${granteeText(g.grantee_type, g.name)} on ${on}?`, action: 'Revoke' }, path)}
           />
@@ -217,7 +221,7 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
             MLflow has no {kind.one} “{id}”: access can be granted only on one that exists. Check the name, or create it in MLflow first.
           </p>
         ) : (
-          <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} ready={found.data === true} />
+          <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} ready={found.data === true && named} />
         )}
       </div>
 
@@ -265,7 +269,7 @@ function GrantForm({ kind, id, on, ask, ready }: { kind: Kind; id: string; on: s
   const [permission, setPermission] = useState('READ');
   const request = (): ConfirmRequest | undefined => {
     const name = who.trim();
-    // Nothing is offered before MLflow has said the resource exists.
+    // Nothing is offered before MLflow has said the resource exists (and its name is known).
     if (!name || !ready) return undefined;
     const asking = { title: 'Grant permission', text: `Give ${granteeText(type, name)} ${permission} on ${on}?`, action: 'Grant' };
     return change(asking, 'POST', grantPath(granteeSegment(type), name, kind, id), { permission }, () => setWho(''));
