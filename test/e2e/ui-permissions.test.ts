@@ -433,4 +433,43 @@ describe('the Users screen with OIDC configured', () => {
     await page.getByText('signs in: identity provider (linked)').waitFor();
     await context.close();
   }, 180_000);
+
+  it('the create form waits for the server to say how people sign in, and keeps the choice made while the list reloads', async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    await signInAtProvider(page, 'ada');
+    let release = () => {};
+    let listed = 0;
+    const hold = () => new Promise<void>((resolve) => (release = resolve));
+    let held = hold();
+    await page.route(
+      (u) => u.pathname.endsWith('/permissions/ui/users') && u.searchParams.get('type') === 'user',
+      async (route) => {
+        listed += 1;
+        await held;
+        await route.continue();
+      },
+    );
+    await page.getByRole('navigation', { name: 'Permissions' }).getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    await page.getByLabel('User name').fill('ivo');
+    const create = page.getByRole('button', { name: 'Create user' });
+    await expect.poll(() => listed).toBe(1);
+    // Not yet known whether people sign in with the provider: no creation without that choice.
+    expect(await create.isDisabled()).toBe(true);
+    release();
+    const choice = page.getByLabel('Signs in');
+    await choice.selectOption('local');
+    // A search reloads the list: the choice stays, and so does what a creation sends.
+    held = hold();
+    await page.getByLabel('Search users').fill('iv');
+    await expect.poll(() => listed).toBe(2);
+    expect(await choice.inputValue()).toBe('local');
+    await create.click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('Create user “ivo”, who signs in with access tokens only?').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    release();
+    await context.close();
+  }, 180_000);
 });

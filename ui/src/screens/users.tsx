@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { api, qs, seg, type AdminUserJson, type KindGrantsAnswer, type UserAnswer, type UserSearchAnswer } from '../api';
+import { useRef, useState } from 'preact/hooks';
+import { api, qs, seg, type AdminUserJson, type SignIn, type KindGrantsAnswer, type UserAnswer, type UserSearchAnswer } from '../api';
 import { AskButton, AskForm, DataTable, ErrorText, linkColumn, SearchTable, SelectField, Tag, TextField, useConfirm, useLoad, usePagedSearch, type Column, type ConfirmRequest } from '../components';
 import { change, removal } from '../changes';
 import { grantIdOf, KINDS, type Kind } from '../kinds';
@@ -63,7 +63,12 @@ export function Users() {
   const s = usePagedSearch({ q: '' }, (f, token) => api<UserSearchAnswer>('GET', `permissions/ui/users${qs({ q: f.q, type: 'user', page_token: token })}`));
   const confirm = useConfirm(s.list.reload);
   // Where people sign in through the identity provider, that is the default and the other way is a choice.
-  const withProvider = s.list.data?.sign_in_default === 'oidc';
+  // Kept from the first answer on: a reload (a search, a page, a user created) empties the list for a
+  // moment, and the choice made must not vanish with it (nor a creation then go without it).
+  const known = useRef<SignIn | undefined>(undefined);
+  if (s.list.data) known.current = s.list.data.sign_in_default;
+  const signInDefault = known.current;
+  const withProvider = signInDefault === 'oidc';
   return (
     <section>
       <h1>Users</h1>
@@ -74,7 +79,8 @@ export function Users() {
             ? 'People appear here when they first sign in. Create one ahead of time to grant them things first: their first sign-in through the identity provider under this name becomes theirs. Or create someone who signs in with access tokens only.'
             : 'Create a user who signs in with an access key.'}
         </p>
-        <CreateUser withProvider={withProvider} ask={confirm.ask} />
+        {/* Disabled until the server has said how people sign in: created earlier, a person would go without the choice. */}
+        <CreateUser withProvider={withProvider} ready={signInDefault !== undefined} ask={confirm.ask} />
       </div>
       <SearchTable label="Users" search="Search users" paged={s} rows={(a) => a.users} columns={USER_COLUMNS} rowKey={(u) => u.username} />
       {confirm.dialog}
@@ -82,13 +88,13 @@ export function Users() {
   );
 }
 
-function CreateUser({ withProvider, ask }: { withProvider: boolean; ask: (r: ConfirmRequest) => void }) {
+function CreateUser({ withProvider, ready, ask }: { withProvider: boolean; ready: boolean; ask: (r: ConfirmRequest) => void }) {
   const [name, setName] = useState('');
   const [admin, setAdmin] = useState(false);
   const [tokensOnly, setTokensOnly] = useState(false);
   const request = (): ConfirmRequest | undefined => {
     const username = name.trim();
-    if (!username) return undefined;
+    if (!username || !ready) return undefined;
     // Without the choice shown, flowgate's default (access tokens only where OIDC is not configured).
     const signIn = withProvider ? (tokensOnly ? 'local' : 'oidc') : undefined;
     const how = signIn === 'oidc' ? ', who signs in with the identity provider?' : signIn === 'local' ? ', who signs in with access tokens only?' : '?';
@@ -97,7 +103,7 @@ function CreateUser({ withProvider, ask }: { withProvider: boolean; ask: (r: Con
     return change(asking, 'POST', 'users/create', user, () => setName(''));
   };
   return (
-    <AskForm submit="Create user" request={request} ask={ask}>
+    <AskForm submit="Create user" request={request} ask={ask} disabled={!ready}>
       <TextField label="User name" value={name} onChange={setName} />
       <SelectField label="Administrator" value={admin ? 'yes' : 'no'} options={YES_NO} onChange={(v) => setAdmin(v === 'yes')} />
       {withProvider && (
