@@ -52,7 +52,8 @@ function followed(policy: ReturnType<typeof createPolicyReader>, overrides: { in
   return { listener, errors, dropped, loaded, fresh };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
+/** A reload runs on its own after the listener returns: waited for by what it does, never by a fixed pause (a loaded CI machine takes longer). */
+const until = (check: () => unknown) => expect.poll(check, { timeout: 10_000 });
 
 describe('following another process’s changes', () => {
   it('answers a change naming 200k resources with one full reload, throwing nothing', async () => {
@@ -69,7 +70,7 @@ describe('following another process’s changes', () => {
 
     const refs: ResourceRef[] = Array.from({ length: 200_000 }, (_, i) => ({ kind: 'experiment', id: String(i) }) as ResourceRef);
     expect(() => listener.grants(refs)).not.toThrow();
-    await settle();
+    await until(() => policy.resources).toBe(1);
     expect(calls.pages).toBe(1);
     expect(calls.resources).toBe(0);
     expect(policy.resources).toBe(1);
@@ -82,7 +83,7 @@ describe('following another process’s changes', () => {
     await loaded;
     calls.pages = 0;
     listener.grants([{ kind: 'experiment', id: '1' } as ResourceRef, { kind: 'experiment', id: '2' } as ResourceRef]);
-    await settle();
+    await until(() => calls.resources).toBe(2);
     expect(calls).toEqual({ pages: 0, resources: 2 });
   });
 
@@ -101,7 +102,7 @@ describe('following another process’s changes', () => {
     await loaded;
     calls.pages = 0;
     expect(() => listener.principals()).not.toThrow();
-    await settle();
+    await until(() => calls.pages).toBe(1);
     expect(errors.join('\n')).toContain('could not be applied');
     expect(dropped.tokens).toBe(2);
     expect(dropped.sessions).toBe(1);
@@ -132,16 +133,15 @@ describe('following another process’s changes', () => {
     // A reconnect's catch-up: stale until the whole re-read ends.
     release = undefined;
     f.listener.grants('all');
-    await settle();
+    // The re-read has begun (it waits on `release`).
+    await until(() => release !== undefined).toBe(true);
     expect(f.fresh()).toBe(false);
     release!();
-    await settle();
-    expect(f.fresh()).toBe(true);
+    await until(() => f.fresh()).toBe(true);
     // A re-read that fails: stale until its retry (a whole re-read, 1 s later) succeeds.
     failing = true;
     f.listener.grants([{ kind: 'experiment', id: '1' } as ResourceRef]);
-    await settle();
-    expect(f.fresh()).toBe(false);
+    await until(() => f.fresh()).toBe(false);
     failing = false;
     stored.rows = [];
     await expect.poll(() => f.fresh(), { timeout: 3000 }).toBe(true);
