@@ -1,4 +1,7 @@
-/** A request target split into a normalized path (still percent-encoded) and its raw query. */
+/**
+ * A request target split into a normalized path and its raw query. The path keeps its
+ * percent-encoding except for unreserved characters, which are decoded.
+ */
 export interface RequestPath {
   readonly path: string;
   /** Including the leading `?`, or empty. */
@@ -11,7 +14,9 @@ export type PathResult = { readonly ok: true; readonly value: RequestPath } | { 
  * Routes are matched on this path and the same path is forwarded, so the model server can never
  * see a different path from the one the route check saw. Anything a server might resolve into
  * another path (dot segments, encoded slashes or backslashes, NUL, `;` parameters, double
- * encoding) is refused rather than repaired.
+ * encoding) is refused rather than repaired. Encoded unreserved characters (`%69` for `i`) are
+ * decoded: every server reads them as the plain character, so matching on the encoded form would let
+ * `/models/%69ris` pass a broader route's key check and still reach `/models/iris` behind it.
  */
 export function normalizeRequestPath(url: string): PathResult {
   const q = url.indexOf('?');
@@ -37,8 +42,17 @@ export function normalizeRequestPath(url: string): PathResult {
     }
     if (decoded === '.' || decoded === '..') return { ok: false, reason: 'the path contains a "." or ".." segment' };
   }
+  const canonical = segments.map(decodeUnreserved);
   // Repeated slashes are collapsed, not refused: clients build URLs by joining strings.
-  return { ok: true, value: { path: `/${segments.join('/')}`, query } };
+  return { ok: true, value: { path: `/${canonical.join('/')}`, query } };
+}
+
+/** RFC 3986 6.2.2.2: `%XX` for ALPHA, DIGIT, `-`, `.`, `_` or `~` means that character. */
+function decodeUnreserved(segment: string): string {
+  return segment.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(char) ? char : escape;
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseInferenceConfig } from '../../src/inference/config.js';
@@ -223,7 +224,7 @@ upstreamTimeoutSeconds: 0.3
       ['POST', '/v1/models/iris:predict', '/v1/models/iris:predict'],
       ['POST', '/v1/models/iris:predict/', '/v1/models/iris:predict/'],
       ['POST', '/v2/models/iris/versions/1/infer/', '/v2/models/iris/versions/1/infer/'],
-      ['POST', '/v2/models/%69ris/infer', '/v2/models/%69ris/infer'],
+      ['POST', '/v2/models/%69ris/infer', '/v2/models/iris/infer'],
       ['GET', '/v2/models/iris/ready', '/v2/models/iris/ready'],
       ['GET', '/ping', '/ping'],
     ])('reaches its model: %s %s', async (method, path, forwarded) => {
@@ -348,6 +349,35 @@ upstreamTimeoutSeconds: 0.3
     expect(headers.te).toBeUndefined();
   });
 
+  /** Writes raw bytes on one connection and returns everything the gateway answered. */
+  const raw = (text: string) =>
+    new Promise<string>((resolve) => {
+      const s = net.connect(Number(new URL(base).port), '127.0.0.1');
+      let out = '';
+      s.on('data', (d) => (out += d.toString('latin1')));
+      s.on('close', () => resolve(out));
+      s.on('error', () => resolve(out));
+      s.write(text);
+      setTimeout(() => s.end(), 500);
+    });
+
+  it('never forwards bytes after an Upgrade request as a request of their own', async () => {
+    await raw(
+      `GET /models/iris/v2/health/ready HTTP/1.1\r\nHost: x\r\nx-api-key: ${IRIS_KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n` +
+        `POST /models/iris/v2/models/x/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`,
+    );
+    expect(upstream.requests.map((r) => r.url).filter((u) => u.includes('infer'))).toEqual([]);
+  });
+
+  it('checks the key of each pipelined HTTP/1.0 keep-alive request', async () => {
+    const out = await raw(
+      `GET /models/iris/ping HTTP/1.0\r\nConnection: keep-alive\r\nx-api-key: ${IRIS_KEY}\r\n\r\n` +
+        `GET /models/iris/v2/models/x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`,
+    );
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/ping']);
+    expect(out).toContain('401');
+  });
+
   it('never logs a presented key, rejected or accepted', async () => {
     await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', 'leaked-leaked-leaked']] });
     await send(base, '/models/iris/invocations', { method: 'POST', headers: [['x-api-key', FRAUD_KEY]] });
@@ -356,5 +386,67 @@ upstreamTimeoutSeconds: 0.3
     expect(logs).toContain('inference request rejected');
     expect(logs).toContain('"keyId":"fraud-team"');
     for (const secret of ['leaked-leaked', 'leaked', FRAUD_KEY, IRIS_KEY, IRIS_KEY.slice(0, 8)]) expect(logs).not.toContain(secret);
+  });
+});
+
+describe('inference gateway, a route inside another route', () => {
+  const SHARED_KEY = 'shared-key-0123456789abcdef';
+  let iris: FakeModelServer;
+  let shared: FakeModelServer;
+  let gateway: InferenceGateway;
+  let server: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    iris = await fakeModelServer();
+    shared = await fakeModelServer();
+    const config = parseInferenceConfig(`
+routes:
+  - { name: iris, upstream: "${iris.url}", pathPrefix: /models/iris }
+  - { name: shared, upstream: "${shared.url}", pathPrefix: /models }
+`);
+    const keys = parseKeyFile(
+      `keys:
+  - { id: iris-team, value: ${IRIS_KEY}, routes: [iris] }
+  - { id: shared-team, value: ${SHARED_KEY}, routes: [shared] }
+`,
+      'keys.yaml',
+    );
+    gateway = createInferenceGateway({ config, keys: staticKeyStore(keys), registry: new Registry(), logger: createLogger('silent') });
+    server = http.createServer((req, res) => {
+      if (!gateway.handle(req, res)) res.writeHead(404).end();
+    });
+    base = await listen(server);
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+    await closeServer(server);
+    await iris.close();
+    await shared.close();
+  });
+
+  beforeEach(() => {
+    iris.requests.length = 0;
+    shared.requests.length = 0;
+  });
+
+  // The shared route's upstream (uvicorn, an ingress normalizing paths) reads %69 as i, so the
+  // encoded path is the inner route's path and needs the inner route's key.
+  it.each(['/models/iris/v2/models/iris/infer', '/models/%69ris/v2/models/iris/infer', '/models/%69%72%69%73/invocations'])(
+    'refuses the outer route key on %s',
+    async (path) => {
+      const r = await send(base, path, { method: 'POST', headers: [['x-api-key', SHARED_KEY]], body: '{}' });
+      expect(r.status).toBe(401);
+      expect(shared.requests).toHaveLength(0);
+      expect(iris.requests).toHaveLength(0);
+    },
+  );
+
+  it('forwards the encoded path to the inner route as the path it matched', async () => {
+    const r = await send(base, '/models/%69ris/v2/models/iris/infer', { method: 'POST', headers: [['x-api-key', IRIS_KEY]], body: '{}' });
+    expect(r.status).toBe(200);
+    expect(iris.requests.map((q) => q.url)).toEqual(['/models/iris/v2/models/iris/infer']);
+    expect(shared.requests).toHaveLength(0);
   });
 });

@@ -11,7 +11,9 @@ describe('request path normalization', () => {
     ['//models///iris//invocations', '/models/iris/invocations', ''],
     ['/models/iris/', '/models/iris/', ''],
     ['/', '/', ''],
-    ['/a/%7Euser/b', '/a/%7Euser/b', ''],
+    ['/a/%7Euser/b', '/a/~user/b', ''],
+    // Unreserved characters are decoded (every server reads them so); anything else stays encoded.
+    ['/models/%69%52is/v2/models/a%20b%C3%A9/infer', '/models/iRis/v2/models/a%20b%C3%A9/infer', ''],
   ])('%s is passed as %s', (url, path, query) => {
     expect(normalizeRequestPath(url)).toEqual({ ok: true, value: { path, query } });
   });
@@ -67,8 +69,13 @@ describe('route matching', () => {
     ['fraud.models.example.com', '/invocations', 'by-host', '/invocations'],
     ['fraud.models.example.com', '/models/iris/invocations', 'host-and-prefix', '/models/iris/invocations'],
     ['tracking.example.com', '/models/iris/ping', 'iris', '/ping'],
-  ])('host %s path %s → %s upstream path %s', (host, path, name, upstreamPath) => {
-    const m = table.match(host, path);
+    // Servers behind read %69 as i: the path is matched and forwarded as /models/iris/canary/…
+    [undefined, '/models/%69ris/invocations', 'iris', '/invocations'],
+    [undefined, '/models/iris/c%61nary/invocations', 'iris-canary', '/invocations'],
+  ])('host %s path %s → %s upstream path %s', (host, url, name, upstreamPath) => {
+    const normalized = normalizeRequestPath(url);
+    if (!normalized.ok) throw new Error(normalized.reason);
+    const m = table.match(host, normalized.value.path);
     expect(m?.route.name).toBe(name);
     expect(m?.upstreamPath).toBe(upstreamPath);
   });
