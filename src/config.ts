@@ -272,6 +272,20 @@ export interface Config {
   readonly pageTokenKeys: { readonly current: Buffer | undefined; readonly previous: readonly Buffer[] };
 }
 
+/**
+ * A TLS setting in the database URL that contradicts the CA file (plaintext, optional or unverified TLS):
+ * which one wins would be a guess, so it is refused. Named alone, never with the rest of the URL (its password).
+ */
+function weakerUrlTls(url: string): string | undefined {
+  const params = new URL(url).searchParams;
+  const sslmode = params.get('sslmode');
+  if (sslmode !== null && ['disable', 'allow', 'prefer', 'no-verify'].includes(sslmode)) return `sslmode=${sslmode}`;
+  if (params.has('uselibpqcompat')) return 'uselibpqcompat (libpq TLS modes)';
+  const ssl = params.get('ssl');
+  if (ssl === '0' || ssl === 'false') return `ssl=${ssl}`;
+  return undefined;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -386,6 +400,13 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       caCertificate = readFile(e.FLOWGATE_DATABASE_CA_FILE);
     } catch {
       problems.push('FLOWGATE_DATABASE_CA_FILE: cannot read the file');
+    }
+    if (e.FLOWGATE_DATABASE_URL) {
+      const conflict = weakerUrlTls(e.FLOWGATE_DATABASE_URL);
+      if (conflict)
+        problems.push(
+          `FLOWGATE_DATABASE_CA_FILE: means TLS with PostgreSQL's certificate verified, but FLOWGATE_DATABASE_URL asks for ${conflict}; remove it from the URL (or use sslmode=verify-full)`,
+        );
     }
   }
   const queryTimeoutMs = e.FLOWGATE_DATABASE_QUERY_TIMEOUT_MS ?? defaultQueryTimeoutMs(e.FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS);

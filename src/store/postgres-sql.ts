@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { parse as parseConnectionString, toClientConfig } from 'pg-connection-string';
 import { transientStorage } from './transient-storage.js';
 import type { Sql, SqlValue } from './sql.js';
 import { rethrowStoreError, StoreUnavailableError, storeError } from './store-errors.js';
@@ -31,16 +32,45 @@ const types = {
     oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** The URL's own TLS settings, which node-postgres would apply over (and so instead of) the configured CA. */
+const URL_TLS_PARAMS = new Set(['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'uselibpqcompat']);
+
+/**
+ * The connection string without its TLS parameters. Cut from the text, not rebuilt by `URL`, so the rest
+ * (user, password, host list, options) reaches the parser exactly as written, and no `sslrootcert` file is read.
+ */
+function withoutTlsParams(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const kept = url
+    .slice(q + 1)
+    .split('&')
+    .filter((pair) => !URL_TLS_PARAMS.has(paramName(pair).toLowerCase()));
+  return kept.length ? `${url.slice(0, q)}?${kept.join('&')}` : url.slice(0, q);
+}
+
+function paramName(pair: string): string {
+  const raw = pair.split('=', 1)[0]!.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export function clientConfig(opts: PostgresOptions): pg.ClientConfig {
-  return {
-    connectionString: opts.url,
+  const base: pg.ClientConfig = {
     statement_timeout: opts.statementTimeoutMs,
     idle_in_transaction_session_timeout: Math.max(opts.statementTimeoutMs * 2, 10_000),
     connectionTimeoutMillis: opts.connectTimeoutMs,
     application_name: 'flowgate',
     types,
-    ...(opts.caCertificate !== undefined ? { ssl: { ca: opts.caCertificate, rejectUnauthorized: true } } : {}),
   };
+  if (opts.caCertificate === undefined) return { connectionString: opts.url, ...base };
+  // node-postgres merges a connectionString's settings over the config given with it, its `sslmode` included:
+  // with a CA the URL is parsed here instead, its TLS parameters dropped, and the verified `ssl` set last.
+  const { ssl: _ignored, ...fromUrl } = toClientConfig(parseConnectionString(withoutTlsParams(opts.url)));
+  return { ...base, ...fromUrl, ssl: { ca: opts.caCertificate, rejectUnauthorized: true } };
 }
 
 /** `?` placeholders to `$1…`, outside quoted text; each statement text is rewritten once. */

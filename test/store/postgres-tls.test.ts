@@ -95,4 +95,50 @@ describe('TLS to PostgreSQL (FLOWGATE_DATABASE_CA_FILE)', () => {
     const config = tlsConfig(url, join(certs, 'other.crt'));
     await expect(openStore({ dbPath: '', databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres })).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
   });
+
+  // node-postgres applied the URL's TLS settings over flowgate's `ssl`, so any sslmode dropped the CA.
+  describe('with an sslmode in FLOWGATE_DATABASE_URL', () => {
+    const sslOf = async (store: Awaited<ReturnType<typeof openStore>>) =>
+      (await store.sql.get<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()'))?.ssl;
+    const open = (config: ReturnType<typeof tlsConfig>) => openStore({ dbPath: '', databaseUrl: config.databaseUrl, watchMs: 0, postgres: config.postgres });
+
+    it('?sslmode=verify-full (as the chart and overlay say) with the right CA connects, verified', async () => {
+      const url = await server.createDatabase();
+      const store = await open(tlsConfig(`${url}?sslmode=verify-full&application_name=mine`, join(certs, 'ca.crt')));
+      try {
+        expect(await sslOf(store)).toBe(true);
+        // The URL's other parameters still apply.
+        expect(await store.sql.get('SELECT current_setting($1) AS name', ['application_name'])).toEqual({ name: 'mine' });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('?sslmode=no-verify cannot turn verification off: another CA is refused', async () => {
+      // Start-up refuses this URL with a CA file (below); `store copy --to` takes a URL past that check.
+      const url = await server.createDatabase();
+      const { postgres } = tlsConfig(url, join(certs, 'other.crt'));
+      await expect(openStore({ dbPath: '', databaseUrl: `${url}?sslmode=no-verify`, watchMs: 0, postgres })).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    });
+
+    it('an sslrootcert in the URL does not replace the CA file', async () => {
+      const url = await server.createDatabase();
+      const config = tlsConfig(`${url}?sslmode=verify-full&sslrootcert=${encodeURIComponent(join(certs, 'ca.crt'))}`, join(certs, 'other.crt'));
+      await expect(open(config)).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    });
+
+    it('a URL asking for plaintext, optional or unverified TLS is refused at start, its password not echoed', () => {
+      for (const query of ['sslmode=disable', 'sslmode=allow', 'sslmode=prefer', 'sslmode=no-verify', 'uselibpqcompat=true&sslmode=require', 'ssl=0']) {
+        let message = '';
+        try {
+          tlsConfig(`postgres://flowgate:s3cret-pw@127.0.0.1:5432/flowgate?${query}`, join(certs, 'ca.crt'));
+        } catch (e) {
+          message = (e as Error).message;
+        }
+        expect(message, query).toMatch(/FLOWGATE_DATABASE_CA_FILE: .*FLOWGATE_DATABASE_URL asks for/);
+        expect(message).not.toContain('s3cret-pw');
+      }
+      expect(tlsConfig('postgres://flowgate:pw@127.0.0.1:5432/flowgate?sslmode=verify-full', join(certs, 'ca.crt')).databaseUrl).toContain('verify-full');
+    });
+  });
 });
