@@ -1,4 +1,5 @@
-import { pragmaNumber } from './sqlite-pragmas.js';
+import { BUSY_TIMEOUT_MS } from './sqlite-busy.js';
+import { pragmaNumber, setPragma } from './sqlite-pragmas.js';
 import type { ResourceKind, ResourceRef } from '../authz/types.js';
 import type { Db } from './database.js';
 
@@ -68,7 +69,23 @@ export function externalChangesPoll(db: Db, onChange: (grants: ExternalGrantChan
     const { data, now, change, oldest, external, grants } = look(seen);
     // Own writes move the generation and the log too: follow them every tick, so they never look external later.
     seen = { data, generation: now, change };
-    if (change - oldest > 2 * KEEP_CHANGES) prune.run(change - KEEP_CHANGES);
     if (external) onChange(grants);
+    // After the change is delivered: `seen` has moved past it, so a prune that throws must not skip it.
+    if (change - oldest > 2 * KEEP_CHANGES) pruneIfFree(change - KEEP_CHANGES);
   };
+
+  /*
+   * Pruning can wait: while another connection holds the write lock it is left to a later poll, instead
+   * of stalling every request for the busy timeout (this is a synchronous call on the event loop).
+   */
+  function pruneIfFree(upTo: number): void {
+    setPragma(db, 'busy_timeout = 0');
+    try {
+      prune.run(upTo);
+    } catch {
+      /* busy or failing: the log stays longer, and the next poll tries again */
+    } finally {
+      setPragma(db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
 }

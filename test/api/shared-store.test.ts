@@ -193,3 +193,48 @@ describe.skipIf(postgres)('start-up beside another process', () => {
     }
   }, 60_000);
 });
+
+describe.skipIf(postgres)('pruning the grant change log while another connection holds the write lock', () => {
+  it('the change read by that poll is still obeyed, requests are not held up, and the prune is done later', async () => {
+    // Its own store: the only process polling it.
+    const fg = await startTestFlowgate({ FLOWGATE_UPSTREAM_URL: upstream.url, FLOWGATE_STORE_WATCH_MS: '50' });
+    const operator = new Database(join(fg.dir, 'flowgate.db'));
+    const locker = new Database(join(fg.dir, 'flowgate.db'));
+    try {
+      expect((await request(fg.url).post('/api/2.0/mlflow/users/create').set('Authorization', adminAuth()).send({ username: 'bob' })).status).toBe(201);
+      const token = (await request(fg.url).patch('/api/2.0/mlflow/permissions/users/access-token').set('Authorization', adminAuth()).send({ username: 'bob' }))
+        .body.token as string;
+      const granted = await request(fg.url).post('/api/2.0/mlflow/permissions/users/bob/experiments/1').set('Authorization', adminAuth()).send({ permission: 'READ' });
+      expect(granted.status).toBe(201);
+      expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('bob', token))).status).toBe(200);
+
+      // Another process commits a bulk change that also removes bob's grant: the log now holds more
+      // than twice the rows kept, so the next poll prunes it.
+      operator.transaction(() => {
+        const group = Number(operator.prepare("INSERT INTO groups (name, created_at) VALUES ('bulk', 0)").run().lastInsertRowid);
+        const grant = operator.prepare("INSERT INTO grants (resource_kind, resource_id, group_id, permission, created_at, updated_at) VALUES ('experiment', ?, ?, 'READ', 0, 0)");
+        for (let e = 100; e < 20_200; e++) grant.run(String(e), group);
+        operator.prepare("DELETE FROM grants WHERE resource_id = '1' AND user_id = (SELECT id FROM users WHERE username = 'bob')").run();
+      })();
+      // In the same tick (no poll in between), a third connection takes the write lock across that poll.
+      locker.exec('BEGIN IMMEDIATE');
+      const logRows = () => (operator.prepare('SELECT count(*) AS n FROM grant_changes').get() as { n: number }).n;
+      try {
+        // Before, the prune waited out the 5 s busy timeout on the event loop, threw, and the removal was never applied.
+        const start = Date.now();
+        await eventually(async () => expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('bob', token))).status).toBe(403), 2000);
+        expect(Date.now() - start).toBeLessThan(2500);
+        expect(logRows()).toBeGreaterThan(20_000);
+      } finally {
+        locker.exec('ROLLBACK');
+      }
+      await eventually(() => expect(logRows()).toBeLessThanOrEqual(10_000));
+      expect((await request(fg.url).get(EXPERIMENT).set('Authorization', basic('bob', token))).status).toBe(403);
+    } finally {
+      operator.close();
+      locker.close();
+      await fg.close();
+      removeDir(fg.dir);
+    }
+  }, 60_000);
+});
