@@ -53,12 +53,13 @@ describe('readiness against the real MLflow', () => {
     await mlflow!.stop();
     mlflow = undefined;
 
-    // A check made just before the stop may still be reused for its short lifetime (maxAgeMs).
+    // A check made just before the stop may still be reused for its short lifetime (maxAgeMs, 1 s); the
+    // deadline is for a loaded machine, where one probe (timeout 2 s) and its request may take seconds.
     await eventually(async () => {
       const down = await request(fg.url).get('/readyz');
       expect(down.status).toBe(503);
       expect(down.body).toEqual({ status: 'unready', store: true, upstream: false, reason: 'mlflow-unreachable' });
-    }, 5_000);
+    }, 20_000);
     expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 503));
     // Liveness is about flowgate itself: a restart would not bring MLflow back.
     expect(await probeAll(fg.url, '/healthz')).toEqual(CLIENT_HEADERS.map(() => 200));
@@ -68,7 +69,7 @@ describe('readiness against the real MLflow', () => {
       const back = await request(fg.url).get('/readyz');
       expect(back.status).toBe(200);
       expect(back.body).toEqual({ status: 'ready', store: true, upstream: true });
-    }, 10_000);
+    }, 20_000);
     expect(await probeAll(fg.url, '/readyz')).toEqual(CLIENT_HEADERS.map(() => 200));
   }, 240_000);
 });
