@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runConvertEnvoyFilter, type ConvertIo } from '../../src/inference/convert-cli.js';
 import { convertEnvoyFilter } from '../../src/inference/envoyfilter.js';
-import { checkApiKey } from '../../src/inference/api-key.js';
+import { checkApiKey, digestKey } from '../../src/inference/api-key.js';
 import { parseKeyFile } from '../../src/inference/key-file.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/inference/${name}`, import.meta.url), 'utf8');
@@ -147,6 +148,24 @@ describe('flowgate convert-envoyfilter', () => {
     expect(await runConvertEnvoyFilter(argv, io)).toBe(code);
     expect(out.stderr).toMatch(message);
     expect(out.stdout).toBe('');
+  });
+
+  it('prints a key file (and a Secret) that flowgate reads back as the same key, whatever its characters', async () => {
+    // Lua-escaped in the filter, then YAML-quoted in the output: both escapings must round-trip.
+    const ch = fc.constantFrom(...'!"#$%&\'()*+-./0123456789:;<=>?@ABCZ[\\]^_`abcz{|}~'.split(''));
+    const filter = (key: string) => lua(`local api_key = '${key.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
+    await fc.assert(
+      fc.asyncProperty(fc.array(ch, { minLength: 8, maxLength: 16 }).map((a) => a.join('')), async (key) => {
+        for (const secret of [false, true]) {
+          const { io, out } = fakeIo({}, filter(key));
+          expect(await runConvertEnvoyFilter(['-', ...(secret ? ['--secret', 's'] : [])], io)).toBe(0);
+          const text = secret ? (parse(out.stdout) as { stringData: Record<string, string> }).stringData['keys.yaml']! : out.stdout;
+          const [k] = parseKeyFile(text, 'keys.yaml');
+          expect(k!.digest.equals(digestKey(key))).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('prints usage on --help', async () => {
