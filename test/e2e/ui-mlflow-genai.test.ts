@@ -113,7 +113,8 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
     async () => {
       const admin = await pageOf(ADMIN.username);
       await mlflowPage(admin, 'gateway', (p) => endpointLinks(p).filter({ hasText: names.hidden }).waitFor({ timeout: UI_LOAD_MS }));
-      expect((await endpointLinks(admin).allTextContents()).sort()).toEqual([names.hidden, names.readable, names.usable].sort());
+      // MLflow's page may render its list a part at a time: read until it holds all three.
+      await expect.poll(async () => (await endpointLinks(admin).allTextContents()).sort()).toEqual([names.hidden, names.readable, names.usable].sort());
       await admin.context().close();
       delete pages[ADMIN.username];
 
@@ -138,8 +139,9 @@ describe('MLflow’s own GenAI pages behind flowgate, as a non-administrator', (
       const submit = page.locator('[data-component-id="mlflow.playground.submit"]');
       await mlflowPage(page, `experiments/${experimentId}/playground`, (p) => p.locator('[id="mlflow.playground.endpoint-selector.select"]').waitFor({ timeout: UI_LOAD_MS }));
       await selector.click();
-      // Offered what she may read, nothing else.
-      expect((await page.getByRole('option').allTextContents()).sort()).toEqual([names.readable, names.usable].sort());
+      // Offered what she may read, nothing else (the menu's options render as it opens: read once they are there).
+      await page.getByRole('option', { name: names.usable, exact: true }).waitFor();
+      await expect.poll(async () => (await page.getByRole('option').allTextContents()).sort()).toEqual([names.readable, names.usable].sort());
       await page.getByRole('option', { name: names.readable, exact: true }).click();
       await message.fill('Say hello.');
       const before = chats().length;
