@@ -40,6 +40,8 @@ export async function startMetricsServer(
     );
   });
   server.keepAliveTimeout = 65_000;
+  // Node's default, said here so it stays: a connection whose headers never finish is closed.
+  server.headersTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
