@@ -165,6 +165,47 @@ describe('deploy/ renders with kustomize and validates', () => {
   });
 });
 
+/** The Secret and key a `*_FILE` setting reads: a read-only directory mount (no subPath) of one Secret key. */
+function secretFileOf(deployment: K8sObject, container: any, setting: string): { secret: string; key: string } {
+  const path: string | undefined = container.env.find((e: { name: string }) => e.name === setting)?.value;
+  expect(path, setting).toBeTruthy();
+  const mount = container.volumeMounts.find((m: { mountPath: string }) => dirname(path!) === m.mountPath);
+  expect(mount, path).toMatchObject({ readOnly: true });
+  expect(mount.subPath, path).toBeUndefined();
+  const volume = deployment.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+  expect(volume.secret.defaultMode, mount.name).toBe(0o400);
+  const item = volume.secret.items.find((i: { path: string }) => `${mount.mountPath}/${i.path}` === path);
+  expect(item, path).toBeTruthy();
+  return { secret: volume.secret.secretName, key: item.key };
+}
+
+describe('overlays: flowgate’s own secrets are files, never variables', () => {
+  it.each(['overlays/sidecar', 'overlays/ingress'])('%s: the OIDC client secret (and the database URL) from read-only Secret mounts', (overlay) => {
+    const objects = rendered[overlay]!;
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.spec.template.spec.containers.some((c: { name: string }) => c.name === 'flowgate'))!;
+    const container = deployment.spec.template.spec.containers.find((c: { name: string }) => c.name === 'flowgate');
+    const names = container.env.map((e: { name: string }) => e.name);
+    // In a variable, a secret shows in /proc/<pid>/environ and `kubectl exec … env`.
+    for (const name of ['FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET', 'FLOWGATE_ADMIN_TOKEN']) expect(names).not.toContain(name);
+    const files = ['FLOWGATE_OIDC_CLIENT_SECRET_FILE', 'FLOWGATE_ADMIN_TOKEN_FILE', ...(overlay === 'overlays/ingress' ? ['FLOWGATE_DATABASE_URL_FILE'] : [])];
+    for (const setting of files) {
+      const { secret, key } = secretFileOf(deployment, container, setting);
+      const defined = objects.find((o) => o.kind === 'Secret' && o.metadata.name === secret);
+      expect(Object.keys(defined?.stringData ?? {}), `${overlay}: ${secret}/${key}`).toContain(key);
+    }
+    // What flowgate reads from those files, with a stand-in for each placeholder, starts.
+    const env = Object.fromEntries(container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+    const config = loadConfig(env, (path) => {
+      if (path === env.FLOWGATE_DATABASE_URL_FILE) return 'postgres://flowgate:pw@db:5432/flowgate\n';
+      if (path === env.FLOWGATE_OIDC_CLIENT_SECRET_FILE) return 'client-secret-stand-in\n';
+      if (path === env.FLOWGATE_ADMIN_TOKEN_FILE) return 'fgt_' + 'a'.repeat(43);
+      throw new Error(`no file ${path}`);
+    });
+    expect(config.oidc?.clientSecret).toBe('client-secret-stand-in');
+    expect(config.databaseUrl).toBe(overlay === 'overlays/ingress' ? 'postgres://flowgate:pw@db:5432/flowgate' : undefined);
+  });
+});
+
 describe('overlays/ingress: flowgate in front of MLflow', () => {
   const of = (kind: string, name: string) => rendered['overlays/ingress']!.find((o) => o.kind === kind && o.metadata.name === name)!;
   const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -228,14 +269,14 @@ describe('overlays/ingress: flowgate in front of MLflow', () => {
     expect(selects(peers[0].podSelector.matchLabels, mlflowLabels)).toBe(false);
   });
 
-  it('gives every replica the shared PostgreSQL store from a Secret, and no store of its own', () => {
+  it('gives every replica the shared PostgreSQL store from a Secret (a mounted file, not a variable), and no store of its own', () => {
     const fg = of('Deployment', 'flowgate');
     const container = fg.spec.template.spec.containers.find((c: { name: string }) => c.name === 'flowgate');
-    const url = container.env.find((e: { name: string }) => e.name === 'FLOWGATE_DATABASE_URL');
-    expect(url.value).toBeUndefined();
-    const secret = of('Secret', url.valueFrom.secretKeyRef.name);
-    expect(secret.stringData[url.valueFrom.secretKeyRef.key]).toMatch(/^postgres:\/\//);
-    expect(container.env.map((e: { name: string }) => e.name)).not.toContain('FLOWGATE_DB_PATH');
+    const names = container.env.map((e: { name: string }) => e.name);
+    expect(names).not.toContain('FLOWGATE_DATABASE_URL');
+    const { secret, key } = secretFileOf(fg, container, 'FLOWGATE_DATABASE_URL_FILE');
+    expect(of('Secret', secret).stringData[key]).toMatch(/^postgres:\/\//);
+    expect(names).not.toContain('FLOWGATE_DB_PATH');
     expect(JSON.stringify(fg.spec.template.spec.volumes ?? [])).not.toContain('emptyDir');
   });
 });

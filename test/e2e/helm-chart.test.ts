@@ -74,8 +74,10 @@ const mlflowContainer = (objects: K8sObject[]): { deployment: K8sObject; contain
 function configFromPod(objects: K8sObject[], fromSecrets: Record<string, string> = {}) {
   const { container } = proxy(objects);
   const env: Record<string, string> = {};
-  for (const e of container.env) env[e.name] = e.value ?? fromSecrets[e.name] ?? (e.name === 'FLOWGATE_DATABASE_URL' ? 'postgres://flowgate:pw@db:5432/flowgate' : 'stand-in-secret');
+  for (const e of container.env) env[e.name] = e.value ?? fromSecrets[e.name] ?? 'stand-in-secret';
   const files: Record<string, string> = {
+    [env.FLOWGATE_DATABASE_URL_FILE ?? '']: fromSecrets.FLOWGATE_DATABASE_URL ?? 'postgres://flowgate:pw@db:5432/flowgate',
+    [env.FLOWGATE_OIDC_CLIENT_SECRET_FILE ?? '']: fromSecrets.FLOWGATE_OIDC_CLIENT_SECRET ?? 'stand-in-secret',
     [env.FLOWGATE_ADMIN_TOKEN_FILE ?? '']: 'fgt_' + 'a'.repeat(43),
     [env.FLOWGATE_PAGE_TOKEN_KEY_FILE ?? '']: Buffer.alloc(32, 7).toString('base64'),
     [env.FLOWGATE_DATABASE_CA_FILE ?? '']: '-----BEGIN CERTIFICATE-----\n',
@@ -147,9 +149,13 @@ describe('deploy/helm/flowgate: lint and render', () => {
     expect(podOf(chart[shape]).securityContext).toEqual(podOf(kustomize[shape]).securityContext);
     expect(podOf(chart[shape]).automountServiceAccountToken).toBe(false);
     expect(podOf(kustomize[shape]).automountServiceAccountToken).toBe(false);
-    const adminVolume = (objects: K8sObject[]) => podOf(objects).volumes.find((v: { name: string }) => v.name === 'admin-token');
-    expect(adminVolume(chart[shape])).toEqual(adminVolume(kustomize[shape]));
-    expect(ours.volumeMounts.find((m: { name: string }) => m.name === 'admin-token')).toEqual(theirs.volumeMounts.find((m: { name: string }) => m.name === 'admin-token'));
+    // The Secrets flowgate reads as files: the same volumes, mounted at the same places.
+    const secretVolumes = (objects: K8sObject[]) => podOf(objects).volumes.filter((v: { secret?: unknown }) => v.secret);
+    const secretNames = secretVolumes(kustomize[shape]).map((v: { name: string }) => v.name);
+    expect(secretNames).toEqual(expect.arrayContaining(['admin-token', 'oidc-client-secret']));
+    expect(secretVolumes(chart[shape])).toEqual(secretVolumes(kustomize[shape]));
+    const mountsOf = (c: Container) => c.volumeMounts.filter((m: { name: string }) => secretNames.includes(m.name));
+    expect(mountsOf(ours)).toEqual(mountsOf(theirs));
     expect(proxy(chart[shape]).deployment.spec.replicas).toBe(proxy(kustomize[shape]).deployment.spec.replicas);
     const mlflowArgs = (objects: K8sObject[]) => mlflowContainer(objects).container.args.filter((a: string) => !a.startsWith('--allowed-hosts='));
     expect(mlflowArgs(chart[shape])).toEqual(mlflowArgs(kustomize[shape]));
@@ -185,6 +191,39 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
     expect(envOf(container).FLOWGATE_ADMIN_TOKEN).toBeUndefined();
     expect(container.volumeMounts.find((m: any) => m.name === 'admin-token')).toEqual({ name: 'admin-token', mountPath: '/etc/flowgate/admin', readOnly: true });
   });
+
+  it.each(['chart sidecar', 'chart ingress', 'overlay sidecar', 'overlay ingress'])(
+    '%s: flowgate’s database URL and OIDC client secret are files from read-only Secret mounts, never variables',
+    (which) => {
+      const [source, shape] = which.split(' ') as ['chart' | 'overlay', Shape];
+      const objects = (source === 'chart' ? chart : kustomize)[shape];
+      const { deployment, container } = proxy(objects);
+      const env = envOf(container);
+      const secrets = [...kustomize.sidecar, ...kustomize.ingress].filter((o) => o.kind === 'Secret');
+      const settings = shape === 'ingress' ? ['FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET'] : ['FLOWGATE_OIDC_CLIENT_SECRET'];
+      for (const name of settings) {
+        // In a variable, the secret would show in /proc/<pid>/environ and `kubectl exec … env`.
+        expect(env[name], name).toBeUndefined();
+        const path = env[`${name}_FILE`]?.value;
+        expect(path, `${name}_FILE`).toMatch(/^\/etc\/flowgate\//);
+        // A directory mount (no subPath), so a rotated Secret reaches the pod.
+        const mount = container.volumeMounts.find((m: { mountPath: string }) => dirname(path!) === m.mountPath);
+        expect(mount, path).toMatchObject({ readOnly: true });
+        expect(mount.subPath).toBeUndefined();
+        const volume = deployment.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+        expect(volume.secret.defaultMode, mount.name).toBe(0o400);
+        const item = volume.secret.items.find((i: { path: string }) => i.path === path!.slice(mount.mountPath.length + 1));
+        const secret = secrets.find((o) => o.metadata.name === volume.secret.secretName)!;
+        expect(Object.keys(secret.stringData), `${volume.secret.secretName}/${item?.key}`).toContain(item.key);
+      }
+      if (shape === 'sidecar') expect(env.FLOWGATE_DATABASE_URL_FILE).toBeUndefined();
+      if (source === 'chart') {
+        const config = configFromPod(objects);
+        expect(config.oidc?.clientSecret).toBe('stand-in-secret');
+        if (shape === 'ingress') expect(config.databaseUrl).toBe('postgres://flowgate:pw@db:5432/flowgate');
+      }
+    },
+  );
 
   it('the schema names every flowgate setting holding a secret, and refuses it as a value', () => {
     const secretSettings = SETTING_NAMES.filter((n) => SECRET_SETTING.test(n));
@@ -391,10 +430,12 @@ describe('deploy/helm/flowgate: the two shapes', () => {
     expect(spread).toMatchObject({ maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule' });
     expect(selects(spread.labelSelector.matchLabels, labels)).toBe(true);
     const env = envOf(container);
-    expect(env.FLOWGATE_DATABASE_URL).toEqual({ name: 'FLOWGATE_DATABASE_URL', valueFrom: { secretKeyRef: { name: 'flowgate-postgres', key: 'url' } } });
+    expect(env.FLOWGATE_DATABASE_URL_FILE).toEqual({ name: 'FLOWGATE_DATABASE_URL_FILE', value: '/etc/flowgate/postgres/url' });
+    const urlVolume = deployment.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'postgres-url');
+    expect(urlVolume.secret).toEqual({ secretName: 'flowgate-postgres', defaultMode: 0o400, items: [{ key: 'url', path: 'url' }] });
     expect(env.FLOWGATE_DB_PATH).toBeUndefined();
     expect(chart.ingress.map((o) => o.kind)).not.toContain('PersistentVolumeClaim');
-    expect(deployment.spec.template.spec.volumes.map((v: { name: string }) => v.name)).toEqual(['admin-token']);
+    expect(deployment.spec.template.spec.volumes.map((v: { name: string }) => v.name)).toEqual(['admin-token', 'postgres-url', 'oidc-client-secret']);
     expect(deployment.spec.strategy).toBeUndefined(); // rolling: replicas replace one another
     const config = configFromPod(chart.ingress);
     expect(config.databaseUrl).toMatch(/^postgres:\/\//);
@@ -670,7 +711,7 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     expect(set.size).toBeGreaterThan(30);
     expect(allowed.filter((n) => set.has(n))).toEqual([]);
     // Every setting is either settable in extraEnv, set by the chart, or another form of one the chart sets.
-    const otherForms = ['FLOWGATE_ADMIN_TOKEN', 'FLOWGATE_DATABASE_URL_FILE', 'FLOWGATE_OIDC_CLIENT_SECRET_FILE', 'FLOWGATE_BEARER_ISSUERS_FILE'];
+    const otherForms = ['FLOWGATE_ADMIN_TOKEN', 'FLOWGATE_DATABASE_URL', 'FLOWGATE_OIDC_CLIENT_SECRET', 'FLOWGATE_BEARER_ISSUERS_FILE'];
     expect(SETTING_NAMES.filter((n) => !allowed.includes(n) && !set.has(n) && !otherForms.includes(n))).toEqual([]);
     for (const n of otherForms) expect(set.has(n.replace(/_FILE$/, '')) || set.has(`${n}_FILE`), n).toBe(true);
   });
@@ -678,7 +719,8 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
   it.each([
     ['a setting flowgate does not know', [{ name: 'FLOWGATE_ADMIN_TOKN', value: 'x' }]],
     ['a setting the chart sets (a second copy flowgate would refuse)', [{ name: 'FLOWGATE_METRICS_PORT', value: '9191' }]],
-    ['the database URL by another name', [{ name: 'FLOWGATE_DATABASE_URL_FILE', value: '/etc/db/url' }]],
+    ['the database URL file, which the chart sets from store.postgres.urlSecret', [{ name: 'FLOWGATE_DATABASE_URL_FILE', value: '/etc/db/url' }]],
+    ['the database URL itself, even from a Secret (the chart mounts it as a file)', [{ name: 'FLOWGATE_DATABASE_URL', valueFrom: { secretKeyRef: { name: 'pg', key: 'url' } } }]],
     ['a secret setting from a ConfigMap', [{ name: 'FLOWGATE_INFERENCE_API_KEYS', valueFrom: { configMapKeyRef: { name: 'keys', key: 'keys' } } }]],
     ['a secret setting from a Secret and a ConfigMap', [{ name: 'FLOWGATE_PAGE_TOKEN_KEY', valueFrom: { secretKeyRef: { name: 'k', key: 'k' }, configMapKeyRef: { name: 'keys', key: 'keys' } } }]],
     ['the OTLP exporter’s headers as a value', [{ name: 'OTEL_EXPORTER_OTLP_HEADERS', value: 'authorization=Bearer hunter2-otlp' }]],

@@ -105,7 +105,7 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 {{- end -}}
 {{- end -}}
 
-{{/* A Secret key as an environment variable: never a value in the rendered manifest. */}}
+{{/* A Secret key as an environment variable (MLflow's settings; flowgate's own secrets are mounted files). */}}
 {{- define "flowgate.secretEnv" -}}
 - name: {{ .name }}
   valueFrom:
@@ -144,8 +144,10 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
     - name: FLOWGATE_BASE_PATH
       value: {{ $v.config.basePath | quote }}
     {{- if eq $v.store.type "postgres" }}
-    # The shared policy store: users, grants, tokens and sessions hold on every replica.
-    {{- include "flowgate.secretEnv" (dict "name" "FLOWGATE_DATABASE_URL" "secret" $v.store.postgres.urlSecret) | nindent 4 }}
+    # The shared policy store: users, grants, tokens and sessions hold on every replica. The URL (its
+    # password in it) is a mounted file, so it is not in the environment (/proc/<pid>/environ).
+    - name: FLOWGATE_DATABASE_URL_FILE
+      value: /etc/flowgate/postgres/url
     - name: FLOWGATE_DATABASE_POOL_SIZE
       value: {{ $v.store.postgres.poolSize | int64 | quote }}
     - name: FLOWGATE_DATABASE_STATEMENT_TIMEOUT_MS
@@ -198,7 +200,8 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
     - name: FLOWGATE_OIDC_CLIENT_ID
       value: {{ $v.oidc.clientId | quote }}
     {{- if $v.oidc.clientSecret.name }}
-    {{- include "flowgate.secretEnv" (dict "name" "FLOWGATE_OIDC_CLIENT_SECRET" "secret" $v.oidc.clientSecret) | nindent 4 }}
+    - name: FLOWGATE_OIDC_CLIENT_SECRET_FILE
+      value: /etc/flowgate/oidc/client-secret
     {{- end }}
     - name: FLOWGATE_OIDC_REDIRECT_URL
       value: {{ $v.oidc.redirectUrl | quote }}
@@ -271,6 +274,16 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
       mountPath: /etc/flowgate/admin
       readOnly: true
     {{- end }}
+    {{- if eq $v.store.type "postgres" }}
+    - name: postgres-url
+      mountPath: /etc/flowgate/postgres
+      readOnly: true
+    {{- end }}
+    {{- if and $v.oidc.enabled $v.oidc.clientSecret.name }}
+    - name: oidc-client-secret
+      mountPath: /etc/flowgate/oidc
+      readOnly: true
+    {{- end }}
     {{- if and (eq $v.store.type "postgres") $v.store.postgres.caSecret.name }}
     - name: postgres-ca
       mountPath: /etc/flowgate/postgres-ca
@@ -315,6 +328,24 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
     items:
       - key: {{ $v.admin.tokenSecret.key }}
         path: token
+{{- end }}
+{{- if eq $v.store.type "postgres" }}
+- name: postgres-url
+  secret:
+    secretName: {{ $v.store.postgres.urlSecret.name }}
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
+    items:
+      - key: {{ $v.store.postgres.urlSecret.key }}
+        path: url
+{{- end }}
+{{- if and $v.oidc.enabled $v.oidc.clientSecret.name }}
+- name: oidc-client-secret
+  secret:
+    secretName: {{ $v.oidc.clientSecret.name }}
+    defaultMode: 256 # 0400, written in decimal: YAML 1.2 readers take 0400 as decimal 400 (0620)
+    items:
+      - key: {{ $v.oidc.clientSecret.key }}
+        path: client-secret
 {{- end }}
 {{- if and (eq $v.store.type "postgres") $v.store.postgres.caSecret.name }}
 - name: postgres-ca
