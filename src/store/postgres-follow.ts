@@ -42,7 +42,8 @@ export const LISTENER_NAME = 'flowgate-listener';
  * by the network without a reset. So every interval the stored generation is read through the pool;
  * still behind what was stored an interval ago, this process re-reads everything and replaces the
  * listener. The listener must also answer a query within the query timeout (asked every tenth interval),
- * and has TCP keep-alive.
+ * and has TCP keep-alive. While the listener is down and reconnecting, the same read re-reads
+ * everything at each interval in which the store moved.
  */
 export function followPostgres(opts: PostgresOptions, listener: StoreChangeListener, o: FollowOptions): Following {
   const { catchUpMs, onState } = o;
@@ -160,14 +161,23 @@ export function followPostgres(opts: PostgresOptions, listener: StoreChangeListe
   let intervals = 0;
   const catchUp = setInterval(() => {
     const c = client;
-    if (!c || applied === undefined) return;
-    if (++intervals % PROBE_EVERY_INTERVALS === 0) probe(c);
+    if (applied === undefined) return;
+    if (c && ++intervals % PROBE_EVERY_INTERVALS === 0) probe(c);
     if (checking) return;
     checking = true;
     o.storedGeneration()
       .then(
         (stored) => {
           if (client !== c || applied === undefined) return;
+          /*
+           * No listener (PostgreSQL refusing new connections while the pool's open ones still work): no
+           * notification is on its way, so whatever was stored since is dropped from the caches at once,
+           * or a revoke made through another replica would be honoured here for the whole outage.
+           */
+          if (!c) {
+            if (stored > applied) everythingStale(stored);
+            return;
+          }
           // Still short of what was stored a whole interval ago: not a notification on its way.
           if (staleSince !== undefined && applied < staleSince) {
             everythingStale(stored);

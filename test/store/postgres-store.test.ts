@@ -194,6 +194,46 @@ describe('the PostgreSQL store', () => {
       await reader.close();
     }
   });
+
+  it('while the listener cannot reconnect but the pool still reads, a change stored through another replica drops everything', async () => {
+    const url = await server.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    const reader = await open(url);
+    const { seen, listener } = recorder();
+    const following = reader.follow(listener);
+    // Connected before new connections are refused: another replica's open pool.
+    const writer = new pg.Client({ connectionString: url });
+    await writer.connect();
+    const admin = new pg.Client({ connectionString: server.url() });
+    await admin.connect();
+    try {
+      await until(() => following.live() && seen.grants.length === 1);
+      await reader.sql.get('SELECT 1 AS one'); // the pool holds an open connection, as a serving replica's does
+      // PostgreSQL refuses new connections (a connection limit reached, a rotated password); open ones stay.
+      await admin.query(`ALTER DATABASE "${db}" ALLOW_CONNECTIONS false`);
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'flowgate-listener' AND datname = $1", [db]);
+      await until(() => !following.live());
+      seen.grants.length = 0;
+      seen.principals = 0;
+      // A token revoked through the other replica: a policy change, with no one here to hear it.
+      await writer.query('UPDATE policy_generation SET value = value + 1');
+      // Before, the catch-up read nothing while the listener was down: the caches were kept for the whole outage.
+      await until(() => seen.grants.includes('all') && seen.principals > 0, 3000);
+      expect(following.live()).toBe(false);
+      expect(seen.sessions).toContain('all');
+
+      // Unchanged store: nothing more is dropped while the listener stays down.
+      seen.grants.length = 0;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(seen.grants).toEqual([]);
+    } finally {
+      await admin.query(`ALTER DATABASE "${db}" ALLOW_CONNECTIONS true`);
+      await admin.end();
+      await writer.end();
+      await following.stop();
+      await reader.close();
+    }
+  }, 20_000);
 });
 
 export type { Store };
