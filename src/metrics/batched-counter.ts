@@ -23,14 +23,25 @@ export function batchedCounter<T extends string>(config: Omit<CounterConfigurati
         }
     },
   });
+  const byLabels = new Map<string, () => void>();
   return {
     counter,
     series(labels) {
+      // Asked again for the same labels (a caller that does not keep the function, one per event), the
+      // same series comes back: a new entry each time grew memory and the scrape with every event.
+      const key = Object.keys(labels)
+        .sort()
+        .map((name) => `${name}\u0000${String(labels[name as T])}`)
+        .join('\u0001');
+      const known = byLabels.get(key);
+      if (known) return known;
       const s = { labels, pending: 0 };
       all.push(s);
-      return () => {
+      const inc = () => {
         s.pending++;
       };
+      byLabels.set(key, inc);
+      return inc;
     },
   };
 }
