@@ -36,7 +36,9 @@ export type KeyEntry = KeyFile['keys'][number];
  * error rather than a key that silently opens nothing.
  */
 export function parseKeyFile(text: string, source: string, knownRoutes?: ReadonlySet<string>): ApiKey[] {
-  const file = validateDocument(keyFileSchema, parseDocumentText(text, source), source);
+  const file = validateDocument(keyFileSchema, parseDocumentText(text, source), source, {
+    unnamedUnknownFields: (path) => Object.keys(path.length === 0 ? keyFileSchema.shape : keyEntrySchema.shape),
+  });
   return toApiKeys(file.keys, source, knownRoutes);
 }
 

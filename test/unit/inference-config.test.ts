@@ -70,7 +70,8 @@ describe('inference config', () => {
     ['dot-dot prefix', route('    pathPrefix: /models/../api'), /routes\[0\]\.pathPrefix: expected a path/],
     ['encoded prefix', route('    pathPrefix: /models%2Firis'), /routes\[0\]\.pathPrefix: expected a path/],
     ['host with port', route('    hosts: ["iris.example.com:8080"]'), /routes\[0\]\.hosts\[0\]: expected a DNS host name without port/],
-    ['unknown field', route('    pathPrefix: /a\n    stripprefix: true'), /routes\[0\]: Unrecognized key: "stripprefix"/],
+    ['unknown field', route('    pathPrefix: /a\n    stripprefix: true'), /routes\[0\]: unknown field "stripprefix"$/],
+    ['an unknown field that is not a name', route('    pathPrefix: /a\n    "x-b: c": 1'), /routes\[0\]: an unknown field$/],
     ['bad name', 'routes:\n  - name: Iris Model\n    upstream: http://127.0.0.1:1\n    pathPrefix: /a', /routes\[0\]\.name: expected a lowercase name/],
   ])('rejects %s', (_label, text, message) => {
     expect(problemsOf(text).join('\n')).toMatch(message);

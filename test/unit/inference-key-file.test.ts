@@ -35,7 +35,8 @@ describe('inference key file', () => {
     ['an unquoted all-digit sha256', `keys:\n  - id: a\n    sha256: ${'1'.repeat(64)}`, /keys\[0\]\.sha256: expected a quoted string of 64 hex characters/],
     ['an unquoted numeric key', 'keys:\n  - id: a\n    value: 123456789012', /keys\[0\]\.value: expected a string; quote keys/],
     ['a bad id', `keys:\n  - id: "a b"\n    value: ${SECRET}`, /keys\[0\]\.id: expected a short name/],
-    ['an unknown field', `keys:\n  - id: a\n    value: ${SECRET}\n    route: [iris]`, /keys\[0\]: Unrecognized key: "route"/],
+    ['an unknown field', `keys:\n  - id: a\n    value: ${SECRET}\n    route: [iris]`, /keys\[0\]: an unknown field .*; the fields here are id, value, sha256, routes, models$/],
+    ['an unknown top-level field', `key: []`, /\(top level\): an unknown field .*; the fields here are keys$/],
     ['a top-level list', `- id: a\n  value: ${SECRET}`, /\(top level\): /],
   ])('rejects %s', (_label, text, message) => {
     expect(problemsOf(() => parseKeyFile(text, 'keys.yaml')).join('\n')).toMatch(message);
@@ -59,6 +60,19 @@ describe('inference key file', () => {
       'keys[2].routes: no route is named "nosuch"',
     ]);
     expect(problems.join()).not.toContain('very-secret');
+  });
+
+  // A typo that makes the key part of a field name: the unknown field is described, never quoted.
+  it.each([
+    ['no space after the colon', `keys:\n  - { id: new, value:${SECRET} }\n`],
+    ['the colon forgotten', `keys:\n  - { id: new, value ${SECRET} }\n`],
+    ['value: forgotten', `keys:\n  - { id: new, ${SECRET} }\n`],
+    ['value: forgotten, a key that reads as a name', 'keys:\n  - { id: new, Zq9sEcretKey0123 }\n'],
+    ['value: forgotten in JSON', `{"keys":[{"id":"new","${SECRET}"}]}`],
+  ])('never echoes a key that a typo made a field name: %s', (_label, text) => {
+    const problems = problemsOf(() => parseKeyFile(text, 'keys.yaml')).join('\n');
+    expect(problems).not.toMatch(/very-secret|Zq9s/);
+    expect(problems).toMatch(/keys\[0\]: an unknown field \(not named, as it may hold a key\)/);
   });
 
   it('never echoes an invalid key value in its message', () => {

@@ -92,6 +92,17 @@ describe('inference key store', () => {
     expect(lines.join('')).not.toContain(NEW);
   });
 
+  it('logs a rejected file without a key that a typo made a field name', async () => {
+    const volume = secretVolume(keysYaml(['old', OLD]));
+    const { lines, logger } = captureLogs();
+    store = openKeyStore({ file: volume.file, logger, pollIntervalMs: 50 });
+    volume.publish(`keys:\n  - { id: new, value:${NEW} }\n`); // no space after the colon
+    await vi.waitFor(() => expect(lines.join('')).toContain('inference key file invalid; keeping the last good keys'), { timeout: 3000 });
+    expect(lines.join('')).not.toContain(NEW);
+    expect(lines.join('')).toContain('an unknown field (not named, as it may hold a key)');
+    expect(works(store, OLD)).toBe(true);
+  });
+
   it('fails fast when the file is invalid at start', () => {
     const volume = secretVolume('keys: []\n');
     expect(() => openKeyStore({ file: volume.file, logger: captureLogs().logger })).toThrow(/at least one key is required/);
