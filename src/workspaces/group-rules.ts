@@ -4,6 +4,7 @@ import type { Logger } from '../logging.js';
 import type { Directory } from '../principals/directory.js';
 import type { Group } from '../principals/types.js';
 import { WORKSPACE } from '../resources/kinds.js';
+import { StoreDuplicateError } from '../store/store-errors.js';
 import { workspaceNameProblem } from './names.js';
 import type { RuleGrantsGiven } from './rule-grants-given.js';
 
@@ -67,10 +68,21 @@ export function createWorkspaceGroupRules(deps: {
     if (role === undefined) return;
     if ((await deps.given.levelOf(group.id, role.workspace)) === role.level) return;
     const grantee = { type: 'group' as const, id: group.id };
-    const held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
     const ref = { kind: WORKSPACE, id: role.workspace };
-    if (held === undefined) await deps.writer.create(RULE_ACTOR, { grantee, name: group.name }, ref, role.level);
-    else if (held !== role.level) await deps.writer.update(RULE_ACTOR, { grantee, name: group.name }, ref, held, role.level);
+    const who = { grantee, name: group.name };
+    let held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
+    if (held === undefined) {
+      try {
+        await deps.writer.create(RULE_ACTOR, who, ref, role.level);
+        held = role.level;
+      } catch (e) {
+        // Replicas starting together apply the same rules: another one gave it first. What it gave is held now.
+        if (!(e instanceof StoreDuplicateError)) throw e;
+        held = await deps.grants.get(grantee, WORKSPACE, role.workspace);
+        if (held === undefined) throw e;
+      }
+    }
+    if (held !== role.level) await deps.writer.update(RULE_ACTOR, who, ref, held, role.level);
     // After the grant: a start cut short in between gives it again, finds it held, and records it.
     await deps.given.record(group.id, role.workspace, role.level);
   }
