@@ -194,6 +194,12 @@ describe('the Manage screens (issue 38)', () => {
     await expect(cellOf(`sa-active-${suffix}`).textContent()).resolves.toBe(`Active, expires ${localDay(state[`sa-active-${suffix}`]!.expires_at!)}`);
     await expect(cellOf(`sa-revoked-${suffix}`).textContent()).resolves.toBe(`Revoked on ${localDay(state[`sa-revoked-${suffix}`]!.revoked_at!)}`);
     await expect(cellOf(`sa-none-${suffix}`).textContent()).resolves.toBe('No token');
+    // New tokens start at the server's default expiry; a day past its maximum is not offered.
+    const createToken = page.getByRole('button', { name: `Create token for sa-none-${suffix}` });
+    await expect.poll(() => createToken.isEnabled()).toBe(true);
+    await page.getByLabel('New tokens expire on').fill(`${new Date().getFullYear() + 2}-01-01`);
+    await page.getByRole('alert').getByText('Tokens live at most 366 days here').waitFor();
+    expect(await createToken.isDisabled()).toBe(true);
     await expectAccessible(page, 'service accounts');
     await shoot(page, 'service-accounts');
   }, 120_000);
@@ -251,6 +257,15 @@ describe('the Manage screens (issue 38)', () => {
     await page.getByRole('alert').getByText('The expiry day must be after today').waitFor();
     expect(await status(`/api/2.0/mlflow/experiments/get-by-name?experiment_name=${team}-shared`)).toBe(404);
     expect(await status(`/api/2.0/mlflow/permissions/groups/${team}/users`)).toBe(404);
+    expect(await status(`/api/2.0/mlflow/permissions/users/${team}-bot`)).toBe(404);
+
+    // Past the server's maximum (FLOWGATE_TOKEN_MAX_DAYS, 366 here): refused before anything is applied, not at step 4.
+    const max = (await page.getByLabel('Token expires on').getAttribute('max'))!;
+    expect(max > today).toBe(true);
+    await page.getByLabel('Token expires on').fill(`${new Date().getFullYear() + 2}-01-01`);
+    await page.getByRole('button', { name: 'Set up the team' }).click();
+    await page.getByRole('alert').getByText('Tokens live at most 366 days here').waitFor();
+    expect(await status(`/api/2.0/mlflow/experiments/get-by-name?experiment_name=${team}-shared`)).toBe(404);
     expect(await status(`/api/2.0/mlflow/permissions/users/${team}-bot`)).toBe(404);
 
     // colin is a person: step 3 fails, after steps 1 and 2.

@@ -34,11 +34,18 @@ export function startOfDay(field: string): Date | undefined {
   return valid(d) && d.getDate() === Number(m[3]) ? d : undefined;
 }
 
-/** Why a token expiry day cannot be used (`undefined`: it can): it must be a day after today. */
-export function expiryProblem(field: string, now = new Date()): string | undefined {
+const DAY_MS = 86_400_000;
+
+/**
+ * Why a token expiry day cannot be used (`undefined`: it can): it must be a day after today and, when
+ * the server's maximum is known, no further ahead than it lets a token live (as it checks: from now).
+ */
+export function expiryProblem(field: string, now = new Date(), maxDays?: number): string | undefined {
   const d = startOfDay(field);
   if (!d) return 'Choose the day the token expires.';
   if (d.getTime() <= now.getTime()) return `The expiry day must be after today (${day(now.getTime())}).`;
+  if (maxDays !== undefined && d.getTime() > now.getTime() + maxDays * DAY_MS)
+    return `Tokens live at most ${maxDays} days here: choose ${day(startOfDay(inDays(maxDays, now))!.getTime())} or earlier.`;
   return undefined;
 }
 

@@ -26,6 +26,8 @@ export interface TextFieldProps {
   readonly type?: 'text' | 'date';
   /** A date field's first day offered (`YYYY-MM-DD`). */
   readonly min?: string;
+  /** A date field's last day offered (`YYYY-MM-DD`). */
+  readonly max?: string;
   /** Required unless said otherwise. */
   readonly required?: boolean;
   /** Shown, not changed (then without `onChange`). */
@@ -36,7 +38,7 @@ export interface TextFieldProps {
 }
 
 /** A labelled text (or date) input. */
-export function TextField({ label, id, value, placeholder, type, min, required = true, readOnly, suggest, onChange }: TextFieldProps) {
+export function TextField({ label, id, value, placeholder, type, min, max, required = true, readOnly, suggest, onChange }: TextFieldProps) {
   return (
     <label class="fg-field">
       <span>{label}</span>
@@ -44,6 +46,7 @@ export function TextField({ label, id, value, placeholder, type, min, required =
         id={id}
         type={type}
         min={min}
+        max={max}
         value={value}
         required={required && !readOnly}
         readOnly={readOnly}

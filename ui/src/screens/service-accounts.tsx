@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, qs, seg, type TokenStateJson, type UserSearchAnswer } from '../api';
 import { actionsColumn, AskButton, AskForm, ErrorText, SearchTable, TextField, useConfirm, usePagedSearch, type Column, type ConfirmRequest } from '../components';
-import { day, expirationOf, expiryProblem, inDays } from '../dates';
+import { day, expirationOf } from '../dates';
+import { useTokenExpiry } from '../token-limits';
 import { change, removal } from '../changes';
 import { IssuedTokenView, type IssuedToken } from './access-key';
 import { originColumn, userLink } from './users';
@@ -29,9 +30,7 @@ export function ServiceAccounts() {
   );
   const confirm = useConfirm(s.list.reload);
   const [issued, setIssued] = useState<IssuedToken>();
-  const [expiry, setExpiry] = useState(inDays(90));
-
-  const problem = expiryProblem(expiry);
+  const { expiry, setExpiry, problem, ready, min, max } = useTokenExpiry();
   const columns: Column<ServiceAccountRow>[] = [
     userLink('Name'),
     { title: 'Description', cell: (u) => u.display_name },
@@ -42,7 +41,7 @@ export function ServiceAccounts() {
         <AskButton
           text="Create token"
           label={`Create token for ${u.username}`}
-          disabled={problem !== undefined}
+          disabled={problem !== undefined || !ready}
           ask={confirm.ask}
           request={{
             title: 'Create token',
@@ -78,7 +77,7 @@ export function ServiceAccounts() {
         search="Search service accounts"
         more={
           <>
-            <TextField label="New tokens expire on" type="date" min={inDays(1)} required={false} value={expiry} onChange={setExpiry} />
+            <TextField label="New tokens expire on" type="date" min={min} max={max} required={false} value={expiry} onChange={setExpiry} />
             <ErrorText error={problem} />
           </>
         }

@@ -6,7 +6,8 @@ import { creatable, createItem, FIRST_ROUTE, grantPath, kindOf, KINDS, permissio
 import { inWorkspaceText } from '../pin';
 import { href } from '../router';
 import { IssuedTokenView, type IssuedToken } from './access-key';
-import { day, expirationOf, expiryProblem, inDays } from '../dates';
+import { day, expirationOf } from '../dates';
+import { useTokenExpiry } from '../token-limits';
 
 /** Kubernetes names: lower case letters, digits and '-'. */
 const k8sName = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'team';
@@ -76,16 +77,17 @@ async function setGrant(path: string, permission: string): Promise<void> {
 }
 
 /** Why the form cannot run as filled in, before anything is applied; undefined when it can. */
-function formProblem(f: { group: string; name: string; account: string; expiry: string }): string | undefined {
+function formProblem(f: { group: string; name: string; account: string }, expiryProblem: string | undefined): string | undefined {
   if (!f.group.trim()) return 'Name the team’s group.';
   if (!f.name.trim()) return 'Name the shared resource.';
   if (!f.account.trim()) return 'Name the service account.';
-  return expiryProblem(f.expiry);
+  return expiryProblem;
 }
 
 /** The spec's shared-team setup, steps 1-4 in one go; steps 5-6 as YAML to apply. */
 export function TeamSetup() {
-  const [f, setF] = useState({ group: '', kind: FIRST_ROUTE, name: '', groupPermission: 'EDIT', account: '', expiry: inDays(90) });
+  const [f, setF] = useState({ group: '', kind: FIRST_ROUTE, name: '', groupPermission: 'EDIT', account: '' });
+  const expiry = useTokenExpiry();
   const [steps, setSteps] = useState<Step[]>([]);
   const [result, setResult] = useState<{ issued: IssuedToken; kind: Kind; id: string; namespace: string }>();
   const progress = useRef<Progress>({});
@@ -96,7 +98,7 @@ export function TeamSetup() {
   async function setUp() {
     setResult(undefined);
     // Nothing is applied while the form is wrong (a past expiry above all: the token would be refused after steps 1–3).
-    const problem = formProblem(f);
+    const problem = formProblem(f, expiry.problem);
     if (problem) {
       setSteps([]);
       throw new Error(problem);
@@ -183,8 +185,8 @@ export function TeamSetup() {
       progress.current = { ...progress.current, account: { id: sharedId, name: account } };
     }
 
-    const issued = await step(`4. Create its access token, valid until ${day(expirationOf(f.expiry))}`, () =>
-      api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: expirationOf(f.expiry) }),
+    const issued = await step(`4. Create its access token, valid until ${day(expirationOf(expiry.expiry))}`, () =>
+      api<IssuedToken>('PATCH', 'permissions/users/access-token', { username: account, expiration: expirationOf(expiry.expiry) }),
     );
     progress.current = {};
     setResult({ issued, kind, id: sharedId, namespace: k8sName(group) });
@@ -213,9 +215,9 @@ export function TeamSetup() {
           <TextField label="Its name" {...field('name')} />
           <SelectField label="Group permission" options={groupPermissions(f.kind)} {...field('groupPermission')} />
           <TextField label="Service account" {...field('account')} />
-          <TextField label="Token expires on" type="date" min={inDays(1)} {...field('expiry')} />
+          <TextField label="Token expires on" type="date" min={expiry.min} max={expiry.max} value={expiry.expiry} onChange={expiry.setExpiry} />
         </div>
-        <SubmitButton text="Set up the team" disabled={busy} />
+        <SubmitButton text="Set up the team" disabled={busy || !expiry.ready} />
       </form>
       {steps.length > 0 && (
         <ol class="fg-steps" aria-label="Progress">
