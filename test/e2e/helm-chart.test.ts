@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -244,6 +245,8 @@ describe('deploy/helm/flowgate: secrets, security, probes, monitoring', () => {
       readOnlyRootFilesystem: true,
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
+      // The container's own: a pod's profile could be loosened apart from it.
+      seccompProfile: { type: 'RuntimeDefault' },
     });
     // The image's USER is a name; the kubelet refuses runAsNonRoot for a named user unless runAsUser is a number.
     const user = /^USER\s+(\S+)/m.exec(readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8'))![1]!;
@@ -670,6 +673,16 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     ['a disruption budget of 0%', { podDisruptionBudget: { maxUnavailable: '0%' } }, /maxUnavailable/],
     ['a disruption budget of 00%', { podDisruptionBudget: { maxUnavailable: '00%' } }, /maxUnavailable/],
     ['a disruption budget over 100%', { podDisruptionBudget: { maxUnavailable: '150%' } }, /maxUnavailable/],
+    ['no peer for the metrics port (a rule without `from` admits every pod)', { networkPolicy: { metricsFrom: [] } }, /networkPolicy\/metricsFrom/],
+    ['an empty peer for the metrics port', { networkPolicy: { metricsFrom: [{}] } }, /networkPolicy\/metricsFrom\/0/],
+    ['an unconfined seccomp profile for flowgate’s pod', { podSecurityContext: { seccompProfile: { type: 'Unconfined' } } }, /podSecurityContext\/seccompProfile\/type/],
+    ['an unconfined seccomp profile for flowgate’s container', { securityContext: { seccompProfile: { type: 'Unconfined' } } }, /securityContext\/seccompProfile\/type/],
+    ['flowgate’s container without its seccomp profile', { securityContext: { seccompProfile: null } }, /securityContext.*seccompProfile/],
+    ['an object store secret as a value in mlflow.env', { mlflow: { env: [{ name: 'AWS_SECRET_ACCESS_KEY', value: 'hunter2-inlined' }] } }, /mlflow\/env\/0/],
+    ['a token as a value in mlflow.env, whatever its case', { mlflow: { env: [{ name: 'mlflow_tracking_token', value: 'hunter2-token' }] } }, /mlflow\/env\/0/],
+    ['MLflow’s backend store URI as a value in mlflow.env', { mlflow: { env: [{ name: 'MLFLOW_BACKEND_STORE_URI', value: 'postgresql://mlflow@db/mlflow?password=hunter2-db' }] } }, /mlflow\/env\/0/],
+    ['a URL with its password in mlflow.env', { mlflow: { env: [{ name: 'MLFLOW_S3_ENDPOINT_URL', value: 'https://minio:hunter2-pw@minio.example.com' }] } }, /mlflow\/env\/0\/value/],
+    ['a credential from a ConfigMap in mlflow.env', { mlflow: { env: [{ name: 'AWS_SECRET_ACCESS_KEY', valueFrom: { configMapKeyRef: { name: 'store', key: 'key' } } }] } }, /mlflow\/env\/0/],
   ])('%s: helm lint and helm template both refuse it, saying which value', (_, bad, message) => {
     const file = values(bad);
     const lint = helmLint([base(), file]);
@@ -681,6 +694,24 @@ describe('deploy/helm/flowgate: values the chart refuses', () => {
     expect(template.stdout).toBe('');
     // Refusing a secret must not print it back.
     expect(lint.stdout + lint.stderr + template.stderr).not.toContain('hunter2');
+  });
+
+  it('mlflow.env takes plain settings, paths to credential files, and credentials from a Secret', () => {
+    const env = [
+      { name: 'MLFLOW_S3_ENDPOINT_URL', value: 'https://minio.example.com:9000' },
+      { name: 'GOOGLE_APPLICATION_CREDENTIALS', value: '/var/secrets/gcs/key.json' },
+      { name: 'AZURE_STORAGE_ACCESS_KEY', valueFrom: { secretKeyRef: { name: 'mlflow-backend', key: 'azure-key' } } },
+    ];
+    const file = values({ mlflow: { env } });
+    expect(helmLint([base(), file]).ok).toBe(true);
+    const { container } = mlflowContainer(helmTemplate([base(), file]));
+    for (const e of env) expect(envOf(container)[e.name], e.name).toEqual(e);
+  });
+
+  it('metrics open to every pod is refused even when the schema is skipped', () => {
+    const r = spawnSync(helmBinary(), ['template', 'flowgate', CHART, '--skip-schema-validation', '-f', base(), '--set-json', 'networkPolicy.metricsFrom=[]'], { encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('networkPolicy.metricsFrom: name at least one peer');
   });
 
   // Rules spanning two values the schema cannot state: the templates `fail`, which `helm template` and

@@ -70,6 +70,10 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
 {{- if eq (int $v.config.port) (int $v.config.metricsPort) -}}
 {{- fail "config.metricsPort: must differ from config.port (metrics never share the public listener)" -}}
 {{- end -}}
+{{- /* Also under --skip-schema-validation: a metrics rule with no peer admits every pod. */ -}}
+{{- if and $v.networkPolicy.enabled (not $v.networkPolicy.metricsFrom) -}}
+{{- fail "networkPolicy.metricsFrom: name at least one peer (Prometheus); empty would open the metrics port to every pod" -}}
+{{- end -}}
 {{- if and (not $v.config.enforce) (not $v.admin.enabled) -}}
 {{- fail "config.enforce: false (shadow mode) requires the bootstrap admin (admin.enabled)" -}}
 {{- end -}}
