@@ -3,7 +3,7 @@ import type { Logger } from '../logging.js';
 import { loadInferenceConfig } from './config.js';
 import { createInferenceGateway, type InferenceGateway } from './gateway.js';
 import { parseKeyList } from './key-file.js';
-import { openKeyStore } from './keys.js';
+import { NO_KEYS_WARNING, openKeyStore } from './keys.js';
 
 export { createInferenceGateway, type InferenceGateway, type InferenceGatewayOptions } from './gateway.js';
 export { loadInferenceConfig, parseInferenceConfig, type InferenceConfig } from './config.js';
@@ -34,7 +34,7 @@ export function openInference(setup: InferenceSetup): InferenceGateway {
     pollIntervalMs: config.apiKeys.pollIntervalSeconds * 1000,
     logger: setup.logger,
   });
-  if (keys.current().length === 0) setup.logger.warn('no inference keys configured: every keyed inference request will get 401');
+  if (keys.current().length === 0) setup.logger.warn(NO_KEYS_WARNING);
   const gateway = createInferenceGateway({ config, keys, registry: setup.registry, logger: setup.logger });
   return {
     handle: gateway.handle,

@@ -26,7 +26,8 @@ const keyEntrySchema = z
     message: 'set exactly one of value and sha256',
   });
 
-export const keyFileSchema = z.object({ keys: z.array(keyEntrySchema).min(1, 'at least one key is required') }).strict();
+/** `keys: []` is allowed: removing the last key must revoke it, not be refused and leave it valid. */
+export const keyFileSchema = z.object({ keys: z.array(keyEntrySchema) }).strict();
 
 export type KeyFile = z.output<typeof keyFileSchema>;
 export type KeyEntry = KeyFile['keys'][number];

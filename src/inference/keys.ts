@@ -29,11 +29,19 @@ export function staticKeyStore(keys: readonly ApiKey[]): KeyStore {
   return { current: () => frozen, reload: () => true, close: () => {} };
 }
 
+/** Logged whenever no key at all is valid, at start (index.ts) and after a reload. */
+export const NO_KEYS_WARNING = 'no inference keys configured: every keyed inference request will get 401';
+
 /**
  * Loads the key file at once (throwing when it is unreadable or invalid, so a bad start fails
  * fast), then follows it. Kubernetes updates a Secret volume by swapping a `..data` symlink in the
  * file's directory, which a watch on the file itself misses, so the directory is watched, and a
  * periodic stat catches whatever the watch does not (network filesystems, dropped events).
+ *
+ * A file that is gone after start counts as one listing no keys: removing the Secret entry is how
+ * an operator revokes a leaked sole key, and keeping it would leave the key valid until restart.
+ * Other read errors (EIO, EACCES) and invalid content keep the last good keys, as they say
+ * nothing about which keys should be valid.
  */
 export function openKeyStore(opts: KeyStoreOptions): KeyStore {
   const fixed = opts.fixedKeys ?? [];
@@ -42,22 +50,33 @@ export function openKeyStore(opts: KeyStoreOptions): KeyStore {
 
   const log = opts.logger.child({ component: 'inference-keys' });
   let lastSignature = statSignature(file);
-  let lastContent = readFileSync(file, 'utf8');
+  /** undefined while the file is gone. */
+  let lastContent: string | undefined = readFileSync(file, 'utf8');
   let lastRejected = false;
   let keys: readonly ApiKey[] = Object.freeze([...parseKeyFile(lastContent, file, opts.knownRoutes), ...fixed]);
   log.info({ file, keys: keys.length }, 'inference keys loaded');
 
   const reload = (): boolean => {
-    let text: string;
+    let text: string | undefined;
     try {
       text = readFileSync(file, 'utf8');
     } catch (e) {
-      log.error({ file, code: (e as NodeJS.ErrnoException).code }, 'inference key file unreadable; keeping the last good keys');
-      return false;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') {
+        log.error({ file, code }, 'inference key file unreadable; keeping the last good keys');
+        return false;
+      }
     }
     // Unchanged content is not parsed or logged again; a rejected file stays rejected.
     if (text === lastContent) return !lastRejected;
     lastContent = text;
+    if (text === undefined) {
+      keys = Object.freeze([...fixed]);
+      lastRejected = false;
+      log.error({ file, keys: keys.length }, 'inference key file is gone; no key from it is accepted until it is back');
+      if (keys.length === 0) log.warn(NO_KEYS_WARNING);
+      return true;
+    }
     try {
       keys = Object.freeze([...parseKeyFile(text, file, opts.knownRoutes), ...fixed]);
       lastRejected = false;
@@ -68,6 +87,7 @@ export function openKeyStore(opts: KeyStoreOptions): KeyStore {
       return false;
     }
     log.info({ file, keys: keys.length, ids: keys.map((k) => k.id) }, 'inference keys reloaded');
+    if (keys.length === 0) log.warn(NO_KEYS_WARNING);
     return true;
   };
 

@@ -24,8 +24,11 @@ describe('inference key file', () => {
     expect(JSON.stringify(key)).not.toContain(SECRET);
   });
 
+  it('accepts an empty list, so that the last key can be revoked', () => {
+    expect(parseKeyFile('keys: []', 'keys.yaml')).toEqual([]);
+  });
+
   it.each([
-    ['an empty list', 'keys: []', /keys: at least one key is required/],
     ['neither value nor sha256', 'keys:\n  - id: a', /keys\[0\]: set exactly one of value and sha256/],
     ['both value and sha256', `keys:\n  - id: a\n    value: ${SECRET}\n    sha256: "${'0'.repeat(64)}"`, /keys\[0\]: set exactly one of value and sha256/],
     ['a short key', 'keys:\n  - id: a\n    value: short', /keys\[0\]\.value: must be 8 to 1024 visible ASCII characters/],

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -103,9 +103,51 @@ describe('inference key store', () => {
     expect(works(store, OLD)).toBe(true);
   });
 
-  it('fails fast when the file is invalid at start', () => {
-    const volume = secretVolume('keys: []\n');
-    expect(() => openKeyStore({ file: volume.file, logger: captureLogs().logger })).toThrow(/at least one key is required/);
+  it('fails fast when the file is invalid or missing at start', () => {
+    const volume = secretVolume('keys:\n  - id: a\n');
+    expect(() => openKeyStore({ file: volume.file, logger: captureLogs().logger })).toThrow(/set exactly one of value and sha256/);
+    expect(() => openKeyStore({ file: join(volume.file, '..', 'nosuch.yaml'), logger: captureLogs().logger })).toThrow(/ENOENT/);
+  });
+
+  describe('revoking the last key without restart', () => {
+    it('stops accepting it once the file lists no keys, and warns', async () => {
+      const volume = secretVolume(keysYaml(['leaked', OLD]));
+      const { lines, logger } = captureLogs();
+      store = openKeyStore({ file: volume.file, logger, pollIntervalMs: 50 });
+      volume.publish('keys: []\n');
+      await vi.waitFor(() => expect(works(store!, OLD)).toBe(false), { timeout: 3000 });
+      expect(store.current()).toEqual([]);
+      expect(lines.join('')).toContain('no inference keys configured');
+    });
+
+    it('stops accepting it once keys.yaml is gone from the Secret, says so, and takes the file back', async () => {
+      const volume = secretVolume(keysYaml(['leaked', OLD]));
+      const { lines, logger } = captureLogs();
+      const ENV = 'env-key-cccccccccccccccc';
+      store = openKeyStore({ file: volume.file, fixedKeys: parseKeyList(ENV), logger, pollIntervalMs: 50 });
+      // kubelet removes the entry's link when the Secret no longer holds it.
+      volume.publish('unused: true\n');
+      unlinkSync(volume.file);
+      await vi.waitFor(() => expect(works(store!, OLD)).toBe(false), { timeout: 3000 });
+      expect(works(store, ENV)).toBe(true);
+      expect(lines.join('')).toContain('inference key file is gone; no key from it is accepted until it is back');
+      expect(store.reload()).toBe(true);
+
+      volume.publish(keysYaml(['new', NEW]));
+      symlinkSync('..data/keys.yaml', volume.file);
+      await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
+      expect(works(store, OLD)).toBe(false);
+    });
+
+    it('keeps the last good keys on a read error that is not a missing file', async () => {
+      const volume = secretVolume(keysYaml(['old', OLD]));
+      const { lines, logger } = captureLogs();
+      store = openKeyStore({ file: volume.file, logger, pollIntervalMs: 50 });
+      unlinkSync(volume.file);
+      mkdirSync(volume.file); // EISDIR: the file is there but cannot be read
+      await vi.waitFor(() => expect(lines.join('')).toContain('inference key file unreadable; keeping the last good keys'), { timeout: 3000 });
+      expect(works(store, OLD)).toBe(true);
+    });
   });
 
   it('adds fixed keys (from the environment) to the file keys, across reloads', async () => {
