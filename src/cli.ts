@@ -141,7 +141,18 @@ function configFrom(env: NodeJS.ProcessEnv): Config | undefined {
 async function serve(): Promise<number> {
   const config = configFrom(process.env);
   if (config === undefined) return 78;
-  const flowgate = await startFlowgate(config);
+  let flowgate: Awaited<ReturnType<typeof startFlowgate>>;
+  try {
+    flowgate = await startFlowgate(config);
+  } catch (e) {
+    // Settings only found wrong at start (a decision log file that cannot be opened, an invalid inference
+    // file) are configuration problems too. By name: the inference module is loaded only when configured.
+    if (e instanceof ConfigError || (e instanceof Error && e.name === 'InferenceConfigError')) {
+      process.stderr.write(`flowgate: ${e.message}\n`);
+      return 78;
+    }
+    throw e;
+  }
   const stop = () => {
     void flowgate.close().then(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();

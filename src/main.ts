@@ -63,7 +63,8 @@ import { countedAuthentication, createRequestMetrics } from './proxy/request-met
 import { hasNumericId } from './resources/kinds.js';
 import { createCloser, type Closer } from './start/closer.js';
 import { listenPublic } from './start/public-server.js';
-import { openStore, type Store } from './store/store.js';
+import { SchemaTooNewError } from './store/database.js';
+import { openStore, redactedUrl, type Store } from './store/store.js';
 import { createTokenRepo } from './tokens/token-repo.js';
 import { createTokenService } from './tokens/token-service.js';
 import { createTokenVerifier } from './tokens/verifier.js';
@@ -113,6 +114,16 @@ export async function startFlowgate(config: Config, options: StartOptions = {}):
   }
 }
 
+/**
+ * A store that cannot be opened, named as it was configured (the URL without its password): the driver's
+ * own message ("connect ECONNREFUSED 127.0.0.1:5432") names neither the policy store nor the setting.
+ */
+function storeOpenFailure(e: unknown, config: Config): unknown {
+  if (!(e instanceof Error) || e instanceof SchemaTooNewError) return e;
+  const where = config.databaseUrl !== undefined ? `FLOWGATE_DATABASE_URL ${redactedUrl(config.databaseUrl)}` : `FLOWGATE_DB_PATH ${config.dbPath}`;
+  return new Error(`cannot open the policy store (${where}): ${e.message}`, { cause: e });
+}
+
 async function open(config: Config, options: StartOptions, logger: Logger, closer: Closer): Promise<Flowgate> {
   await warmHttpParsers();
   const store = await openStore({
@@ -121,6 +132,8 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     watchMs: config.storeWatchMs,
     postgres: config.postgres,
     onError: (m, err) => logger.warn({ err: { message: err.message } }, m),
+  }).catch((e: unknown) => {
+    throw storeOpenFailure(e, config);
   });
   closer.defer(() => store.close());
   const sql = store.sql;

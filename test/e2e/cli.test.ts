@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -48,5 +51,36 @@ describe('the flowgate command', () => {
     expect(r.stderr).toMatch(/FLOWGATE_DEFAULT_PERMISSION/);
     expect(r.stderr).toMatch(/FLOWGATE_ADMIN_TOKEN/);
     expect(r.stderr).not.toContain('short-secret-value');
+  });
+
+  it('stops with 78 on a setting found wrong only at start (a decision log file it cannot open)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowgate-cli-'));
+    try {
+      const notADirectory = join(dir, 'file');
+      writeFileSync(notADirectory, '');
+      const r = await run(['serve'], {
+        FLOWGATE_DB_PATH: join(dir, 'flowgate.db'),
+        FLOWGATE_PORT: '0',
+        FLOWGATE_METRICS_PORT: '0',
+        FLOWGATE_UPSTREAM_URL: 'http://127.0.0.1:1',
+        FLOWGATE_DECISION_LOG: 'file',
+        FLOWGATE_DECISION_LOG_FILE: join(notADirectory, 'decisions.log'),
+      });
+      expect(r.stderr).toMatch(/FLOWGATE_DECISION_LOG_FILE: cannot append/);
+      expect(r.code).toBe(78);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an unreachable policy store is named, with its setting and without its password', async () => {
+    const r = await run(['serve'], {
+      FLOWGATE_DATABASE_URL: 'postgres://flowgate:s3cret-pw@127.0.0.1:1/flowgate',
+      FLOWGATE_PORT: '0',
+      FLOWGATE_METRICS_PORT: '0',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot open the policy store \(FLOWGATE_DATABASE_URL postgres:\/\/flowgate:\*\*\*@127\.0\.0\.1:1\/flowgate\): .*ECONNREFUSED/);
+    expect(r.stderr).not.toContain('s3cret-pw');
   });
 });
