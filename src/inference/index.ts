@@ -30,6 +30,7 @@ export function openInference(setup: InferenceSetup): InferenceGateway {
   const keys = openKeyStore({
     ...(config.apiKeys.file ? { file: config.apiKeys.file } : {}),
     fixedKeys: setup.envKeys ? parseKeyList(setup.envKeys, 'inference keys from the environment') : [],
+    fixedKeysSource: 'FLOWGATE_INFERENCE_API_KEYS',
     knownRoutes: new Set(config.routes.map((r) => r.name)),
     pollIntervalMs: config.apiKeys.pollIntervalSeconds * 1000,
     logger: setup.logger,

@@ -71,6 +71,22 @@ export function toApiKeys(entries: readonly KeyEntry[], source: string, knownRou
 }
 
 /**
+ * Refuses file keys that repeat an id or a key of the fixed ones (the environment's): a key scoped
+ * in the file but also valid everywhere from the environment would make its scope meaningless, and
+ * one id for two keys would make logs ambiguous. Names ids and positions, never a key.
+ */
+export function checkAgainstFixedKeys(fileKeys: readonly ApiKey[], fixedKeys: readonly ApiKey[], source: string, fixedSource: string): void {
+  const problems: string[] = [];
+  fileKeys.forEach((key, i) => {
+    const sameId = fixedKeys.find((f) => f.id === key.id);
+    if (sameId) problems.push(`keys[${i}].id: "${key.id}" is also the id of a key from ${fixedSource}`);
+    const sameKey = fixedKeys.find((f) => f.digest.equals(key.digest));
+    if (sameKey) problems.push(`keys[${i}]: same key as "${sameKey.id}" from ${fixedSource}; give each key once`);
+  });
+  if (problems.length) throw new InferenceConfigError(source, problems);
+}
+
+/**
  * Keys from an environment variable: comma-separated, each valid on every route. Ids are
  * positional (`env-1`, …) so logs can tell them apart without showing them.
  */

@@ -2,7 +2,7 @@ import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Logger } from '../logging.js';
 import type { ApiKey } from './api-key.js';
-import { parseKeyFile } from './key-file.js';
+import { checkAgainstFixedKeys, parseKeyFile } from './key-file.js';
 
 /** The valid keys right now. Readers take a snapshot per request; a reload swaps it whole. */
 export interface KeyStore {
@@ -17,6 +17,8 @@ export interface KeyStoreOptions {
   file?: string;
   /** Keys that do not come from the file (e.g. an environment variable); they never change. */
   fixedKeys?: readonly ApiKey[];
+  /** Where the fixed keys come from, for errors naming a clash with them. */
+  fixedKeysSource?: string;
   /** Route names a key may be scoped to; a scope naming anything else is rejected. */
   knownRoutes?: ReadonlySet<string>;
   pollIntervalMs?: number;
@@ -53,7 +55,12 @@ export function openKeyStore(opts: KeyStoreOptions): KeyStore {
   /** undefined while the file is gone. */
   let lastContent: string | undefined = readFileSync(file, 'utf8');
   let lastRejected = false;
-  let keys: readonly ApiKey[] = Object.freeze([...parseKeyFile(lastContent, file, opts.knownRoutes), ...fixed]);
+  const load = (text: string): readonly ApiKey[] => {
+    const fromFile = parseKeyFile(text, file, opts.knownRoutes);
+    checkAgainstFixedKeys(fromFile, fixed, file, opts.fixedKeysSource ?? 'the environment');
+    return Object.freeze([...fromFile, ...fixed]);
+  };
+  let keys = load(lastContent);
   log.info({ file, keys: keys.length }, 'inference keys loaded');
 
   const reload = (): boolean => {
@@ -78,7 +85,7 @@ export function openKeyStore(opts: KeyStoreOptions): KeyStore {
       return true;
     }
     try {
-      keys = Object.freeze([...parseKeyFile(text, file, opts.knownRoutes), ...fixed]);
+      keys = load(text);
       lastRejected = false;
     } catch (e) {
       lastRejected = true;

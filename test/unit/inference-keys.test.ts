@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { checkApiKey } from '../../src/inference/api-key.js';
 import { openKeyStore, type KeyStore } from '../../src/inference/keys.js';
+import { InferenceConfigError } from '../../src/inference/document.js';
 import { parseKeyList } from '../../src/inference/key-file.js';
 import { createLogger } from '../../src/logging.js';
 
@@ -158,6 +159,42 @@ describe('inference key store', () => {
     volume.publish(keysYaml(['new', NEW]));
     await vi.waitFor(() => expect(works(store!, NEW)).toBe(true), { timeout: 3000 });
     expect(works(store, ENV)).toBe(true);
+  });
+
+  describe('a key or id both in the file and in the environment', () => {
+    const ENV = 'env-key-cccccccccccccccc';
+    const scoped = (id: string, value: string) => `keys:\n  - { id: ${id}, value: ${value}, routes: [iris] }\n`;
+    const open = (file: string, logger = captureLogs().logger) =>
+      openKeyStore({ file, fixedKeys: parseKeyList(ENV), fixedKeysSource: 'FLOWGATE_INFERENCE_API_KEYS', knownRoutes: new Set(['iris', 'fraud']), logger, pollIntervalMs: 50 });
+
+    it.each([
+      ['the same key and id', scoped('env-1', ENV), ['keys[0].id: "env-1" is also the id of a key from FLOWGATE_INFERENCE_API_KEYS', 'keys[0]: same key as "env-1" from FLOWGATE_INFERENCE_API_KEYS; give each key once']],
+      ['the same key', scoped('team-a', ENV), ['keys[0]: same key as "env-1" from FLOWGATE_INFERENCE_API_KEYS; give each key once']],
+      ['the same id', scoped('env-1', NEW), ['keys[0].id: "env-1" is also the id of a key from FLOWGATE_INFERENCE_API_KEYS']],
+    ])('is refused at start: %s', (_label, text, problems) => {
+      const volume = secretVolume(text);
+      let error: unknown;
+      try {
+        store = open(volume.file);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InferenceConfigError);
+      expect((error as InferenceConfigError).problems).toEqual(problems);
+      expect(String(error)).not.toContain(ENV);
+    });
+
+    it('is refused on reload, keeping the last good keys and logging no key', async () => {
+      const volume = secretVolume(scoped('team-a', OLD));
+      const { lines, logger } = captureLogs();
+      store = open(volume.file, logger);
+      volume.publish(scoped('team-a', ENV));
+      await vi.waitFor(() => expect(lines.join('')).toContain('inference key file invalid; keeping the last good keys'), { timeout: 3000 });
+      expect(lines.join('')).toContain('same key as \\"env-1\\" from FLOWGATE_INFERENCE_API_KEYS');
+      expect(lines.join('')).not.toContain(ENV);
+      expect(store.current().map((k) => k.id)).toEqual(['team-a', 'env-1']);
+      expect(works(store, OLD)).toBe(true);
+    });
   });
 
   it('serves only fixed keys when there is no file', () => {

@@ -56,4 +56,11 @@ describe('openInference (config file + key file + env keys → gateway)', () => 
     expect(open).toThrow(InferenceConfigError);
     expect(open).toThrow(/keys\[0\]\.routes: no route is named "irs"/);
   });
+
+  it('refuses to start on a file key that is also in FLOWGATE_INFERENCE_API_KEYS', () => {
+    // The file scopes the key to iris; from the environment it would open every route.
+    const open = () => openInference({ configFile: join(dir, 'routes.yaml'), envKeys: FILE_KEY, registry: new Registry(), logger: createLogger('silent') });
+    expect(open).toThrow(InferenceConfigError);
+    expect(open).toThrow(/keys\[0\]: same key as "env-1" from FLOWGATE_INFERENCE_API_KEYS/);
+  });
 });
