@@ -236,6 +236,16 @@ describe('the Manage screens (issue 38)', () => {
     // The form shows while MLflow is asked; enabled once it has answered that the model exists.
     await expect.poll(() => page.getByRole('button', { name: 'Grant', exact: true }).isEnabled(), { timeout: 30_000 }).toBe(true);
     expect(await page.locator('#fg-no-resource').count()).toBe(0);
+
+    // MLflow failing the look-up is no answer: the form stays disabled and says why, never "MLflow has no …".
+    await page.route(/registered-models\/get/, (route) =>
+      route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error_code: 'TEMPORARILY_UNAVAILABLE', message: 'MLflow is restarting' }) }),
+    );
+    await go(page, 'models', 'Registered models');
+    await go(page, `models/${names.model}`, names.model);
+    await page.getByRole('alert').getByText('MLflow is restarting').waitFor();
+    expect(await page.getByRole('button', { name: 'Grant', exact: true }).isDisabled()).toBe(true);
+    expect(await page.locator('#fg-no-resource').count()).toBe(0);
   }, 120_000);
 
   it('team setup refuses a past expiry before applying anything, goes on after a half-way failure, and never shows MLflow’s SQL', async () => {

@@ -221,7 +221,11 @@ export function ResourcePage({ kind, id, me }: { kind: Kind; id: string; me: Me 
             MLflow has no {kind.one} “{id}”: access can be granted only on one that exists. Check the name, or create it in MLflow first.
           </p>
         ) : (
-          <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} ready={found.data === true && named} />
+          <>
+            {/* MLflow refused or did not answer the look-up: the form stays disabled, and this says why. */}
+            <ErrorText error={name.error ? undefined : found.error} />
+            <GrantForm kind={kind} id={id} on={on} ask={confirm.ask} ready={found.data === true && named} />
+          </>
         )}
       </div>
 
