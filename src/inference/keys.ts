@@ -3,6 +3,8 @@ import { basename, dirname } from 'node:path';
 import type { Logger } from '../logging.js';
 import type { ApiKey } from './api-key.js';
 import { checkAgainstFixedKeys, parseKeyFile } from './key-file.js';
+import { InferenceConfigError } from './document.js';
+import { unreadableFile } from '../unreadable-file.js';
 
 /** The valid keys right now. Readers take a snapshot per request; a reload swaps it whole. */
 export interface KeyStore {
@@ -53,7 +55,13 @@ export function openKeyStore(opts: KeyStoreOptions): KeyStore {
   const log = opts.logger.child({ component: 'inference-keys' });
   let lastSignature = statSignature(file);
   /** undefined while the file is gone. */
-  let lastContent: string | undefined = readFileSync(file, 'utf8');
+  let lastContent: string | undefined;
+  try {
+    lastContent = readFileSync(file, 'utf8');
+  } catch (e) {
+    // At start a file that cannot be read is a configuration mistake (exit 78), said with its path.
+    throw new InferenceConfigError(file, [unreadableFile(file, e)]);
+  }
   let lastRejected = false;
   const load = (text: string): readonly ApiKey[] => {
     const fromFile = parseKeyFile(text, file, opts.knownRoutes);

@@ -107,7 +107,9 @@ describe('inference key store', () => {
   it('fails fast when the file is invalid or missing at start', () => {
     const volume = secretVolume('keys:\n  - id: a\n');
     expect(() => openKeyStore({ file: volume.file, logger: captureLogs().logger })).toThrow(/set exactly one of value and sha256/);
-    expect(() => openKeyStore({ file: join(volume.file, '..', 'nosuch.yaml'), logger: captureLogs().logger })).toThrow(/ENOENT/);
+    const missing = join(volume.file, '..', 'nosuch.yaml');
+    expect(() => openKeyStore({ file: missing, logger: captureLogs().logger })).toThrow(InferenceConfigError);
+    expect(() => openKeyStore({ file: missing, logger: captureLogs().logger })).toThrow(`${missing} does not exist`);
   });
 
   describe('revoking the last key without restart', () => {
