@@ -1,9 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInferenceMetrics, type InferenceResult } from '../../src/inference/metrics.js';
+import type { AuthMethodLabel, AuthResultLabel } from '../../src/metrics/registry.js';
 import { VERSION } from '../../src/version.js';
 import { ADMIN, adminAuth, basic, removeDir, startStubUpstream, startTestFlowgate, type TestFlowgate } from '../helpers/flowgate.js';
-import { eventually, scrape, sum, type Sample } from '../helpers/prom.js';
+import { eventually, parseMetrics, scrape, sum, type Sample } from '../helpers/prom.js';
 
 let fg: TestFlowgate;
 let upstream: Awaited<ReturnType<typeof startStubUpstream>>;
@@ -167,5 +171,114 @@ describe('metrics listener', () => {
     });
     expect(result.out.trim()).toBe('');
     expect(result.code).toBe(0);
+  });
+});
+
+/**
+ * docs/operations.md's metrics table: each row's metric names (`_groups` after `flowgate_store_users`
+ * is `flowgate_store_groups`; `process_*` a wildcard), its label names (backticked, outside
+ * parentheses), and a label's values where the parentheses list them.
+ */
+function documentedMetrics(): { names: Map<string, Map<string, string[] | undefined>>; wildcards: RegExp[] } {
+  const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Metrics'), doc.indexOf('### Decision reasons'));
+  const names = new Map<string, Map<string, string[] | undefined>>();
+  const wildcards: RegExp[] = [];
+  for (const line of section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| metric'))) {
+    const [, metricCell, , labelCell] = line.split('|').map((c) => c.trim());
+    const labels = new Map<string, string[] | undefined>();
+    // Each label, then what its parentheses say (balanced: a link inside them has its own).
+    for (let i = 0; i < labelCell!.length; ) {
+      const m = /`([a-z_]+)`/y;
+      m.lastIndex = i;
+      const found = m.exec(labelCell!);
+      if (!found) {
+        if (labelCell![i] === '(') {
+          let depth = 0;
+          let j = i;
+          for (; j < labelCell!.length; j++) if ((depth += labelCell![j] === '(' ? 1 : labelCell![j] === ')' ? -1 : 0) === 0) break;
+          i = j + 1;
+        } else i++;
+        continue;
+      }
+      i = m.lastIndex;
+      const values = /^ \(([a-z_]+(?:, [a-z_]+)+)\)/.exec(labelCell!.slice(i));
+      labels.set(found[1]!, values ? values[1]!.split(', ') : undefined);
+    }
+    const tokens = [...metricCell!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    for (const token of tokens) {
+      if (token.includes('*')) wildcards.push(new RegExp(`^${token.replace('*', '.*')}$`));
+      else names.set(token.startsWith('_') ? tokens[0]!.replace(/_[a-z]+$/, '') + token : token, labels);
+    }
+  }
+  return { names, wildcards };
+}
+
+describe('docs/operations.md metrics table', () => {
+  it('names every metric a scrape shows, each with its labels, and none that is not there', async () => {
+    await request(fg.url).get(EXPERIMENT).set('Authorization', adminAuth());
+    const { text, samples } = await scrape(fg.metricsUrl);
+    // The inference metrics are registered only with inference routes (test/api/inference-wired.test.ts scrapes them).
+    const inference = new Registry();
+    createInferenceMetrics(inference).record('route', 'allowed', 0.01);
+    const inferenceText = await inference.metrics();
+    const all = [...text.matchAll(/^# TYPE (\S+) \S+$/gm), ...inferenceText.matchAll(/^# TYPE (\S+) \S+$/gm)].map((m) => m[1]!);
+    const { names, wildcards } = documentedMetrics();
+    expect(names.size).toBeGreaterThan(10);
+    const undocumented = all.filter((n) => !names.has(n) && !wildcards.some((w) => w.test(n)));
+    expect(undocumented, 'metrics a scrape shows that the table does not name').toEqual([]);
+    expect([...names.keys()].filter((n) => !all.includes(n)), 'metrics the table names that no scrape shows').toEqual([]);
+    for (const w of wildcards) expect(all.some((n) => w.test(n)), String(w)).toBe(true);
+    // Label names, wherever a sample shows them (a histogram's on its _count).
+    const seen = [...samples, ...parseMetrics(inferenceText)];
+    let checked = 0;
+    for (const [name, labels] of names) {
+      const sample = seen.find((x) => x.name === name || x.name === `${name}_count`);
+      if (sample === undefined) continue;
+      expect(Object.keys(sample.labels).sort(), name).toEqual([...labels.keys()].sort());
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  it('lists every value of the labels whose values it lists', () => {
+    // Records over the code's label types: a new value fails to compile here until it is added, then fails below until documented.
+    const method: Record<AuthMethodLabel, true> = { basic: true, bearer: true, session: true, none: true };
+    const result: Record<AuthResultLabel, true> = { success: true, failure: true, anonymous: true };
+    const inferenceResult: Record<InferenceResult, true> = {
+      allowed: true,
+      health: true,
+      missing_key: true,
+      wrong_key: true,
+      bad_request: true,
+      not_found: true,
+      upstream_error: true,
+    };
+    const { names } = documentedMetrics();
+    expect(names.get('flowgate_authn_attempts_total')!.get('method')).toEqual(Object.keys(method));
+    expect(names.get('flowgate_authn_attempts_total')!.get('result')).toEqual(Object.keys(result));
+    expect(names.get('flowgate_inference_requests_total')!.get('result')).toEqual(Object.keys(inferenceResult));
+    expect(names.get('flowgate_cache_requests_total')!.get('result')).toEqual(['hit', 'miss']);
+  });
+});
+
+describe('deploy/prometheus FlowgateAuthenticationFailures', () => {
+  it('says what the log line of a refused credential carries', async () => {
+    const rules = readFileSync(new URL('../../deploy/prometheus/flowgate-rules.yml', import.meta.url), 'utf8');
+    const description = /alert: FlowgateAuthenticationFailures[\s\S]*?description: >-\n([\s\S]*?)\n\n/.exec(rules)![1]!.replace(/\s+/g, ' ');
+    const res = await fetch(fg.url + EXPERIMENT, { headers: { Authorization: basic('bob', 'fgt_wrong-token-hunter2'), 'X-Request-Id': 'refused-basic-1' } });
+    expect(res.status).toBe(401);
+    const line = await eventually(() => {
+      const found = fg.logs.flatMap((c) => c.split('\n')).find((l) => l.includes('"refused-basic-1"'));
+      expect(found).toBeDefined();
+      return JSON.parse(found!) as Record<string, unknown>;
+    });
+    expect(line).toMatchObject({ requestId: 'refused-basic-1', status: 401, reason: 'UNAUTHENTICATED' });
+    expect(line.user).toBeUndefined();
+    expect(JSON.stringify(line)).not.toContain('hunter2');
+    expect(description).toContain('status 401');
+    expect(description).toContain('UNAUTHENTICATED');
+    expect(description).toContain('no user');
+    expect(description).not.toMatch(/name[sd]? the user/);
   });
 });

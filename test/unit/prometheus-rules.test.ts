@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/metrics/registry.js';
+import { PROBE_PATH } from '../../src/upstream/mlflow-probe.js';
 
 const DIR = fileURLToPath(new URL('../../deploy/prometheus/', import.meta.url));
 const RULES = readFileSync(`${DIR}flowgate-rules.yml`, 'utf8');
@@ -42,6 +43,16 @@ describe('deploy/prometheus alerting rules', () => {
       // flowgate_enforcing is a gauge compared directly (FlowgateShadowMode); the rest go through rate/increase.
       expect(types.get(name), `${name} is not a metric flowgate exports`).toBe(name === 'flowgate_enforcing' ? 'gauge' : 'counter');
     }
+  });
+  it('say what /readyz asks MLflow, as docs/operations.md does (not /health, which MLflow answers whatever Host)', () => {
+    const groups = (parse(RULES) as { groups: Array<{ rules: Array<{ alert: string; annotations: { description: string } }> }> }).groups;
+    const description = groups.flatMap((g) => g.rules).find((r) => r.alert === 'FlowgateMlflowUnavailable')!.annotations.description;
+    expect(description).toContain(PROBE_PATH);
+    expect(description).not.toMatch(/\/health\b/);
+    const doc = readFileSync(fileURLToPath(new URL('../../docs/operations.md', import.meta.url)), 'utf8');
+    const health = doc.slice(doc.indexOf('## Health'), doc.indexOf('## Logs'));
+    expect(health).toContain(PROBE_PATH);
+    expect(health).not.toMatch(/does not answer `\/health`/);
   });
   // The PodMonitor's port and job name are checked on the rendered overlays: test/e2e/deploy-render.test.ts.
 });
