@@ -43,7 +43,7 @@ export const TOKEN_ROUTES: readonly AdminRoute[] = [
   {
     method: 'GET',
     path: '/mlflow/permissions/access-token-limits',
-    summary: "The expiry a new access token gets without one asked for, and the furthest one may be asked (FLOWGATE_TOKEN_MAX_DAYS), in days",
+    summary: 'Read the expiry a new access token gets by default and the furthest one may be asked (FLOWGATE_TOKEN_MAX_DAYS), in days',
     access: 'authenticated',
     handler: async (_req, deps) => ({
       status: 200,
