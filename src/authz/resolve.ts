@@ -110,8 +110,8 @@ function headerValues(headers: ResolveRequest['headers'], name: string): string[
 
 /**
  * Every value the request gives for a field, from each place MLflow might read it. `auto` reads
- * both the query and the body whatever the method: MLflow reads a GET's body when its query is
- * empty and a DELETE's query when it has no JSON body, so any second copy must agree.
+ * both the query and the body whatever the method, so any second copy must agree; readOne and
+ * readMany also refuse a field given only where MLflow does not read it (placeMlflowReads).
  */
 function collect(request: ResolveRequest, from: IdLocation, field: string, out: string[] = []): string[] {
   switch (from) {
@@ -127,7 +127,11 @@ function collect(request: ResolveRequest, from: IdLocation, field: string, out: 
       for (const value of headerValues(request.headers, field)) out.push(value);
       return out;
     case 'query':
-      for (const name of spellings(field)) for (const value of request.query.getAll(name)) out.push(value);
+      // MLflow reads a query parameter under the field's own name only: a lowerCamelCase twin would be
+      // decided on here and never seen there (a list MLflow then runs unscoped).
+      for (const name of spellings(field))
+        if (name !== field && request.query.has(name)) throw badRequest(`Parameter '${name}' is not read from a query string: write '${field}'`);
+      for (const value of request.query.getAll(field)) out.push(value);
       return out;
     case 'body':
       for (const leaf of bodyLeaves(bodyObject(request.body), dottedPath(field))) addStrings(leaf, field, out);
@@ -180,8 +184,40 @@ function present(values: readonly string[]): string[] {
   return [...new Set(values.filter((v) => v !== ''))];
 }
 
+/** Whether the query string has any parameter at all (Flask's `request.args` is then not empty). */
+function hasQuery(query: URLSearchParams): boolean {
+  for (const _ of query.keys()) return true;
+  return false;
+}
+
+/**
+ * The one place MLflow's protobuf handlers read an `auto` field from: a GET's query string when it has
+ * any parameter (its JSON body otherwise), every other method's JSON body.
+ */
+function placeMlflowReads(request: ResolveRequest): 'query' | 'body' {
+  return request.method === 'GET' && hasQuery(request.query) ? 'query' : 'body';
+}
+
+/**
+ * An `auto` field given only where MLflow does not read it is a 400: flowgate would decide on a scope
+ * MLflow never sees, and a search or list MLflow runs without one covers everything.
+ */
+function refuseUnreadPlace(request: ResolveRequest, fields: readonly string[]): void {
+  const place = placeMlflowReads(request);
+  const other = place === 'query' ? 'body' : 'query';
+  const given = (where: IdLocation) => fields.some((f) => present(collect(request, where, f)).length > 0);
+  if (!given(other) || given(place)) return;
+  const field = fields[0]!;
+  throw badRequest(
+    place === 'body'
+      ? `Parameter '${field}' must be given in the JSON body: MLflow does not read it from the query string of a ${request.method}`
+      : `Parameter '${field}' must be given in the query string: MLflow reads a GET's body only when it has no query string`,
+  );
+}
+
 /** The one value of a single-valued field; a second, different value anywhere is a 400. */
 function readOne(request: ResolveRequest, from: IdLocation, field: string, alias?: string): string | undefined {
+  if (from === 'auto') refuseUnreadPlace(request, alias ? [field, alias] : [field]);
   const found = collect(request, from, field);
   if (alias) collect(request, from, alias, found);
   const values = present(found);
@@ -208,7 +244,8 @@ function readMany(request: ResolveRequest, from: IdLocation, field: string): str
       const same = inQuery.length === inBody.length && inQuery.every((v) => inBody.includes(v));
       if (!same) throw badRequest(`Conflicting values for parameter '${field}'`);
     }
-    return inQuery.length > 0 ? inQuery : inBody;
+    refuseUnreadPlace(request, [field]);
+    return placeMlflowReads(request) === 'query' ? inQuery : inBody;
   }
   return present(collect(request, from, field));
 }

@@ -11,8 +11,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS'
 
 /**
  * Where a route's resource id comes from. `field` names a query/body field, a path parameter of
- * `pattern` (`from: 'param'`) or a header. `auto` = query string for GET/DELETE, JSON body otherwise
- * (DELETE also looks in the body); a field present in both must agree.
+ * `pattern` (`from: 'param'`) or a header. `auto` = where MLflow's protobuf handlers read it: a GET's query string (its body when the query is empty), any other method's JSON body
+ * (a copy only in the other place is refused); a field present in both must agree.
  */
 export type IdLocation = 'auto' | 'query' | 'body' | 'param' | 'header';
 

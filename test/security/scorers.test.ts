@@ -102,7 +102,6 @@ describe("mallory against the victim's scorers", () => {
         ['GET', `${p}/scorers/get`, { query: { experiment_id: V, name: 'a/b' } }],
         ['DELETE', `${p}/scorers/delete`, { body: { experiment_id: V, name: 'judge' } }],
         ['DELETE', `${p}/scorers/delete`, { body: { experiment_id: V, name: 'judge', version: 1 } }],
-        ['DELETE', `${p}/scorers/delete`, { query: { experiment_id: V, name: 'judge' } }],
         ['POST', `${p}/scorers/register`, { body: judge(V, 'judge') }],
         ['POST', `${p}/scorers/register`, { body: judge(V, 'fresh') }],
         ['PUT', `${p}/scorers/online-config`, { body: { experiment_id: V, name: 'watcher', sample_rate: 1 } }],
@@ -129,6 +128,10 @@ describe("mallory against the victim's scorers", () => {
           ),
           ['DELETE', `${p}/scorers/delete`, { body: { experiment_id: `0${V}`, name: 'judge' } }],
           ['GET', `${p}/scorers/get`, { query: { experiment_id: V, name: '   ' } }],
+          // MLflow reads a DELETE's JSON body only: the victim's scorer named in the query alone, or camelCase in a GET's query.
+          ['DELETE', `${p}/scorers/delete`, { query: { experiment_id: V, name: 'judge' } }],
+          ['GET', `${p}/scorers/get`, { query: { experimentId: V, name: 'judge' } }],
+          ['GET', `${p}/scorers/list`, { query: { experimentId: V } }],
         ],
         [400],
       );

@@ -33,7 +33,8 @@ describe('field guards (fields MLflow reads as locations)', () => {
   it('refuses a reserved tag key given as one field', () => {
     const guard = { kind: 'reserved_tag_key', field: 'key' } as const;
     expect(guardedField(guard, request({ key: 'mlflow.artifactLocation', value: 'mlflow-artifacts:/1/traces/tr-x/artifacts' }))).toContain('mlflow.artifactLocation');
-    expect(guardedField(guard, request(undefined, 'key=mlflow.trace.spansLocation'))).toContain('mlflow.trace.spansLocation');
+    // MLflow reads a POST's JSON body only: a key in its query string alone is refused.
+    expect(() => guardedField(guard, request(undefined, 'key=mlflow.trace.spansLocation'))).toThrow(/JSON body/);
     expect(guardedField(guard, request({ key: 'MLFLOW.ARTIFACTLOCATION  ', value: 'x' }))).toBeDefined();
     expect(guardedField(guard, request({ key: 'team', value: 'a' }))).toBeUndefined();
   });

@@ -130,3 +130,40 @@ describe('ids in every place MLflow reads them', () => {
     );
   });
 });
+
+/*
+ * MLflow's protobuf handlers read a GET's fields from its query string (from its body only when the query
+ * is empty), under each field's own name, and every other method's from the JSON body alone. An id only
+ * elsewhere would be decided on here while MLflow acts with none (a list or search then covering
+ * everything): refused. Rows reading the query explicitly are Flask handlers reading `request.args`.
+ */
+describe('an id only in a place MLflow does not read for this method is refused', () => {
+  const placed = ROUTE_CATALOG.flatMap((row) => idsOf(row).filter((id) => id.from === 'auto' || id.from === 'query').map((id) => [`${row.method} ${row.pattern} ${id.field}`, row, id] as const));
+
+  it('covers GET and body rows', () => {
+    expect(placed.some(([, row]) => row.method === 'GET')).toBe(true);
+    expect(placed.some(([, row]) => row.method === 'POST')).toBe(true);
+    expect(placed.some(([, row]) => row.pattern === '/api/3.0/mlflow/issues/search')).toBe(true);
+  });
+
+  it.each(placed)('%s', (_, row, id) => {
+    fc.assert(
+      fc.property(idText, fc.boolean(), (mine, doubleEncoded) => {
+        const body = (b: unknown) => readMlflowJson(Buffer.from(doubleEncoded ? JSON.stringify(JSON.stringify(b)) : JSON.stringify(b)));
+        const camel = spellings(id.field).find((n) => n !== id.field);
+        // A lowerCamelCase spelling in a query string is never read by MLflow.
+        if (camel !== undefined) expect(outcome(id, request(row.method, {}, `${camel}=${mine}`, undefined))).toBe('refused');
+        if (id.from === 'query') return;
+        if (row.method === 'GET') {
+          // Any query parameter makes MLflow read the query alone: a body copy is not read.
+          expect(outcome(id, request(row.method, {}, 'max_results=1', body(bodyWith(id, mine, [false, false, false, false, false, false]))))).toBe('refused');
+        } else {
+          // A JSON-body method's query string is not read: a query copy with no body copy is refused.
+          expect(outcome(id, request(row.method, {}, `${id.field}=${mine}`, body({})))).toBe('refused');
+          expect(outcome(id, request(row.method, {}, `${id.field}=${mine}`, undefined))).toBe('refused');
+        }
+      }),
+      { numRuns: 5 },
+    );
+  });
+});

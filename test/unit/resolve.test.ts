@@ -194,7 +194,8 @@ describe('resolve: registered models and prompts', () => {
   it('setting or removing the prompt tag needs the right on both kinds', async () => {
     const set = await resolveFor('POST', '/api/2.0/mlflow/registered-models/set-tag', { body: { name: 'model-a', key: 'mlflow.prompt.is_prompt', value: 'true' } });
     expect(set).toEqual([{ kind: 'registered_model', id: 'model-a' }, { kind: 'prompt', id: 'model-a' }]);
-    const removed = await resolveFor('DELETE', '/api/2.0/mlflow/registered-models/delete-tag', { query: { name: 'prompt-a', key: 'mlflow.prompt.is_prompt' } });
+    // MLflow reads a DELETE's JSON body, as its UI sends it.
+    const removed = await resolveFor('DELETE', '/api/2.0/mlflow/registered-models/delete-tag', { body: { name: 'prompt-a', key: 'mlflow.prompt.is_prompt' } });
     expect(removed).toHaveLength(2);
   });
 });

@@ -75,19 +75,34 @@ export const dropScorerGrants: Hook = ({ request, refs, principal, hook }, ctx) 
 
 /**
  * `scorers/list`. With an `experiment_id`, MLflow answers every scorer of that experiment to whoever may
- * read it: decided here before MLflow is asked, the answer relayed as it is. Without one (every
+ * read it: decided here before MLflow is asked, and only that experiment's rows relayed (should MLflow
+ * have read another scope than the one decided on, nothing else gets through). Without one (every
  * experiment's, or `experiment_ids`), each row is kept when the caller may read its experiment and the
  * scorer, MLflow's `filter_list_scorers`.
  */
 export const filterScorerList: Hook = async ({ principal, request, req, hook }, ctx) => {
   const [experimentId] = readField({ kind: 'experiment_id', field: 'experiment_id', from: 'auto' }, request);
+  delete req.headers['accept-encoding'];
   if (experimentId !== undefined) {
     if (experimentIdProblem(experimentId) !== undefined) throw badRequest("Parameter 'experiment_id' must be an experiment id in plain decimal");
     const decision = await ctx.evaluator.decideNamed(principal, 'read', [experimentRef(experimentId)]);
     if (!decision.allow) throw forbidden(`Permission denied: ${principal.username} may not read on experiment '${experimentId}'`, decision.reason);
-    return {};
+    return {
+      onResponse: rewriteJsonAnswer(
+        (json) => {
+          const answer = obj(json);
+          if (!Array.isArray(answer.scorers)) return Promise.resolve();
+          const kept = answer.scorers.filter((row) => text(obj(row).experiment_id) === experimentId);
+          // MLflow's protobuf JSON leaves an empty list out.
+          if (kept.length > 0) answer.scorers = kept;
+          else delete answer.scorers;
+          return Promise.resolve();
+        },
+        REWRITTEN_ANSWER_MAX_BYTES,
+        hookFailed(ctx, hook),
+      ),
+    };
   }
-  delete req.headers['accept-encoding'];
   const may = reader(ctx, principal);
   return {
     onResponse: rewriteJsonAnswer(

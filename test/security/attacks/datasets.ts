@@ -30,6 +30,10 @@ export const datasetAttacks: Attack[] = [
   search('GET datasets/search (ajax-api)', 'GET', '/ajax-api', (ctx) => ({ query: { experiment_ids: ctx.target.sharedExperimentId } })),
   search('POST datasets/search experimentIds (camelCase)', 'POST', '/api', (ctx) => ({ body: { experimentIds: [ctx.target.sharedExperimentId] } })),
   search('POST datasets/search (double-encoded body)', 'POST', '/api', (ctx) => ({ body: JSON.stringify({ experiment_ids: [ctx.target.sharedExperimentId] }) })),
+  // Scoped only where MLflow does not read it (a GET's query under the camelCase name, a POST's query string):
+  // MLflow searches every dataset on the server.
+  search('GET datasets/search experimentIds=shared (camelCase query)', 'GET', '/api', (ctx) => ({ query: { experimentIds: ctx.target.sharedExperimentId } })),
+  search('POST datasets/search?experiment_ids=shared with an empty body', 'POST', '/api', (ctx) => ({ query: { experiment_ids: ctx.target.sharedExperimentId }, body: {} })),
   {
     name: 'GET the shared dataset by id',
     class: '8 dataset search',
