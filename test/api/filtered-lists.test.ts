@@ -28,6 +28,8 @@ let bob = '';
 let scorersAnswer: unknown;
 /** What the stub answers a dataset search when set. */
 let datasetsAnswer: { status: number; body: unknown } | undefined;
+/** The datasets the stub pages through as MLflow does, when set. */
+let datasetRows: unknown[] | undefined;
 
 const bodyOf = (raw: string) => (raw ? (JSON.parse(raw) as Record<string, unknown>) : {});
 
@@ -54,9 +56,19 @@ beforeAll(async () => {
     }
     if (u.pathname.endsWith('/datasets/search')) {
       if (datasetsAnswer !== undefined) return datasetsAnswer;
+      if (datasetRows !== undefined) {
+        // MLflow's offset paging: `{"offset": n}` in base64, max_results a page.
+        const input = get ? Object.fromEntries(u.searchParams) : bodyOf(r.body);
+        const offset = input.page_token ? (JSON.parse(Buffer.from(String(input.page_token), 'base64').toString()) as { offset: number }).offset : 0;
+        const size = Number(input.max_results ?? 1000);
+        const rows = datasetRows.slice(offset, offset + size);
+        const more = offset + size < datasetRows.length;
+        return { status: 200, body: { ...(rows.length ? { datasets: rows } : {}), ...(more ? { next_page_token: Buffer.from(JSON.stringify({ offset: offset + size })).toString('base64') } : {}) } };
+      }
       const ids = get ? u.searchParams.getAll('experiment_ids') : ((bodyOf(r.body).experiment_ids as string[] | undefined) ?? []);
       return ids.length > 0 ? { status: 200, body: {} } : { status: 200, body: { datasets: [{ dataset_id: 'd-hidden', name: 'acme-merger-evals' }] } };
     }
+    if (u.pathname.endsWith('/review-queues/list')) return { status: 200, body: { review_queues: [{ queue_id: 'q', experiment_id: '1', users: ['carol'] }] } };
     if (u.pathname.endsWith('/experiment-ids')) return { status: 200, body: { experiment_ids: u.pathname.includes('d-mine') ? ['1'] : ['2'] } };
     return { status: 200, body: {} };
   });
@@ -131,5 +143,47 @@ describe('a scope given only where MLflow does not read it is refused', () => {
     } finally {
       scorersAnswer = undefined;
     }
+  });
+});
+
+/** A dataset of experiment 1 only (`d-mine…`) or also of experiment 2 (`d-shared…`): the stub's experiment-ids answers so. */
+const dataset = (id: string) => ({ dataset_id: id, name: id });
+
+describe('a list emptied of hidden rows answers like one MLflow found empty', () => {
+  it('datasets/search: no `datasets: []`, and no token counting hidden rows', async () => {
+    datasetsAnswer = { status: 200, body: {} };
+    const none = await asBob('post', '/api/3.0/mlflow/datasets/search').send({ experiment_ids: ['1'] });
+    datasetsAnswer = undefined;
+    datasetRows = [dataset('d-shared-1'), dataset('d-shared-2'), dataset('d-shared-3')];
+    try {
+      // MLflow's page holds only hidden datasets and says more follow: flowgate reads on, and MLflow has no more.
+      const hidden = await asBob('post', '/api/3.0/mlflow/datasets/search').send({ experiment_ids: ['1'], max_results: 1 });
+      expect(none.status).toBe(200);
+      expect(hidden.status).toBe(200);
+      expect(hidden.text).toBe(none.text);
+      expect(hidden.body).toEqual({});
+    } finally {
+      datasetRows = undefined;
+    }
+  });
+
+  it('datasets/search: a full page of readable datasets carries flowgate\'s sealed token, not MLflow\'s', async () => {
+    datasetRows = [dataset('d-shared-1'), dataset('d-mine-1'), dataset('d-shared-2'), dataset('d-mine-2')];
+    try {
+      const page = await asBob('get', '/api/3.0/mlflow/datasets/search?experiment_ids=1&max_results=1');
+      expect(page.status).toBe(200);
+      expect(page.body.datasets).toEqual([dataset('d-mine-1')]);
+      expect(page.body.next_page_token).toBeTypeOf('string');
+      const next = await asBob('get', `/api/3.0/mlflow/datasets/search?experiment_ids=1&max_results=1&page_token=${encodeURIComponent(page.body.next_page_token)}`);
+      expect(next.body).toEqual({ datasets: [dataset('d-mine-2')] });
+    } finally {
+      datasetRows = undefined;
+    }
+  });
+
+  it('review-queues/list: the queues bob is not assigned to are left out, not answered as `[]`', async () => {
+    const r = await asBob('get', '/api/3.0/mlflow/review-queues/list?experiment_id=1');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({});
   });
 });

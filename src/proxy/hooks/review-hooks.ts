@@ -13,10 +13,13 @@ export const filterReviewQueues: Hook = async ({ principal, refs, req, hook }, c
       async (json) => {
         const page = obj(json);
         if (!Array.isArray(page.review_queues)) return;
-        page.review_queues = page.review_queues.filter((q) => {
+        const kept = page.review_queues.filter((q) => {
           const users = obj(q).users;
           return Array.isArray(users) && users.includes(me);
         });
+        // MLflow's protobuf JSON leaves an empty list out: `[]` would say queues were withheld.
+        if (kept.length > 0) page.review_queues = kept;
+        else delete page.review_queues;
       },
       REWRITTEN_ANSWER_MAX_BYTES,
       hookFailed(ctx, hook),

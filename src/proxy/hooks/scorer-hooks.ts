@@ -172,7 +172,10 @@ export const filterOnlineConfigs: Hook = ({ principal, req, hook }, ctx) => {
             return scorer !== undefined && (await may([scorer]));
           }),
         );
-        answer.configs = answer.configs.filter((_, i) => keep[i]);
+        const kept = answer.configs.filter((_, i) => keep[i]);
+        // MLflow's protobuf JSON leaves an empty list out: `[]` would say configs were withheld.
+        if (kept.length > 0) answer.configs = kept;
+        else delete answer.configs;
       },
       REWRITTEN_ANSWER_MAX_BYTES,
       hookFailed(ctx, hook),

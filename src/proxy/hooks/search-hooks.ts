@@ -3,9 +3,9 @@ import type { ResourceRef } from '../../authz/types.js';
 import { badRequest, sendJson, sendJsonText } from '../../errors.js';
 import { filteredSearch } from '../after/filtered-search.js';
 import { listedExperimentId, listedExperiments, narrowedRequest, refuseCamelTwins, type ExperimentList } from '../after/narrow-experiments.js';
-import { rewriteJsonAnswer } from '../after/rewrite-json.js';
-import { SEARCH_KINDS } from '../after/search-specs.js';
-import { canRead, hookFailed, obj, REWRITTEN_ANSWER_MAX_BYTES, type Hook } from './types.js';
+import { SEARCH_KINDS, type SearchKind } from '../after/search-specs.js';
+import { canRead, obj, type Hook, type HookCall, type HookContext } from './types.js';
+import type { GatePass } from '../gate.js';
 import { jsonCopy } from '../json-copy.js';
 
 const nothingFound: Hook = () => ({ respond: (res) => Promise.resolve(sendJson(res, 200, {})) });
@@ -31,9 +31,10 @@ const PAGING_FIELDS = ['max_results', 'page_token'] as const;
 const LOGGED_MODEL_FIELDS = [...PAGING_FIELDS, 'experiment_ids'] as const;
 
 /** Experiments, models, versions, logged models: flowgate pages through MLflow's results and answers with the readable ones. */
-export const filterSearchAnswer: Hook = async (call, ctx) => {
+export const filterSearchAnswer: Hook = (call, ctx) => searchAnswer(SEARCH_KINDS[call.hook]!, call, ctx);
+
+async function searchAnswer(kind: SearchKind, call: HookCall, ctx: HookContext): Promise<Partial<GatePass>> {
   const { entry, principal, request, hook } = call;
-  const kind = SEARCH_KINDS[hook]!;
   const method = entry.method === 'GET' ? 'GET' : 'POST';
   const input: Record<string, unknown> =
     method === 'GET'
@@ -95,31 +96,29 @@ export const filterSearchAnswer: Hook = async (call, ctx) => {
       else sendJson(res, status, json);
     },
   };
-};
+}
 
-/** Datasets found in readable experiments may also belong to others: MLflow's rule asks READ on all of them. */
-export const filterFoundDatasets: Hook = ({ principal, req, hook }, ctx) => {
-  delete req.headers['accept-encoding'];
-  const readableDataset = async (dataset: unknown): Promise<boolean> => {
-    const id = obj(dataset).dataset_id;
-    if (typeof id !== 'string' || id === '') return false;
-    try {
-      const experiments = await ctx.lookups.experimentsOfDataset(id);
-      return await canRead(ctx, principal, experiments.map(experimentRef));
-    } catch {
-      return false;
-    }
-  };
-  return {
-    onResponse: rewriteJsonAnswer(
-      async (json) => {
-        const page = obj(json);
-        if (!Array.isArray(page.datasets)) return;
-        const keep = await Promise.all(page.datasets.map(readableDataset));
-        page.datasets = page.datasets.filter((_, i) => keep[i]);
+/**
+ * MLflow's evaluation-dataset search: offset tokens, 1000 a page by default (its store's default, which
+ * is also the largest page flowgate asks for).
+ */
+const DATASET_SEARCH: Omit<SearchKind, 'refsOf'> = { itemsKey: 'datasets', offsetTokens: true, defaultMaxResults: 1000, maxPageSize: 1000 };
+
+/**
+ * Datasets found in readable experiments may also belong to others: MLflow's rule asks READ on all of
+ * them. flowgate pages through MLflow's results like any filtered search, so a page emptied of hidden
+ * datasets or cut short by them (and its token) answers as if they did not exist.
+ */
+export const filterFoundDatasets: Hook = (call, ctx) =>
+  searchAnswer(
+    {
+      ...DATASET_SEARCH,
+      refsOf: async (item) => {
+        const id = obj(item).dataset_id;
+        if (typeof id !== 'string' || id === '') return [];
+        return (await ctx.lookups.experimentsOfDataset(id)).map(experimentRef);
       },
-      REWRITTEN_ANSWER_MAX_BYTES,
-      hookFailed(ctx, hook),
-    ),
-  };
-};
+    },
+    call,
+    ctx,
+  );
