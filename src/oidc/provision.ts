@@ -76,6 +76,8 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
   return sql.transaction(async (): Promise<ProvisionResult> => {
     let changed = false;
     let user = await directory.userBySubject(account);
+    // A bearer issuer with service_accounts: true may have made this account a service account: it never becomes a person here.
+    if (user?.isServiceAccount) return { ok: false, reason: 'service_account', username };
     // (A bound user whom configuration has named the bootstrap admin since is refused too.)
     if ((user?.username ?? username) === o.protectedAdmin) return { ok: false, reason: 'name_taken', username, holder: 'bootstrap_admin' };
     // Disabled by an administrator or the identity provider's SCIM: no sign-in re-enables them.

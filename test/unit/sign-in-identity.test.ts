@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
 import { clusterNamesOf } from '../../src/bearer/cluster-names.js';
 import { parseBearerIssuers } from '../../src/bearer/config.js';
+import { provisionBearer } from '../../src/bearer/provision.js';
 import { provisionLogin, type ProvisionOptions } from '../../src/oidc/provision.js';
 import { createDirectory } from '../../src/principals/directory.js';
 import { createPrincipalWriter } from '../../src/principals/principal-writer.js';
@@ -82,6 +83,24 @@ describe('an OIDC sign-in is the identity-provider account, never the name claim
     await expect(w.writer.setSignIn('root', admin, 'oidc')).rejects.toThrow(/bootstrap administrator/);
     await expect(w.writer.setSignIn('root', sa, 'oidc')).rejects.toThrow(/service account/);
     expect(await w.signIn('pipelines', 'pipelines')).toMatchObject({ ok: false, reason: 'service_account' });
+  });
+
+  it('refuses, changing nothing, a service account a bearer token of the sign-in issuer made for the same account', async () => {
+    const w = world();
+    // A bearer issuer with service_accounts: true whose iss is the sign-in issuer: the account's first token made it.
+    const made = await provisionBearer(w.sql, w.directory, w.writer, { protectedAdmin: 'admin', signInIssuer: ISSUER }, {
+      issuer: ISSUER,
+      subject: 'ci-sub',
+      username: 'ci',
+      displayName: 'ci',
+      groups: undefined,
+      serviceAccount: true,
+      expiresAt: Date.now() + 60_000,
+    });
+    expect(made).toMatchObject({ ok: true, user: { isServiceAccount: true, isAdmin: false } });
+    const before = await w.state();
+    expect(await w.signIn('ci-sub', 'ci', ['mlflow-admin', 'team'])).toEqual({ ok: false, reason: 'service_account', username: 'ci' });
+    expect(await w.state()).toBe(before);
   });
 });
 
