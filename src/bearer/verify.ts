@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { readClaimPath, rolesFrom, stringClaim } from '../oidc/claims.js';
+import { EMAIL_CLAIM, emailVerified, readClaimPath, rolesFrom, stringClaim } from '../oidc/claims.js';
 import type { BearerConfig, BearerIssuerConfig, KubernetesBearerIssuer, OidcBearerIssuer } from './config.js';
 import { createKeySource, KeysUnavailable, type KeySource } from './keys.js';
 import { storableDisplayName } from '../principals/display-name.js';
@@ -150,9 +150,12 @@ export function createBearerVerifier(
 
 function oidcIdentity(c: OidcBearerIssuer, payload: JWTPayload, expiresAt: number): BearerIdentity {
   let username: string | undefined;
-  for (const claim of c.username_claim) if ((username = stringClaim(payload, claim))) break;
+  let from: string | undefined;
+  for (const claim of c.username_claim) if ((username = stringClaim(payload, (from = claim)))) break;
   if (!username) throw new InvalidToken('the token has no user name claim');
   if (!USERNAME.test(username)) throw new InvalidToken("the token's user name is not a flowgate user name");
+  // As at sign-in: an address its provider has not verified could be anyone's.
+  if (from === EMAIL_CLAIM && !emailVerified(payload)) throw new InvalidToken("the token's user name is an email address its issuer has not verified");
   return {
     issuer: c.issuer,
     subject: payload.sub!,

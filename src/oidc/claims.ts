@@ -34,6 +34,19 @@ export function rolesFrom(value: unknown): string[] {
   return [...out];
 }
 
+export const EMAIL_CLAIM = 'email';
+
+/**
+ * Whether a user name read from the `email` claim may be trusted as the person's: only when the
+ * provider says it verified the address (`email_verified`, OIDC Core 5.1; a few providers send the
+ * string "true"). Many let anyone type any address into their profile (Keycloak's account console,
+ * with "verify email" off by default), so an unverified address names nobody.
+ */
+export const emailVerified = (claims: unknown): boolean => {
+  const v = readClaimPath(claims, 'email_verified');
+  return v === true || v === 'true';
+};
+
 /** A non-empty string claim, or undefined. */
 export function stringClaim(claims: unknown, path: string): string | undefined {
   const v = readClaimPath(claims, path);

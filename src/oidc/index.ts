@@ -9,6 +9,7 @@ import type { CredentialLoader } from '../http/credentials.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import type { Sql } from '../store/sql.js';
 import { createIdentityProvider, type IdentityProvider } from './client.js';
+import { EMAIL_CLAIM } from './claims.js';
 import { cookiePolicy } from './cookies.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import { provisionLogin } from './provision.js';
@@ -95,7 +96,8 @@ export function createOidc(d: OidcDeps): OidcModule {
     cookies,
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
     loginStarts: createRateLimiter(LOGIN_STARTS),
-    neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim],
+    // With the name from `email`, its `email_verified` is needed too: fetched from userinfo when the ID token lacks it.
+    neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim, ...(d.config.usernameClaim === EMAIL_CLAIM ? ['email_verified'] : [])],
     groupsClaim: d.config.groupsClaim,
     provision: async (claims) => {
       const result = await provisionLogin(d.sql, d.directory, d.principalWriter, provisionOptions, claims);

@@ -3,7 +3,7 @@ import type { Directory } from '../principals/directory.js';
 import type { PrincipalWriter } from '../principals/principal-writer.js';
 import type { Group, User } from '../principals/types.js';
 import type { Sql } from '../store/sql.js';
-import { readClaimPath, rolesFrom, stringClaim, type Claims } from './claims.js';
+import { EMAIL_CLAIM, emailVerified, readClaimPath, rolesFrom, stringClaim, type Claims } from './claims.js';
 import { storableDisplayName } from '../principals/display-name.js';
 
 export interface ProvisionOptions {
@@ -31,7 +31,7 @@ export type ProvisionResult =
   | { readonly ok: true; readonly user: User; readonly roles: readonly string[]; readonly changed: boolean }
   | {
       readonly ok: false;
-      readonly reason: 'no_username' | 'bad_username' | 'no_subject' | 'service_account' | 'role_not_allowed' | 'name_taken' | 'disabled';
+      readonly reason: 'no_username' | 'bad_username' | 'unverified_email' | 'no_subject' | 'service_account' | 'role_not_allowed' | 'name_taken' | 'disabled';
       readonly username?: string;
       readonly holder?: NameHolder;
     };
@@ -59,6 +59,8 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
   const username = stringClaim(claims, o.usernameClaim);
   if (!username) return { ok: false, reason: 'no_username' };
   if (!USERNAME.test(username)) return { ok: false, reason: 'bad_username', username };
+  // An address the provider has not verified could be anyone's: it would take a user created ahead under it, or squat it.
+  if (o.usernameClaim === EMAIL_CLAIM && !emailVerified(claims)) return { ok: false, reason: 'unverified_email', username };
   const issuer = typeof claims.iss === 'string' ? claims.iss : undefined;
   const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
   if (!issuer || !subject) return { ok: false, reason: 'no_subject', username };

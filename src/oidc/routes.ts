@@ -55,6 +55,12 @@ const REFUSALS: Record<Exclude<ProvisionResult, { ok: true }>['reason'], { title
     title: 'Sign-in refused',
     message: 'Your user name at the identity provider is not one this service accepts (letters, digits and . _ @ + - only).',
   },
+  unverified_email: {
+    title: 'Email address not verified',
+    message:
+      'Your user name here is your email address, and the identity provider has not verified it yet. ' +
+      'Verify the address with the identity provider (or ask its administrator to), then sign in again.',
+  },
   service_account: {
     title: 'Service accounts cannot sign in',
     message: 'This name belongs to a service account. Service accounts use access tokens with the API and never sign in to the UI.',

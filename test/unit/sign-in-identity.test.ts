@@ -104,6 +104,29 @@ describe('an OIDC sign-in is the identity-provider account, never the name claim
   });
 });
 
+describe('a user name from the email claim is taken only when the provider verified the address', () => {
+  const EMAIL: ProvisionOptions = { ...OPTIONS, usernameClaim: 'email' };
+  const signIn = (w: ReturnType<typeof world>, sub: string, email: string, verified?: unknown) =>
+    provisionLogin(w.sql, w.directory, w.writer, EMAIL, { iss: ISSUER, sub, email, name: sub, ...(verified === undefined ? {} : { email_verified: verified }) });
+
+  it('refuses, changing nothing, an unverified or unconfirmed address: not binding a user created ahead (an admin), not creating one', async () => {
+    const w = world();
+    const carol = await w.person('carol@corp.example', { isAdmin: true, signIn: 'oidc' });
+    const before = await w.state();
+    for (const verified of [false, undefined, 'false', 1])
+      expect(await signIn(w, 'mallory-sub', 'carol@corp.example', verified), `email_verified ${String(verified)}`).toEqual({ ok: false, reason: 'unverified_email', username: 'carol@corp.example' });
+    expect(await signIn(w, 'mallory-sub', 'newhire@corp.example', false)).toMatchObject({ ok: false, reason: 'unverified_email' });
+    expect(await w.state()).toBe(before);
+    expect(await signIn(w, 'carol-sub', 'carol@corp.example', true)).toMatchObject({ ok: true, user: { id: carol.id } });
+    expect(await signIn(w, 'newhire-sub', 'newhire@corp.example', 'true')).toMatchObject({ ok: true, user: { username: 'newhire@corp.example' } });
+  });
+
+  it('reads email_verified only when the name comes from email', async () => {
+    const w = world();
+    expect(await provisionLogin(w.sql, w.directory, w.writer, OPTIONS, { iss: ISSUER, sub: 'dan-sub', preferred_username: 'dan', email: 'dan@corp.example', email_verified: false })).toMatchObject({ ok: true });
+  });
+});
+
 describe('the principal writer keeps the bootstrap admin', () => {
   it('refuses to demote or delete it, and changes nothing', async () => {
     const w = world();
