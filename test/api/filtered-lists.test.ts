@@ -28,6 +28,8 @@ let bob = '';
 let scorersAnswer: unknown;
 /** What the stub answers a dataset search when set. */
 let datasetsAnswer: { status: number; body: unknown } | undefined;
+/** The status the stub answers scorers/list and experiments/search with (rows included) when set. */
+let listStatus: number | undefined;
 /** The datasets the stub pages through as MLflow does, when set. */
 let datasetRows: unknown[] | undefined;
 
@@ -37,6 +39,8 @@ beforeAll(async () => {
   upstream = await startStubUpstream((r) => {
     const u = new URL(r.url, 'http://x');
     const get = r.method === 'GET';
+    if (listStatus !== undefined && (u.pathname.endsWith('/scorers/list') || u.pathname.endsWith('/experiments/search')))
+      return { status: listStatus, body: { error_code: 'INTERNAL_ERROR', message: 'boom', scorers: [SCORERS[1]], experiments: [{ experiment_id: '2', name: 'HIDDEN-experiment' }] } };
     if (u.pathname.endsWith('/scorers/list')) {
       if (scorersAnswer !== undefined) return { status: 200, body: scorersAnswer };
       const one = u.searchParams.get('experiment_id');
@@ -186,4 +190,35 @@ describe('a list emptied of hidden rows answers like one MLflow found empty', ()
     expect(r.status).toBe(200);
     expect(r.body).toEqual({});
   });
+});
+
+describe('a filtered route answered in another status than 200 passes no rows on', () => {
+  const routes = [
+    ['scorers/list (filtered in the answer)', () => asBob('get', '/api/3.0/mlflow/scorers/list')],
+    ['experiments/search (re-paged)', () => asBob('post', '/api/2.0/mlflow/experiments/search').send({})],
+  ] as const;
+  for (const [label, send] of routes) {
+    it(`${label}: another 2xx is a 502`, async () => {
+      listStatus = 203;
+      try {
+        const r = await send();
+        expect(r.status).toBe(502);
+        expect(r.body.error_code).toBe('BAD_GATEWAY');
+        expect(r.text).not.toContain('HIDDEN');
+        expect(r.text).not.toContain('secret-judge');
+      } finally {
+        listStatus = undefined;
+      }
+    });
+    it(`${label}: an error status relays its error code and message only`, async () => {
+      listStatus = 500;
+      try {
+        const r = await send();
+        expect(r.status).toBe(500);
+        expect(r.body).toEqual({ error_code: 'INTERNAL_ERROR', message: 'boom' });
+      } finally {
+        listStatus = undefined;
+      }
+    });
+  }
 });

@@ -3,6 +3,7 @@ import { pageTokensFor } from './page-token.js';
 import type { PageTokenSealer } from './page-token-sealer.js';
 import type { CallContext, UpstreamAnswer, UpstreamJson } from '../../upstream/json-client.js';
 import { jsonCopy } from '../json-copy.js';
+import { errorFieldsOnly, unexpectedSuccess } from './rewrite-json.js';
 
 export interface FilteredSearchSpec {
   /** The key of the result list in MLflow's answer, e.g. `experiments`. */
@@ -73,7 +74,11 @@ export async function filteredSearch(
 
   for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
     const { status, json } = await upstream.call(method, path, jsonCopy(input, { max_results: pageSize, page_token: upstreamToken }), context);
-    if (status !== 200) return { status, json };
+    if (status !== 200) {
+      // Rows in another status's body would reach the caller unfiltered.
+      if (status >= 200 && status < 300) throw unexpectedSuccess(status);
+      return { status, json: errorFieldsOnly(status, json) };
+    }
     const answer = (json ?? {}) as Record<string, unknown>;
     const items = Array.isArray(answer[spec.itemsKey]) ? (answer[spec.itemsKey] as unknown[]) : [];
     const nextUpstream = typeof answer.next_page_token === 'string' && answer.next_page_token ? answer.next_page_token : undefined;
