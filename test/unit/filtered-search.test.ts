@@ -4,9 +4,10 @@ import { FlowgateError } from '../../src/errors.js';
 import { filteredSearch, type FilteredSearchSpec } from '../../src/proxy/after/filtered-search.js';
 import { createPageTokenSealer } from '../../src/proxy/after/page-token-sealer.js';
 import { jsonCopy } from '../../src/proxy/json-copy.js';
+import { SEARCH_KINDS } from '../../src/proxy/after/search-specs.js';
 import type { UpstreamAnswer, UpstreamJson } from '../../src/upstream/json-client.js';
 
-const SPEC: FilteredSearchSpec = { itemsKey: 'experiments', defaultMaxResults: 1000, maxPageSize: 1000 };
+const SPEC: FilteredSearchSpec = { itemsKey: 'experiments', defaultMaxResults: 1000, maxResults: 50_000, maxPageSize: 1000 };
 /** The spec the shared cases run with: pages of one size, or growing pages over MLflow's offset tokens. */
 let spec: FilteredSearchSpec = SPEC;
 
@@ -271,3 +272,33 @@ describe('a client’s `__proto__` field', () => {
     expect(JSON.parse(JSON.stringify(upstream.calls[0]))).toMatchObject({ ['__proto__']: { max_results: 1, page_token: 'x' }, max_results: 1000 });
   });
 });
+
+/*
+ * flowgate asks MLflow for its own page sizes, so MLflow's cap on `max_results` never sees the client's
+ * value: each filtered search applies it itself, before MLflow is asked (a huge page would have flowgate
+ * fetch up to its page limit of MLflow pages into one answer).
+ */
+describe("a filtered search's max_results is capped as MLflow caps it", () => {
+  const CAPS: Record<string, number> = {
+    filter_search_experiments: 50_000,
+    filter_search_registered_models: 1000,
+    filter_search_model_versions: 200_000,
+    filter_search_mcp_servers: 1000,
+    filter_search_skills: 1000,
+  };
+  it.each(Object.entries(CAPS))('%s: at most %d', async (hook, cap) => {
+    const kind = SEARCH_KINDS[hook as keyof typeof SEARCH_KINDS]!;
+    expect(kind.maxResults).toBe(cap);
+    const upstream = mlflowPaging([]);
+    const run = (max_results: unknown) => filteredSearch(kind, upstream, sealer, { method: 'POST', path: '/x', input: { max_results }, username: 'alice', readable: (items) => items.map(() => true) });
+    await expect(run(cap + 1)).rejects.toMatchObject({ code: 'INVALID_PARAMETER_VALUE', status: 400, message: expect.stringContaining(`at most ${cap}`) });
+    await expect(run(1_000_000_000)).rejects.toMatchObject({ status: 400 });
+    expect(upstream.calls).toEqual([]);
+    expect((await run(cap)).status).toBe(200);
+  });
+
+  it('every filtered search has a cap', () => {
+    for (const kind of Object.values(SEARCH_KINDS)) expect(kind!.maxResults).toBeGreaterThan(0);
+  });
+});
+

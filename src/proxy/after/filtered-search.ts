@@ -10,6 +10,11 @@ export interface FilteredSearchSpec {
   readonly itemsKey: string;
   /** MLflow's default `max_results` for this search. */
   readonly defaultMaxResults: number;
+  /**
+   * The largest `max_results` a client may ask for: MLflow's own cap for this search (flowgate asks MLflow
+   * for its own page sizes, so MLflow's check would never see the client's value).
+   */
+  readonly maxResults: number;
   /** The largest page flowgate asks MLflow for while refilling (MLflow's own cap for this call). */
   readonly maxPageSize: number;
   /** MLflow's page token for this search repeats the search's parameters (so its length follows them). */
@@ -56,6 +61,7 @@ export async function filteredSearch(
   const { method, path, input, readable, context } = call;
   const requested = input.max_results === undefined ? spec.defaultMaxResults : Number(input.max_results);
   if (!Number.isInteger(requested) || requested < 1) throw badRequest(`Invalid value for max_results: ${String(input.max_results)}`);
+  if (requested > spec.maxResults) throw badRequest(`Invalid value ${requested} for parameter 'max_results' supplied. It must be at most ${spec.maxResults}`);
   const tokens = pageTokensFor(sealer, {
     username: call.username,
     route: `${method} ${path}`,

@@ -41,6 +41,7 @@ function skill(item: unknown): ResourceRef[] {
 export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   filter_search_experiments: {
     itemsKey: 'experiments',
+    maxResults: 50_000, // MLflow's SEARCH_MAX_RESULTS_THRESHOLD
     offsetTokens: true,
     defaultMaxResults: 1000,
     maxPageSize: 1000,
@@ -49,6 +50,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   },
   filter_search_registered_models: {
     itemsKey: 'registered_models',
+    maxResults: 1000, // SEARCH_REGISTERED_MODEL_MAX_RESULTS_THRESHOLD
     offsetTokens: true,
     defaultMaxResults: 100,
     maxPageSize: 1000,
@@ -56,6 +58,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   },
   filter_search_model_versions: {
     itemsKey: 'model_versions',
+    maxResults: 200_000, // SEARCH_MODEL_VERSION_MAX_RESULTS_THRESHOLD
     offsetTokens: true,
     defaultMaxResults: 10_000,
     maxPageSize: 10_000,
@@ -66,6 +69,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   },
   filter_search_logged_models: {
     itemsKey: 'models',
+    maxResults: 50_000, // MLflow sets none: its other tracking searches' SEARCH_MAX_RESULTS_THRESHOLD
     defaultMaxResults: 100,
     maxPageSize: 100,
     upstreamTokenRepeatsQuery: true,
@@ -74,6 +78,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   // MLflow 3.18's Skill search (GET, JSON): 100 by default, at most 1000, its token repeating the filter and order.
   filter_search_skills: {
     itemsKey: 'skills',
+    maxResults: 1000,
     defaultMaxResults: 100,
     maxPageSize: 1000,
     upstreamTokenRepeatsQuery: true,
@@ -83,6 +88,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   // MLflow's MCP server registry (GET, JSON, offset tokens): 100 by default, at most 1000 a page.
   filter_search_mcp_servers: {
     itemsKey: 'mcp_servers',
+    maxResults: 1000, // SEARCH_MCP_SERVER_MAX_RESULTS_THRESHOLD
     offsetTokens: true,
     defaultMaxResults: 100,
     maxPageSize: 1000,
@@ -92,6 +98,7 @@ export const SEARCH_KINDS: Partial<Record<AfterHook, SearchKind>> = {
   // Every server's access endpoints: each one is its server's to read.
   filter_search_mcp_endpoints: {
     itemsKey: 'mcp_access_endpoints',
+    maxResults: 50_000, // SEARCH_MAX_RESULTS_THRESHOLD
     defaultMaxResults: 100,
     maxPageSize: 1000,
     answersEmptyList: true,

@@ -102,7 +102,7 @@ async function searchAnswer(kind: SearchKind, call: HookCall, ctx: HookContext):
  * MLflow's evaluation-dataset search: offset tokens, 1000 a page by default (its store's default, which
  * is also the largest page flowgate asks for).
  */
-const DATASET_SEARCH: Omit<SearchKind, 'refsOf'> = { itemsKey: 'datasets', offsetTokens: true, defaultMaxResults: 1000, maxPageSize: 1000 };
+const DATASET_SEARCH: Omit<SearchKind, 'refsOf'> = { itemsKey: 'datasets', offsetTokens: true, defaultMaxResults: 1000, maxResults: 50_000, maxPageSize: 1000 };
 
 /**
  * Datasets found in readable experiments may also belong to others: MLflow's rule asks READ on all of
