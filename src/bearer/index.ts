@@ -125,13 +125,14 @@ export function createBearer(d: BearerDeps): BearerModule {
   const clusterNames = clusterNamesOf(d.config);
   const issuerKinds = new Map(d.config.issuers.map((i) => [i.issuer, i.kind]));
 
-  /** A token of a non-kubernetes issuer: a service account's name refuses it, a namespace group is left out. */
+  /** A token of a non-kubernetes issuer: a service account's name makes or links no one, a namespace group is left out. */
   function withoutClusterNames(identity: BearerIdentity): BearerIdentity {
     if (!clusterNames.any || issuerKinds.get(identity.issuer) === 'kubernetes') return identity;
-    if (clusterNames.isUser(identity.username)) {
-      d.logger.warn({ issuer: identity.issuer, user: identity.username, holder: 'kubernetes_name' }, "bearer token refused: its name is a Kubernetes service account's");
-      throw invalidToken("its name is of the shape of a Kubernetes service account's, which only a kubernetes issuer makes");
-    }
+    if (!identity.nameRefused && identity.username !== undefined && clusterNames.isUser(identity.username))
+      identity = {
+        ...identity,
+        nameRefused: { why: "its name is of the shape of a Kubernetes service account's, which only a kubernetes issuer makes", holder: 'kubernetes_name' },
+      };
     const dropped = identity.groups?.filter((g) => clusterNames.isGroup(g)) ?? [];
     if (dropped.length === 0) return identity;
     d.logger.warn({ issuer: identity.issuer, user: identity.username, groups: dropped }, "bearer token's groups of a Kubernetes namespace's shape left out: only a kubernetes issuer fills them");
@@ -146,6 +147,12 @@ export function createBearer(d: BearerDeps): BearerModule {
       // Two first uses of one account racing (another replica, another token): the loser finds the winner's user.
       if (!(e instanceof FlowgateError && e.code === 'RESOURCE_ALREADY_EXISTS')) throw e;
       result = await provisionBearer(d.sql, d.directory, d.principalWriter, options, identity);
+    }
+    if (!result.ok && result.holder === 'unusable_name') {
+      const refused = identity.nameRefused!;
+      if (refused.holder) d.logger.warn({ issuer: identity.issuer, user: identity.username, holder: refused.holder }, "bearer token refused: its name is a Kubernetes service account's");
+      else d.logger.info({ why: refused.why }, 'bearer token refused');
+      throw invalidToken(refused.why);
     }
     if (!result.ok && result.holder === 'disabled') {
       d.logger.warn({ issuer: identity.issuer, user: identity.username }, 'bearer token refused: its user is disabled');

@@ -9,7 +9,9 @@ export const BEARER_ACTOR = 'bearer';
 
 export type BearerProvisionResult =
   | { readonly ok: true; readonly user: User; readonly changed: boolean }
-  | { readonly ok: false; readonly holder: NameHolder | 'service_account' | 'disabled' };
+  | { readonly ok: false; readonly holder: NameHolder | 'service_account' | 'disabled' }
+  /** An account linked to no one whose token's name may not make or link a user (`BearerIdentity.nameRefused`). */
+  | { readonly ok: false; readonly holder: 'unusable_name' };
 
 /** A Kubernetes service account's subject is always `system:serviceaccount:<namespace>:<name>`. */
 const originOf = (id: BearerIdentity): Origin => (id.subject.startsWith('system:serviceaccount:') ? 'kubernetes' : 'bearer');
@@ -30,7 +32,8 @@ export const sameIssuer = (a: string, b: string | undefined) => b !== undefined 
 /**
  * A verified token's account applied to the store, in one transaction, by OIDC sign-in's rules
  * (src/oidc/provision.ts): who calls is the issuer's account (`iss` + `sub`), never the name alone.
- * - The user bound to this account is the caller, whatever name the token carries now.
+ * - The user bound to this account is the caller, whatever name the token carries now (none, or one
+ *   `nameRefused` refuses: it is asked only of an account linked to no one).
  * - Otherwise the name creates a user bound to the account (a service account when the issuer makes
  *   them), or binds the OIDC user of that name awaiting a first sign-in (sign-in's issuer only).
  * - A name held by anyone else (the bootstrap admin, a local user or service account, a user bound
@@ -51,13 +54,16 @@ export async function provisionBearer(
   return sql.transaction(async (): Promise<BearerProvisionResult> => {
     let changed = false;
     let user = await directory.userBySubject(account);
-    if ((user?.username ?? id.username) === o.protectedAdmin) return { ok: false, holder: 'bootstrap_admin' };
+    if (!user && id.nameRefused) return { ok: false, holder: 'unusable_name' };
+    // Either the linked user or a usable name, from here on.
+    const username = id.username!;
+    if ((user?.username ?? username) === o.protectedAdmin) return { ok: false, holder: 'bootstrap_admin' };
     if (user?.disabledAt != null) return { ok: false, holder: 'disabled' };
     if (!user) {
       const mayBindPending = !id.serviceAccount && sameIssuer(id.issuer, o.signInIssuer);
-      let named = await directory.userByName(id.username);
+      let named = await directory.userByName(username);
       if (!named) {
-        const other = await nameInOtherCase(directory, id.username, o.protectedAdmin, mayBindPending);
+        const other = await nameInOtherCase(directory, username, o.protectedAdmin, mayBindPending);
         if (other && 'holder' in other) return { ok: false, holder: other.holder };
         named = other?.bind;
       }
@@ -68,7 +74,7 @@ export async function provisionBearer(
         user = (await directory.userById(named.id))!;
       } else {
         user = await writer.createUser(BEARER_ACTOR, {
-          username: id.username,
+          username,
           displayName: id.displayName,
           isAdmin: false,
           isServiceAccount: id.serviceAccount,

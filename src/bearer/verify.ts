@@ -8,7 +8,14 @@ import { storableDisplayName } from '../principals/display-name.js';
 export interface BearerIdentity {
   readonly issuer: string;
   readonly subject: string;
-  readonly username: string;
+  /** The name the token carries, as it is: it names a user only where `nameRefused` is unset. */
+  readonly username: string | undefined;
+  /**
+   * Why `username` may not create or link a user (none, not a flowgate name, an unverified address, a
+   * name only a kubernetes issuer makes): a fixed phrase safe to show. Only an account linked to no one
+   * is refused for it: a linked account is its user whatever name its tokens carry now.
+   */
+  readonly nameRefused?: { readonly why: string; readonly holder?: 'kubernetes_name' } | undefined;
   readonly displayName: string;
   /** The groups the principal's memberships become; undefined: memberships are left alone. */
   readonly groups: readonly string[] | undefined;
@@ -34,7 +41,7 @@ export class NotAdmitted extends Error {
   constructor(
     readonly rule: AdmissionRule['rule'],
     readonly issuer: string,
-    readonly username: string,
+    readonly username: string | undefined,
   ) {
     super('the token holds none of the roles or groups this server admits');
     this.name = 'NotAdmitted';
@@ -152,15 +159,17 @@ function oidcIdentity(c: OidcBearerIssuer, payload: JWTPayload, expiresAt: numbe
   let username: string | undefined;
   let from: string | undefined;
   for (const claim of c.username_claim) if ((username = stringClaim(payload, (from = claim)))) break;
-  if (!username) throw new InvalidToken('the token has no user name claim');
-  if (!USERNAME.test(username)) throw new InvalidToken("the token's user name is not a flowgate user name");
+  let why: string | undefined;
+  if (!username) why = 'the token has no user name claim';
+  else if (!USERNAME.test(username)) why = "the token's user name is not a flowgate user name";
   // As at sign-in: an address its provider has not verified could be anyone's.
-  if (from === EMAIL_CLAIM && !emailVerified(payload)) throw new InvalidToken("the token's user name is an email address its issuer has not verified");
+  else if (from === EMAIL_CLAIM && !emailVerified(payload)) why = "the token's user name is an email address its issuer has not verified";
   return {
     issuer: c.issuer,
     subject: payload.sub!,
     username,
-    displayName: storableDisplayName(stringClaim(payload, 'name'), username),
+    nameRefused: why === undefined ? undefined : { why },
+    displayName: storableDisplayName(stringClaim(payload, 'name'), username ?? payload.sub!),
     groups: c.groups_claim === null ? undefined : rolesFrom(readClaimPath(payload, c.groups_claim)),
     serviceAccount: c.service_accounts,
     expiresAt,
@@ -180,11 +189,11 @@ function kubernetesIdentity(c: KubernetesBearerIssuer, payload: JWTPayload, expi
   if (readClaimPath(k8s, 'namespace') !== namespace || readClaimPath(k8s, 'serviceaccount.name') !== name)
     throw new InvalidToken("the token's kubernetes.io claim does not match its subject");
   const username = c.username_template.replaceAll('{namespace}', namespace).replaceAll('{name}', name);
-  if (!USERNAME.test(username)) throw new InvalidToken("the service account's user name is not a flowgate user name");
   return {
     issuer: c.issuer,
     subject: payload.sub!,
     username,
+    nameRefused: USERNAME.test(username) ? undefined : { why: "the service account's user name is not a flowgate user name" },
     displayName: payload.sub!,
     groups: c.namespace_group === null ? undefined : [c.namespace_group.replaceAll('{namespace}', namespace)],
     serviceAccount: true,

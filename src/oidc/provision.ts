@@ -56,34 +56,47 @@ const ACTOR = 'oidc';
  * change nothing.
  */
 export async function provisionLogin(sql: Sql, directory: Directory, writer: PrincipalWriter, o: ProvisionOptions, claims: Claims): Promise<ProvisionResult> {
-  const username = stringClaim(claims, o.usernameClaim);
-  if (!username) return { ok: false, reason: 'no_username' };
-  if (!USERNAME.test(username)) return { ok: false, reason: 'bad_username', username };
-  // An address the provider has not verified could be anyone's: it would take a user created ahead under it, or squat it.
-  if (o.usernameClaim === EMAIL_CLAIM && !emailVerified(claims)) return { ok: false, reason: 'unverified_email', username };
+  const claimed = stringClaim(claims, o.usernameClaim);
   const issuer = typeof claims.iss === 'string' ? claims.iss : undefined;
   const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
-  if (!issuer || !subject) return { ok: false, reason: 'no_subject', username };
+  if (!issuer || !subject) return { ok: false, reason: 'no_subject', ...(claimed ? { username: claimed } : {}) };
   const account = { issuer, subject };
-  const displayName = storableDisplayName(stringClaim(claims, o.displayNameClaim), username);
   const roles = rolesFrom(readClaimPath(claims, o.groupsClaim));
   const hasAdminRole = o.adminRole !== undefined && roles.includes(o.adminRole);
 
   if (o.allowedRoles && o.allowedRoles.length > 0 && !hasAdminRole && !roles.some((r) => o.allowedRoles!.includes(r)))
-    return { ok: false, reason: 'role_not_allowed', username };
-  if (o.clusterNames?.isUser(username)) return { ok: false, reason: 'name_taken', username, holder: 'kubernetes_name' };
+    return { ok: false, reason: 'role_not_allowed', ...(claimed ? { username: claimed } : {}) };
   // A role named like a Kubernetes namespace's group would carry that namespace's grants: not joined.
   const joined = o.clusterNames?.any ? roles.filter((r) => !o.clusterNames!.isGroup(r)) : roles;
+
+  /**
+   * Why the name claim may not create a user or link one. Asked only of an account linked to no one:
+   * a linked account is its user whatever the provider sends now (no name, another one, an address
+   * it has since made unverified), since the name no longer decides who signs in.
+   */
+  const unusableName = (): Extract<ProvisionResult, { ok: false }> | undefined => {
+    if (!claimed) return { ok: false, reason: 'no_username' };
+    if (!USERNAME.test(claimed)) return { ok: false, reason: 'bad_username', username: claimed };
+    // An address the provider has not verified could be anyone's: it would take a user created ahead under it, or squat it.
+    if (o.usernameClaim === EMAIL_CLAIM && !emailVerified(claims)) return { ok: false, reason: 'unverified_email', username: claimed };
+    if (o.clusterNames?.isUser(claimed)) return { ok: false, reason: 'name_taken', username: claimed, holder: 'kubernetes_name' };
+    return undefined;
+  };
 
   return sql.transaction(async (): Promise<ProvisionResult> => {
     let changed = false;
     let user = await directory.userBySubject(account);
+    const unusable = user ? undefined : unusableName();
+    if (unusable) return unusable;
+    // Either the linked user or a usable name claim, from here on.
+    const username = claimed ?? user!.username;
     // A bearer issuer with service_accounts: true may have made this account a service account: it never becomes a person here.
     if (user?.isServiceAccount) return { ok: false, reason: 'service_account', username };
     // (A bound user whom configuration has named the bootstrap admin since is refused too.)
     if ((user?.username ?? username) === o.protectedAdmin) return { ok: false, reason: 'name_taken', username, holder: 'bootstrap_admin' };
     // Disabled by an administrator or the identity provider's SCIM: no sign-in re-enables them.
     if (user?.disabledAt != null) return { ok: false, reason: 'disabled', username };
+    const displayName = storableDisplayName(stringClaim(claims, o.displayNameClaim), user?.username ?? username);
     if (!user) {
       let named = await directory.userByName(username);
       const refused = named && refusal(named);

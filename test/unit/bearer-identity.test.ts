@@ -35,7 +35,15 @@ async function setup(usernameClaim: string[]) {
   const principals = createPrincipalCache(directory, 100);
   const writer = createPrincipalWriter({ sql: store.sql, directory, audit: createAuditLog(store.sql) });
   const { logs, sink } = logCapture();
-  const issuers = parseBearerIssuers(JSON.stringify([{ issuer: ISSUER, audience: 'mlflow', jwks_file: jwksFile, username_claim: usernameClaim }]), 'X', [])!;
+  // A kubernetes issuer too: its names (`k8s.<namespace>.<name>`) are no other issuer's to take.
+  const issuers = parseBearerIssuers(
+    JSON.stringify([
+      { issuer: ISSUER, audience: 'mlflow', jwks_file: jwksFile, username_claim: usernameClaim },
+      { kind: 'kubernetes', issuer: 'https://k8s.example', audience: 'mlflow', jwks_file: jwksFile },
+    ]),
+    'X',
+    [],
+  )!;
   const bearer = createBearer({
     config: { issuers, clockSkewSeconds: 30, maxTokenBytes: 8192 },
     sql: store.sql,
@@ -82,5 +90,26 @@ describe('a name from the email claim is taken only when its issuer verified the
     const w = await setup(['preferred_username', 'email']);
     expect(await w.call({ sub: 'dan-sub', preferred_username: 'dan', email: 'dan@corp.example', email_verified: false })).toMatchObject({ username: 'dan' });
     expect(await w.call({ sub: 'erin-sub', email: 'erin@corp.example', email_verified: false })).toMatchObject({ status: 401 });
+  });
+});
+
+describe('a linked account is its user whatever name its tokens carry later', () => {
+  it('no name, one flowgate would not make, a Kubernetes-shaped one, an unverified address: the linked user, nothing renamed', async () => {
+    const w = await setup(['preferred_username', 'email']);
+    const kim = await w.call({ sub: 'kim-sub', preferred_username: 'kim', groups: ['team'] });
+    expect(kim).toMatchObject({ username: 'kim' });
+    for (const later of [{}, { preferred_username: 'Kim Lee' }, { preferred_username: 'kïm' }, { preferred_username: 'k8s.team-b.pipelines' }, { email: 'kim@elsewhere.example', email_verified: false }])
+      expect(await w.call({ sub: 'kim-sub', ...later }), JSON.stringify(later)).toMatchObject({ userId: (kim as { userId: number }).userId, username: 'kim' });
+    expect(await w.directory.userByName('k8s.team-b.pipelines')).toBeUndefined();
+  });
+
+  it('an account linked to no one is refused for such a name (401), and nothing changes', async () => {
+    const w = await setup(['preferred_username']);
+    const before = await w.state();
+    expect(await w.call({ sub: 'new-sub' })).toEqual({ status: 401, message: 'Invalid bearer token: the token has no user name claim' });
+    expect(await w.call({ sub: 'new-sub', preferred_username: 'Kim Lee' })).toEqual({ status: 401, message: "Invalid bearer token: the token's user name is not a flowgate user name" });
+    expect(await w.call({ sub: 'new-sub', preferred_username: 'k8s.team-b.pipelines' })).toMatchObject({ status: 401, message: expect.stringMatching(/Kubernetes service account/) });
+    expect(await w.state()).toBe(before);
+    expect(w.logs.join('')).toContain('"holder":"kubernetes_name"');
   });
 });

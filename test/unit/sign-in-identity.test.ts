@@ -127,6 +127,44 @@ describe('a user name from the email claim is taken only when the provider verif
   });
 });
 
+/** The names a default kubernetes bearer issuer makes (`k8s.<namespace>.<name>`). */
+const clusterNamesFor = () =>
+  clusterNamesOf({
+    issuers: parseBearerIssuers(JSON.stringify([{ kind: 'kubernetes', issuer: 'https://k8s.example', audience: 'mlflow', jwks_file: '/dev/null' }]), 'FLOWGATE_BEARER_ISSUERS', [])!,
+    clockSkewSeconds: 30,
+    maxTokenBytes: 8192,
+  });
+
+describe('a linked account signs in as its user whatever name the provider sends later', () => {
+  it('no name, a name flowgate would not make, a Kubernetes-shaped one, an unverified address: the linked user, unchanged name', async () => {
+    const w = world();
+    const withClusters: ProvisionOptions = { ...OPTIONS, clusterNames: clusterNamesFor() };
+    const first = await provisionLogin(w.sql, w.directory, w.writer, withClusters, { iss: ISSUER, sub: 'jose-sub', preferred_username: 'jose', groups: ['team'] });
+    expect(first).toMatchObject({ ok: true });
+    const jose = first.ok ? first.user : undefined;
+    for (const later of ['josé', 'Jose Garcia', 'x'.repeat(200), 'k8s.team-b.pipelines', undefined]) {
+      const r = await provisionLogin(w.sql, w.directory, w.writer, withClusters, { iss: ISSUER, sub: 'jose-sub', ...(later === undefined ? {} : { preferred_username: later }), groups: ['team'] });
+      expect(r, String(later)).toMatchObject({ ok: true, user: { id: jose!.id, username: 'jose', displayName: 'jose' } });
+    }
+    const email: ProvisionOptions = { ...OPTIONS, usernameClaim: 'email' };
+    expect(await provisionLogin(w.sql, w.directory, w.writer, email, { iss: ISSUER, sub: 'kim-sub', email: 'kim@corp.example', email_verified: true })).toMatchObject({ ok: true });
+    // The provider still knows the same account; its address is unverified since (changed in the account console).
+    expect(await provisionLogin(w.sql, w.directory, w.writer, email, { iss: ISSUER, sub: 'kim-sub', email: 'kim@elsewhere.example', email_verified: false })).toMatchObject({
+      ok: true,
+      user: { username: 'kim@corp.example' },
+    });
+    expect(await w.directory.userByName('josé')).toBeUndefined();
+  });
+
+  it('an account linked to no one is still refused for such a name, changing nothing', async () => {
+    const w = world();
+    const before = await w.state();
+    expect(await provisionLogin(w.sql, w.directory, w.writer, OPTIONS, { iss: ISSUER, sub: 'new-sub' })).toEqual({ ok: false, reason: 'no_username' });
+    expect(await w.signIn('new-sub', 'Jose Garcia')).toEqual({ ok: false, reason: 'bad_username', username: 'Jose Garcia' });
+    expect(await w.state()).toBe(before);
+  });
+});
+
 describe('the principal writer keeps the bootstrap admin', () => {
   it('refuses to demote or delete it, and changes nothing', async () => {
     const w = world();
