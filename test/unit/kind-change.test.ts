@@ -110,19 +110,21 @@ describe('the prompt flag needs MANAGE on the model and on the prompt (class 3)'
       }
   });
 
-  it.each(DELETE_TAG.map((e) => [e.pattern, e] as const))('%s: removing the flag (any spelling, query or body) needs MANAGE on the model side too', async (_p, entry) => {
+  it.each(DELETE_TAG.map((e) => [e.pattern, e] as const))('%s: removing the flag (any spelling) needs MANAGE on the model side too', async (_p, entry) => {
     for (const who of [...editors(), promptManager]) {
       for (const req of [
-        request('DELETE', undefined, `name=p-x&key=${FLAG}`),
-        request('DELETE', undefined, `name=p-x&key=${encodeURIComponent(FLAG.toUpperCase())}`),
+        request('DELETE', { name: 'p-x', key: FLAG }),
+        request('DELETE', { name: 'p-x', key: FLAG.toUpperCase() }),
         request('DELETE', { name: 'p-x', key: `${FLAG} ` }),
       ]) {
         const verdict = await verdictFor(who, entry, req);
-        expect(verdict.allow, `${who.username} ${req.query.get('key') ?? JSON.stringify(req.body)}`).toBe(false);
+        expect(verdict.allow, `${who.username} ${JSON.stringify(req.body)}`).toBe(false);
       }
+      // MLflow reads a DELETE's JSON body only: the flag named in the query alone is refused outright.
+      await expect(verdictFor(who, entry, request('DELETE', undefined, `name=p-x&key=${FLAG}`))).rejects.toMatchObject({ status: 400 });
     }
     // Any other tag: MANAGE on the prompt is enough.
-    expect((await verdictFor(promptManager, entry, request('DELETE', undefined, 'name=p-x&key=team'))).allow).toBe(true);
+    expect((await verdictFor(promptManager, entry, request('DELETE', { name: 'p-x', key: 'team' }))).allow).toBe(true);
   });
 
   it('other tags still need EDIT only; MANAGE on both sides may change the flag', async () => {
