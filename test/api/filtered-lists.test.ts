@@ -72,6 +72,7 @@ beforeAll(async () => {
       const ids = get ? u.searchParams.getAll('experiment_ids') : ((bodyOf(r.body).experiment_ids as string[] | undefined) ?? []);
       return ids.length > 0 ? { status: 200, body: {} } : { status: 200, body: { datasets: [{ dataset_id: 'd-hidden', name: 'acme-merger-evals' }] } };
     }
+    if (u.pathname.endsWith('/scorers/online-configs')) return { status: 200, body: { configs: [{ experiment_id: '2', scorer_id: 's2', sample_rate: 1 }] } };
     if (u.pathname.endsWith('/review-queues/list')) return { status: 200, body: { review_queues: [{ queue_id: 'q', experiment_id: '1', users: ['carol'] }] } };
     if (u.pathname.endsWith('/experiment-ids')) return { status: 200, body: { experiment_ids: u.pathname.includes('d-mine') ? ['1'] : ['2'] } };
     return { status: 200, body: {} };
@@ -183,6 +184,12 @@ describe('a list emptied of hidden rows answers like one MLflow found empty', ()
     } finally {
       datasetRows = undefined;
     }
+  });
+
+  it('scorers/online-configs: configs of experiments bob cannot read are left out, not answered as `[]`', async () => {
+    const r = await asBob('get', '/api/3.0/mlflow/scorers/online-configs?scorer_ids=s2');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({});
   });
 
   it('review-queues/list: the queues bob is not assigned to are left out, not answered as `[]`', async () => {

@@ -65,7 +65,8 @@ const flipAttack = ({ from, how, label, send }: Flip): Attack => ({
     const wasPrompt = from === 'prompt';
     await send(ctx, name);
     if ((await isPromptNow(ctx, name)) !== wasPrompt) ctx.flag(`mallory flipped '${name}' from ${from} to ${other}`);
-    const deleted = await ctx.attack('DELETE', `${V2}/registered-models/delete`, { query: { name } });
+    // MLflow reads a DELETE's JSON body (a query-only name is a 400 before MLflow).
+    const deleted = await ctx.attack('DELETE', `${V2}/registered-models/delete`, { body: { name } });
     if (deleted.status === 200 || (await isPromptNow(ctx, name)) === undefined) ctx.flag(`mallory deleted '${name}', on which she held EDIT`);
   },
 });
