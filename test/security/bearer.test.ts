@@ -75,7 +75,7 @@ beforeAll(async () => {
       FLOWGATE_UPSTREAM_URL: mlflow.url,
       FLOWGATE_BEARER_ISSUERS: JSON.stringify([
         { issuer: a.issuer, audience: AUD, jwks_cooldown_seconds: 1 },
-        { issuer: b.issuer, audience: [AUD, 'other'], jwks_url: b.jwksUrl },
+        { issuer: b.issuer, audience: [AUD, 'other'], jwks_url: b.jwksUrl, username_claim: ['preferred_username', 'email'] },
         { kind: 'kubernetes', issuer: K8S_ISSUER, audience: AUD, jwks_file: jwksFile },
       ]),
     },
@@ -231,6 +231,14 @@ describe('a name claim never takes over', () => {
     await expectRefused(await a.sign(claims(a.issuer, { sub: 'carol-twin', preferred_username: 'carol' })), 'another sub at A');
     // The bound account keeps its principal whatever name it sends later.
     expect((await me(await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'carol-renamed', groups: ['team-c'] }))))?.username).toBe('carol');
+  });
+  it('not by an email address its issuer has not verified; a linked account keeps its principal whatever name it sends later', async () => {
+    expect(await expectRefused(await b.sign(claims(b.issuer, { sub: 'mallory-sub', email: 'newhire@corp.example', email_verified: false })), 'unverified email')).toMatch(/not verified/);
+    expect(await expectRefused(await b.sign(claims(b.issuer, { sub: 'mallory-sub', email: 'newhire@corp.example' })), 'email_verified absent')).toMatch(/not verified/);
+    expect((await me(await b.sign(claims(b.issuer, { sub: 'newhire-sub', email: 'newhire@corp.example', email_verified: true }))))?.username).toBe('newhire@corp.example');
+    // carol is bound to (A, carol-sub): a name flowgate would not make still reaches her, and an address unverified since changes nothing.
+    expect((await me(await a.sign(claims(a.issuer, { sub: 'carol-sub', preferred_username: 'Carol Renamed' }))))?.username).toBe('carol');
+    expect((await me(await b.sign(claims(b.issuer, { sub: 'newhire-sub', email: 'newhire@elsewhere.example', email_verified: false }))))?.username).toBe('newhire@corp.example');
   });
   it('an administrator unlinking the principal ends its tokens, already verified or not', async () => {
     const token = await a.sign(claims(a.issuer, { sub: 'dave-sub', preferred_username: 'dave' }));
