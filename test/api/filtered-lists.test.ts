@@ -186,10 +186,10 @@ describe('a list emptied of hidden rows answers like one MLflow found empty', ()
     }
   });
 
-  it('scorers/online-configs: configs of experiments bob cannot read are left out, not answered as `[]`', async () => {
+  it('scorers/online-configs: configs of experiments bob cannot read leave `configs: []`, as MLflow answers none (plain JSON, not protobuf)', async () => {
     const r = await asBob('get', '/api/3.0/mlflow/scorers/online-configs?scorer_ids=s2');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({});
+    expect(r.body).toEqual({ configs: [] });
   });
 
   it('review-queues/list: the queues bob is not assigned to are left out, not answered as `[]`', async () => {

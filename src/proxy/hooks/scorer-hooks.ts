@@ -172,10 +172,8 @@ export const filterOnlineConfigs: Hook = ({ principal, req, hook }, ctx) => {
             return scorer !== undefined && (await may([scorer]));
           }),
         );
-        const kept = answer.configs.filter((_, i) => keep[i]);
-        // MLflow's protobuf JSON leaves an empty list out: `[]` would say configs were withheld.
-        if (kept.length > 0) answer.configs = kept;
-        else delete answer.configs;
+        // Kept as `[]` when empty: this answer is MLflow's plain JSON (`json.dumps`), which lists an empty one.
+        answer.configs = answer.configs.filter((_, i) => keep[i]);
       },
       REWRITTEN_ANSWER_MAX_BYTES,
       hookFailed(ctx, hook),
