@@ -111,14 +111,13 @@ const DATASET_SEARCH: Omit<SearchKind, 'refsOf'> = { itemsKey: 'datasets', offse
  */
 export const filterFoundDatasets: Hook = (call, ctx) =>
   searchAnswer(
-    {
-      ...DATASET_SEARCH,
-      refsOf: async (item) => {
+    Object.assign({}, DATASET_SEARCH, {
+      refsOf: async (item: unknown) => {
         const id = obj(item).dataset_id;
         if (typeof id !== 'string' || id === '') return [];
         return (await ctx.lookups.experimentsOfDataset(id)).map(experimentRef);
       },
-    },
+    }),
     call,
     ctx,
   );
