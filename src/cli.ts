@@ -25,8 +25,8 @@ Usage:
                                           the same with no token nor Secret: pods use their projected service-account token
   flowgate policy export | apply FILE [--dry-run] [--prune]
                                           users, groups, grants as a YAML file (never tokens)
-  flowgate store copy --from sqlite:PATH --to postgres://…
-                                          move a store into a new PostgreSQL database, verified by counts
+  flowgate store copy --from sqlite:PATH [--to postgres://…]
+                                          move a store into a new PostgreSQL database (the configured one by default), verified by counts
   flowgate import mlflow-basic-auth|mlflow-oidc-auth --from DATABASE_URI [--dry-run] [--merge-existing] [--force]
                                           users, passwords, roles, groups and grants of MLflow's basic-auth or mlflow-oidc-auth, into the configured store
   flowgate --version                      print the version
@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
     // (verified TLS) and the FLOWGATE_DATABASE_* timeouts, from the validated configuration.
     const config = values.help ? loadConfig({}) : configFrom(process.env);
     if (config === undefined) return 78;
-    return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t), config.postgres);
+    return runStoreCopy(argv.slice(argv.indexOf('copy') + 1), (t) => process.stdout.write(t), (t) => process.stderr.write(t), config.postgres, config.databaseUrl);
   }
   if (command === 'import') {
     const args = argv.slice(argv.indexOf('import') + 1);

@@ -7,7 +7,10 @@ import { copyStore, TargetNotEmptyError } from '../store/copy.js';
 import type { Sql } from '../store/sql.js';
 import { openStore, redactedUrl } from '../store/store.js';
 
-const USAGE = 'usage: flowgate store copy --from sqlite:PATH --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [--json]\n';
+const USAGE =
+  'usage: flowgate store copy --from sqlite:PATH [--to postgres://USER:PASSWORD@HOST:PORT/DATABASE] [--json]\n' +
+  '  --to defaults to the store flowgate serves from (FLOWGATE_DATABASE_URL or FLOWGATE_DATABASE_URL_FILE),\n' +
+  '  which keeps the password off the command line\n';
 
 /** A command line this command cannot follow (exit 2). */
 class UsageError extends Error {}
@@ -41,10 +44,18 @@ async function openLocation(location: string, side: 'from' | 'to', postgres: Con
  * a snapshot, left as it was (an older flowgate serving from it keeps its schema); changes made after
  * the snapshot are not copied, so stop flowgates writing to the source first. A PostgreSQL side is
  * reached as `serve` reaches the store: `postgres` is the validated config's (FLOWGATE_DATABASE_CA_FILE:
- * verified TLS). Exit 0 copied and verified, 1 failed (nothing was written), 2 usage (a source SQLite
- * file that does not exist included).
+ * verified TLS). Without `--to` the target is `configuredUrl`, the store `serve` would use: in a pod its
+ * URL is a mounted file, and a password typed as an argument is visible to every process list.
+ * Exit 0 copied and verified, 1 failed (nothing was written), 2 usage (a source SQLite file that does
+ * not exist included).
  */
-export async function runStoreCopy(args: string[], out: (text: string) => void, err: (text: string) => void, postgres: Config['postgres']): Promise<number> {
+export async function runStoreCopy(
+  args: string[],
+  out: (text: string) => void,
+  err: (text: string) => void,
+  postgres: Config['postgres'],
+  configuredUrl?: string,
+): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({ args, options: { from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
@@ -56,15 +67,20 @@ export async function runStoreCopy(args: string[], out: (text: string) => void, 
     out(USAGE);
     return 0;
   }
-  if (!values.from || !values.to) {
-    err(`flowgate: --from and --to are required\n${USAGE}`);
+  const target = values.to ?? configuredUrl;
+  if (!values.from) {
+    err(`flowgate: --from is required\n${USAGE}`);
+    return 2;
+  }
+  if (!target) {
+    err(`flowgate: --to is required when neither FLOWGATE_DATABASE_URL nor FLOWGATE_DATABASE_URL_FILE is set\n${USAGE}`);
     return 2;
   }
   let from: Opened | undefined;
   let to: Opened | undefined;
   try {
     from = await openLocation(values.from, 'from', postgres);
-    to = await openLocation(values.to, 'to', postgres);
+    to = await openLocation(target, 'to', postgres);
     const report = await copyStore(from.sql, to.sql);
     if (values.json) out(`${JSON.stringify({ from: from.name, to: to.name, ...report })}\n`);
     else {

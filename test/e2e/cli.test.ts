@@ -32,7 +32,7 @@ describe('the flowgate command', () => {
     expect(users.stdout).not.toMatch(/convert-envoyfilter/);
     const copy = await run(['store', 'copy', '--help']);
     expect(copy.code).toBe(0);
-    expect(copy.stdout).toMatch(/flowgate store copy --from sqlite:PATH --to postgres:/);
+    expect(copy.stdout).toMatch(/flowgate store copy --from sqlite:PATH \[--to postgres:/);
     const store = await run(['store']);
     expect(store.code).toBe(2);
     expect(store.stderr).toMatch(/flowgate store copy/);

@@ -1,18 +1,21 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStoreCopy } from '../../src/commands/store-copy.js';
 import { loadConfig } from '../../src/config.js';
 import { STORE_TABLES, TABLES_NOT_COPIED } from '../../src/store/copy.js';
 import { openSqliteStore } from '../../src/store/database.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { openStore } from '../../src/store/store.js';
+import { openStore, redactedUrl } from '../../src/store/store.js';
 import { startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
 /** How flowgate reaches PostgreSQL with no FLOWGATE_DATABASE_* set (test/store/postgres-tls.test.ts: with a CA). */
 const PG = loadConfig({}).postgres;
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 let server: PostgresServer;
 let dir: string;
 beforeAll(async () => {
@@ -188,6 +191,36 @@ describe('flowgate store copy', () => {
   it('answers a usage error with exit 2', async () => {
     const err: string[] = [];
     expect(await runStoreCopy(['--from', 'sqlite:x'], () => undefined, (t) => err.push(t), PG)).toBe(2);
-    expect(err.join('')).toMatch(/--from and --to are required/);
+    expect(err.join('')).toMatch(/--to is required when neither FLOWGATE_DATABASE_URL nor FLOWGATE_DATABASE_URL_FILE is set/);
+    err.length = 0;
+    expect(await runStoreCopy(['--to', 'postgres://x@127.0.0.1:1/x'], () => undefined, (t) => err.push(t), PG, 'postgres://y@127.0.0.1:1/y')).toBe(2);
+    expect(err.join('')).toMatch(/--from is required/);
+  });
+
+  it('copies into the configured store when --to is left out: the URL is read from FLOWGATE_DATABASE_URL_FILE, never typed', async () => {
+    const path = join(dir, 'to-configured.db');
+    await (await sqliteStoreWithData(path)).close();
+    const url = await server.createDatabase();
+    const urlFile = join(dir, 'database-url');
+    writeFileSync(urlFile, `${url}\n`);
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [CLI, 'store', 'copy', '--from', `sqlite:${path}`, '--json'],
+        { env: { PATH: process.env.PATH ?? '', FLOWGATE_DATABASE_URL_FILE: urlFile }, timeout: 60_000 },
+        (e, stdout, stderr) => resolve({ code: e ? ((e as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { to: string; verified: boolean };
+    expect(report.verified).toBe(true);
+    expect(report.to).toBe(redactedUrl(url));
+    const target = await openStore({ dbPath: '', databaseUrl: url, watchMs: 0, postgres: PG });
+    try {
+      expect(await target.sql.get('SELECT count(*) AS n FROM users')).toEqual({ n: 30 });
+    } finally {
+      await target.close();
+    }
   });
 });
