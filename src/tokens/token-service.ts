@@ -1,4 +1,5 @@
 import type { AuditLog } from '../audit/audit-log.js';
+import { ConfigError } from '../config.js';
 import { badRequest, conflict, FlowgateError, notFound } from '../errors.js';
 import type { Sql } from '../store/sql.js';
 import { DEFAULT_TOKEN_DAYS, resolveExpiration } from './expiration.js';
@@ -240,15 +241,16 @@ export function createTokenService(deps: {
 export type TokenService = ReturnType<typeof createTokenService>;
 
 /** The start's refusal of a configured token the store holds as revoked: names the setting and when, never the token. */
-function revokedBootstrapToken(username: string, revokedAt: number | string | null): Error {
+function revokedBootstrapToken(username: string, revokedAt: number | string | null): ConfigError {
   const at = revokedAt === null ? NaN : Number(revokedAt);
   const when = Number.isFinite(at) ? ` on ${new Date(at).toISOString()}` : '';
-  return new Error(
+  // A configuration problem found only at start: `flowgate serve` exits 78 (EX_CONFIG), as for any other.
+  return new ConfigError([
     `FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE: the configured token of the bootstrap admin '${username}' was revoked${when} ` +
       '(replaced by a newer configured token, or revoked through the admin API), and a revoked token never becomes valid again. ' +
       'This setting is outdated: set it to the current token, or to a new one (at least 32 characters, e.g. `openssl rand -hex 32`), ' +
       'and start flowgate again. Nothing was changed.',
-  );
+  ]);
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logging.js';
 import { startFlowgate, type Flowgate } from '../../src/main.js';
 import type { Sql } from '../../src/store/sql.js';
@@ -137,7 +137,9 @@ const auditActions = async (fg: Flowgate): Promise<string[]> =>
 /** The refusal: names the setting and the admin, never a token or its hash, in the error or the logs. */
 function expectRefused(s: Started): void {
   expect(s.fg, 'flowgate started with a revoked configured token').toBeUndefined();
-  expect(s.error?.message).toMatch(/^FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE: the configured token of the bootstrap admin 'admin' was revoked on \d{4}-/);
+  // A ConfigError is what `flowgate serve` turns into exit 78 (EX_CONFIG): the setting is outdated, nothing crashed.
+  expect(s.error).toBeInstanceOf(ConfigError);
+  expect(s.error?.message).toMatch(/^invalid configuration:\n {2}- FLOWGATE_ADMIN_TOKEN or FLOWGATE_ADMIN_TOKEN_FILE: the configured token of the bootstrap admin 'admin' was revoked on \d{4}-/);
   expect(s.error?.message).toContain('never becomes valid again');
   for (const secret of [T1, T2, T3, hashToken(T1), hashToken(T2), hashToken(T3)]) {
     expect(s.error?.message).not.toContain(secret);
