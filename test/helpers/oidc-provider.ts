@@ -19,6 +19,9 @@ export interface TestAccount {
   roles: string[];
   /** The `preferred_username` claim when it is not `username` (which stays the login name and `sub`). */
   preferredUsername?: string;
+  /** The `email` claim (scope `email`), with `email_verified` as given (left out when undefined). */
+  email?: string;
+  emailVerified?: boolean;
 }
 
 export const CLIENT = { id: 'flowgate', secret: 'flowgate-test-client-secret-0123456789' };
@@ -91,10 +94,11 @@ export async function startOidcProvider(o: {
     claims: {
       openid: ['sub'],
       profile: ['name', 'preferred_username'],
+      email: ['email', 'email_verified'],
       groups: ['groups'],
       roles: ['realm_access'],
     },
-    scopes: ['openid', 'profile', 'groups', 'roles'],
+    scopes: ['openid', 'profile', 'email', 'groups', 'roles'],
     conformIdTokenClaims: !o.claimsInIdToken,
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
@@ -109,6 +113,8 @@ export async function startOidcProvider(o: {
           name: a.name,
           groups: [...a.roles],
           realm_access: { roles: [...a.roles] },
+          ...(a.email === undefined ? {} : { email: a.email }),
+          ...(a.emailVerified === undefined ? {} : { email_verified: a.emailVerified }),
         }),
       };
     },
@@ -119,7 +125,7 @@ export async function startOidcProvider(o: {
       const existing = session.grantIdFor(client.clientId);
       if (existing) return p.Grant.find(existing);
       const grant = new p.Grant({ clientId: client.clientId, accountId: session.accountId });
-      grant.addOIDCScope('openid profile groups roles');
+      grant.addOIDCScope('openid profile email groups roles');
       await grant.save();
       return grant;
     },
