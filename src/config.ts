@@ -89,6 +89,7 @@ const envSchema = z.object({
   FLOWGATE_OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
   FLOWGATE_OIDC_USERNAME_CLAIM: z.string().min(1).default('preferred_username'),
   FLOWGATE_OIDC_DISPLAY_NAME_CLAIM: z.string().min(1).default('name'),
+  FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL: bool.default(false),
   FLOWGATE_OIDC_ADMIN_ROLE: z.string().min(1).optional(),
   FLOWGATE_OIDC_ALLOWED_ROLES: list.optional(),
   /** JSON array of the issuers whose JWTs are accepted as Bearer tokens (src/bearer/config.ts). */
@@ -182,6 +183,8 @@ export interface OidcConfig {
   readonly scopes: string;
   readonly groupsClaim: string;
   readonly usernameClaim: string;
+  /** With the name from `email`: an address the provider has not verified names its user too (providers that never send email_verified). */
+  readonly allowUnverifiedEmail: boolean;
   readonly displayNameClaim: string;
   readonly adminRole: string | undefined;
   readonly allowedRoles: readonly string[] | undefined;
@@ -379,6 +382,7 @@ export function loadConfig(env: Env, readFile: (path: string) => string = (p) =>
       scopes: e.FLOWGATE_OIDC_SCOPES,
       groupsClaim: e.FLOWGATE_OIDC_GROUPS_CLAIM,
       usernameClaim: e.FLOWGATE_OIDC_USERNAME_CLAIM,
+      allowUnverifiedEmail: e.FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL,
       displayNameClaim: e.FLOWGATE_OIDC_DISPLAY_NAME_CLAIM,
       adminRole: e.FLOWGATE_OIDC_ADMIN_ROLE,
       allowedRoles: e.FLOWGATE_OIDC_ALLOWED_ROLES,

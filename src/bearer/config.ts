@@ -52,6 +52,8 @@ const oidcIssuer = z.strictObject({
   ...common,
   /** Tried in order, the first present names the principal: a person's `preferred_username`, a client's `client_id`/`azp`, then `sub`. */
   username_claim: nonEmptyList(claimPath).default(['preferred_username', 'client_id', 'azp', 'sub']),
+  /** A name read from `email` names its user even when the issuer has not verified the address (issuers that never send email_verified). */
+  insecure_allow_unverified_email: z.boolean().default(false),
   /** Where the groups are (a dotted path); `null`: memberships are left to administrators. */
   groups_claim: claimPath.nullable().default('groups'),
   /** Principals first seen through this issuer are service accounts (clients), not persons. */

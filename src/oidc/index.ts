@@ -76,8 +76,14 @@ export function createOidc(d: OidcDeps): OidcModule {
     });
   provider.warmUp?.();
   const pending = createPendingLogins(d.sql, LOGIN_TTL_MS, d.now);
+  if (d.config.usernameClaim === EMAIL_CLAIM && d.config.allowUnverifiedEmail)
+    d.logger.warn(
+      { setting: 'FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL' },
+      "user names are email addresses the identity provider need not have verified: anyone who can set an address there can sign in as the user of that name, unless the provider only lets its own domain's verified addresses be set",
+    );
   const provisionOptions = {
     usernameClaim: d.config.usernameClaim,
+    allowUnverifiedEmail: d.config.allowUnverifiedEmail,
     displayNameClaim: d.config.displayNameClaim,
     groupsClaim: d.config.groupsClaim,
     adminRole: d.config.adminRole,
@@ -97,7 +103,7 @@ export function createOidc(d: OidcDeps): OidcModule {
     sessionMaxAgeSeconds: Math.floor(d.absoluteMs / 1000),
     loginStarts: createRateLimiter(LOGIN_STARTS),
     // With the name from `email`, its `email_verified` is needed too: fetched from userinfo when the ID token lacks it.
-    neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim, ...(d.config.usernameClaim === EMAIL_CLAIM ? ['email_verified'] : [])],
+    neededClaims: [d.config.usernameClaim, d.config.displayNameClaim, d.config.groupsClaim, ...(d.config.usernameClaim === EMAIL_CLAIM && !d.config.allowUnverifiedEmail ? ['email_verified'] : [])],
     groupsClaim: d.config.groupsClaim,
     provision: async (claims) => {
       const result = await provisionLogin(d.sql, d.directory, d.principalWriter, provisionOptions, claims);

@@ -8,6 +8,8 @@ import { storableDisplayName } from '../principals/display-name.js';
 
 export interface ProvisionOptions {
   readonly usernameClaim: string;
+  /** FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL: an unverified address names its user too. */
+  readonly allowUnverifiedEmail?: boolean | undefined;
   readonly displayNameClaim: string;
   readonly groupsClaim: string;
   readonly adminRole: string | undefined;
@@ -78,7 +80,7 @@ export async function provisionLogin(sql: Sql, directory: Directory, writer: Pri
     if (!claimed) return { ok: false, reason: 'no_username' };
     if (!USERNAME.test(claimed)) return { ok: false, reason: 'bad_username', username: claimed };
     // An address the provider has not verified could be anyone's: it would take a user created ahead under it, or squat it.
-    if (o.usernameClaim === EMAIL_CLAIM && !emailVerified(claims)) return { ok: false, reason: 'unverified_email', username: claimed };
+    if (o.usernameClaim === EMAIL_CLAIM && !o.allowUnverifiedEmail && !emailVerified(claims)) return { ok: false, reason: 'unverified_email', username: claimed };
     if (o.clusterNames?.isUser(claimed)) return { ok: false, reason: 'name_taken', username: claimed, holder: 'kubernetes_name' };
     return undefined;
   };

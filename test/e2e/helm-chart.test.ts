@@ -526,7 +526,7 @@ describe('deploy/helm/flowgate: the two shapes', () => {
       valuesFile('ingress'),
       values({
         config: { defaultPermission: 'READ', createRequiresAdmin: true, logLevel: 'debug', maxBodyBytes: 4194304, lookupCacheTtlMs: 0, session: { idleMinutes: 30, absoluteHours: 8, cookieSecure: true } },
-        oidc: { allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email' },
+        oidc: { allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email', insecureAllowUnverifiedEmail: true },
         store: { postgres: { poolSize: 25, statementTimeoutMs: 2000, caSecret: { name: 'postgres-ca', key: 'ca.crt' } } },
         pageTokenKeySecret: { name: 'flowgate-page-token', key: 'key' },
         inference: { enabled: true },
@@ -548,7 +548,7 @@ describe('deploy/helm/flowgate: the two shapes', () => {
       postgres: { poolSize: 25, statementTimeoutMs: 2000, caCertificate: expect.stringContaining('CERTIFICATE') },
       admin: { username: 'mlflow-admin' },
     });
-    expect(config.oidc).toMatchObject({ allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email', groupsClaim: 'realm_access.roles', clientSecret: 'stand-in-secret' });
+    expect(config.oidc).toMatchObject({ allowedRoles: ['ml-users', 'ml-admins'], usernameClaim: 'email', allowUnverifiedEmail: true, groupsClaim: 'realm_access.roles', clientSecret: 'stand-in-secret' });
     expect(config.pageTokenKeys.current).toHaveLength(32);
     expect(config.inferenceApiKeys).toBe('stand-in-secret');
   });

@@ -22,20 +22,28 @@ const quiet = () => {};
 let mlflow: MlflowServer;
 let idp: TestProvider;
 let fg: OidcFlowgate;
+/** A second flowgate on the same provider, set with FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL. */
+let lax: OidcFlowgate;
 let base = '';
+let laxBase = '';
 let admin: Caller;
 
 beforeAll(async () => {
   mlflow = await startMlflowServer();
   const port = await freePort();
+  const laxPort = await freePort();
   base = `http://127.0.0.1:${port}`;
+  laxBase = `http://127.0.0.1:${laxPort}`;
+  const [strictClient, laxClient] = [flowgateClientAt(base), flowgateClientAt(laxBase)];
   idp = await startOidcProvider({
-    ...flowgateClientAt(base),
+    redirectUris: [...strictClient.redirectUris, ...laxClient.redirectUris],
+    postLogoutRedirectUris: [...strictClient.postLogoutRedirectUris, ...laxClient.postLogoutRedirectUris],
     accounts: [
       { username: 'idp-mallory', name: 'Mallory', roles: [], email: VICTIM, emailVerified: false },
       { username: 'idp-mallory-quiet', name: 'Mallory again', roles: [], email: VICTIM },
       { username: 'idp-mallory-string', name: 'Mallory, a string', roles: [], email: VICTIM, emailVerified: 'false' as unknown as boolean },
       { username: 'idp-victim', name: 'The victim', roles: [], email: VICTIM, emailVerified: true },
+      { username: 'idp-entra', name: 'Signs in where addresses are never verified', roles: [], email: 'entra@example.com' },
     ],
   });
   fg = await startOidcFlowgate(
@@ -48,10 +56,23 @@ beforeAll(async () => {
     port,
     mkdtempSync(join(tmpdir(), 'flowgate-email-name-')),
   );
+  lax = await startOidcFlowgate(
+    {
+      FLOWGATE_UPSTREAM_URL: mlflow.url,
+      FLOWGATE_OIDC_ISSUER_URL: idp.issuer,
+      FLOWGATE_OIDC_SCOPES: 'openid profile email groups roles',
+      FLOWGATE_OIDC_USERNAME_CLAIM: 'email',
+      FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL: 'true',
+    },
+    laxPort,
+    mkdtempSync(join(tmpdir(), 'flowgate-email-name-lax-')),
+  );
   admin = caller(base, adminAuth(), quiet);
 }, 300_000);
 
 afterAll(async () => {
+  await lax?.close();
+  if (lax) removeDir(lax.dir);
   await fg?.close();
   await idp?.close();
   await mlflow?.stop();
@@ -63,9 +84,9 @@ function ok(reply: Reply, what: string): any {
   return reply.json;
 }
 const asSession = (jar: CookieJar, path: string) => send(jar, base + path, { headers: { accept: 'application/json' } });
-async function signIn(login: string): Promise<{ jar: CookieJar; status: number; page: string }> {
+async function signIn(login: string, at = base): Promise<{ jar: CookieJar; status: number; page: string }> {
   const jar = new CookieJar();
-  const run = await loginWithFetch(jar, `${base}/flowgate/login`, login);
+  const run = await loginWithFetch(jar, `${at}/flowgate/login`, login);
   return { jar, status: run.final.status, page: await run.final.text() };
 }
 /** What a sign-in could change about the person created ahead: the record, grants, audit. */
@@ -108,5 +129,16 @@ describe('a name taken from the email claim', () => {
     expect(read.status).toBe(200);
     expect(((await read.json()) as { experiment: { experiment_id: string } }).experiment.experiment_id).toBe(experimentId);
     expect(await fg.store.sql.get('SELECT sign_in, oidc_subject FROM users WHERE username = ?', [VICTIM])).toEqual({ sign_in: 'oidc', oidc_subject: 'idp-victim' });
+  });
+
+  it('FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL (for providers that never send email_verified) lets an unconfirmed address sign in, and says so at start', async () => {
+    expect((await signIn('idp-entra')).status).toBe(403);
+    const { jar, status } = await signIn('idp-entra', laxBase);
+    expect(status).toBe(302);
+    const me = await send(jar, `${laxBase}/api/2.0/mlflow/permissions/users/current`, { headers: { accept: 'application/json' } });
+    expect(me.status).toBe(200);
+    expect(JSON.stringify(await me.json())).toContain('entra@example.com');
+    expect(lax.logs.join('')).toContain('FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL');
+    expect(fg.logs.join('')).not.toContain('FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL');
   });
 });

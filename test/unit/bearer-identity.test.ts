@@ -23,7 +23,7 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
-async function setup(usernameClaim: string[]) {
+async function setup(usernameClaim: string[], extra: Record<string, unknown> = {}) {
   const store = await freshStore();
   closers.push(store.close);
   const dir = mkdtempSync(join(tmpdir(), 'flowgate-bearer-identity-'));
@@ -38,7 +38,7 @@ async function setup(usernameClaim: string[]) {
   // A kubernetes issuer too: its names (`k8s.<namespace>.<name>`) are no other issuer's to take.
   const issuers = parseBearerIssuers(
     JSON.stringify([
-      { issuer: ISSUER, audience: 'mlflow', jwks_file: jwksFile, username_claim: usernameClaim },
+      { issuer: ISSUER, audience: 'mlflow', jwks_file: jwksFile, username_claim: usernameClaim, ...extra },
       { kind: 'kubernetes', issuer: 'https://k8s.example', audience: 'mlflow', jwks_file: jwksFile },
     ]),
     'X',
@@ -90,6 +90,15 @@ describe('a name from the email claim is taken only when its issuer verified the
     const w = await setup(['preferred_username', 'email']);
     expect(await w.call({ sub: 'dan-sub', preferred_username: 'dan', email: 'dan@corp.example', email_verified: false })).toMatchObject({ username: 'dan' });
     expect(await w.call({ sub: 'erin-sub', email: 'erin@corp.example', email_verified: false })).toMatchObject({ status: 401 });
+  });
+
+  it('an issuer set with insecure_allow_unverified_email names the user by any address it sends (issuers that never send email_verified)', async () => {
+    const w = await setup(['email'], { insecure_allow_unverified_email: true });
+    const carol = await w.directory.createUser({ username: 'carol@corp.example', displayName: 'Carol', isAdmin: false, isServiceAccount: false, signIn: 'oidc' });
+    expect(await w.call({ sub: 'carol-sub', email: 'carol@corp.example' })).toMatchObject({ userId: carol.id, username: 'carol@corp.example' });
+    expect(await w.call({ sub: 'frank-sub', email: 'frank@corp.example', email_verified: false })).toMatchObject({ username: 'frank@corp.example' });
+    // The other name checks still hold.
+    expect(await w.call({ sub: 'gus-sub', email: 'not an address' })).toMatchObject({ status: 401 });
   });
 });
 

@@ -215,6 +215,10 @@ as flowgate's own configuration errors would at start (src/config.ts), but befor
       value: {{ $v.oidc.groupsClaim | quote }}
     - name: FLOWGATE_OIDC_USERNAME_CLAIM
       value: {{ $v.oidc.usernameClaim | quote }}
+    {{- if $v.oidc.insecureAllowUnverifiedEmail }}
+    - name: FLOWGATE_OIDC_INSECURE_ALLOW_UNVERIFIED_EMAIL
+      value: "true"
+    {{- end }}
     - name: FLOWGATE_OIDC_DISPLAY_NAME_CLAIM
       value: {{ $v.oidc.displayNameClaim | quote }}
     {{- with $v.oidc.adminRole }}
