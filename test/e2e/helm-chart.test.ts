@@ -557,7 +557,7 @@ describe('deploy/helm/flowgate: the two shapes', () => {
 describe('deploy/helm/flowgate: bearer issuers', () => {
   /** An identity provider's machine clients and a cluster whose keys come from a ConfigMap (docs/machine-identity.md). */
   const issuers = [
-    { issuer: 'https://keycloak.example.com/realms/ml', audience: 'mlflow', service_accounts: true, username_claim: ['client_id', 'azp'], groups_claim: 'realm_access.roles', required_groups: ['ml-pipelines'] },
+    { issuer: 'https://keycloak.example.com/realms/ml', audience: 'mlflow', service_accounts: true, username_claim: ['client_id', 'azp'], groups_claim: 'realm_access.roles', required_groups: ['ml-pipelines'], insecure_allow_unverified_email: true },
     {
       kind: 'kubernetes',
       issuer: 'https://kubernetes.default.svc.cluster.local',
@@ -598,6 +598,7 @@ describe('deploy/helm/flowgate: bearer issuers', () => {
     ['a key spelt as the chart spells its own', [{ issuer: 'https://idp.example.com', audience: 'mlflow', usernameClaim: 'azp' }], /usernameClaim/],
     ['no audience', [{ issuer: 'https://idp.example.com' }], /audience/],
     ['a name claim on a cluster', [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', username_claim: 'sub' }], /bearer\/issuers\/0\/username_claim/],
+    ['unverified addresses on a cluster', [{ kind: 'kubernetes', issuer: 'https://k8s.example.com', audience: 'mlflow', insecure_allow_unverified_email: true }], /bearer\/issuers\/0\/insecure_allow_unverified_email/],
     ['both a JWKS URL and file', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'https://idp.example.com/keys', jwks_file: '/etc/flowgate/bearer-keys/k.json' }], /bearer\/issuers\/0/],
     ['a plain-http JWKS URL off loopback', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'http://idp.example.com/keys' }], /bearer\/issuers\/0\/jwks_url/],
     ['a plain-http JWKS URL on a name that starts like loopback', [{ issuer: 'https://idp.example.com', audience: 'mlflow', jwks_url: 'http://127.0.0.1.evil.example/keys' }], /bearer\/issuers\/0\/jwks_url/],
