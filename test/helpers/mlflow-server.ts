@@ -248,6 +248,17 @@ faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
  * server, so the FastAPI-only routes such as OTLP exist); job execution off for a fast start.
  */
 export async function startMlflowServer(options: StartOptions = {}): Promise<MlflowServer> {
+  // A free port is picked before MLflow binds it: another test's server may take it in between.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (e) {
+      if (options.port !== undefined || attempt >= 3 || !/address already in use|Errno 98/i.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function startOnce(options: StartOptions): Promise<MlflowServer> {
   const venv = options.venv ?? (await mlflowVenv(options.version));
   const dir = await mkdtemp(join(tmpdir(), 'flowgate-mlflow-'));
   const artifactsDir = join(dir, 'artifacts');
