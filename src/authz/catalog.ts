@@ -83,6 +83,11 @@ const authenticated = (method: HttpMethod, pattern: string, after?: AfterHook) =
  * the job worker or online scoring calls them from MLflow's own process, where flowgate decides nothing.
  */
 const useJudgeEndpoints = (field: string) => ({ id: { kind: 'judge_endpoints', field, from: 'body' } as IdSource, need: 'use' as const });
+/**
+ * READ on the experiment of every trace the MemAlign judges of serialized scorers recall (`episodic_trace_ids`):
+ * the worker loads them by id, unseen, into its judge's prompt.
+ */
+const readJudgeTraces = (field: string) => ({ id: { kind: 'judge_traces', field, from: 'body' } as IdSource, need: 'read' as const });
 /** The registered scorers a GenAI evaluation loads (`scorer_versions` beside `serialized_scorers`), or their stored judges' endpoints. */
 const registeredScorers = (yields: 'scorers' | 'judge_endpoints'): IdSource => ({
   kind: 'registered_scorers',
@@ -306,7 +311,7 @@ const genaiRoutes = [
   // changes that scorer: EDIT on it too. The registrant of a new scorer gets MANAGE on it.
   {
     ...onExperiment('POST', `${V3}/scorers/register`, 'edit'),
-    also: [{ id: SCORER_IN_BODY, need: 'edit' as const, resource: SCORER, clientChosen: true as const }, useJudgeEndpoints('serialized_scorer')],
+    also: [{ id: SCORER_IN_BODY, need: 'edit' as const, resource: SCORER, clientChosen: true as const }, useJudgeEndpoints('serialized_scorer'), readJudgeTraces('serialized_scorer')],
     after: 'grant_creator_scorer' as const,
   },
   // With an experiment_id, READ on it answers all its scorers (MLflow's rule); without one (every
@@ -678,6 +683,7 @@ const ajaxOnlyRoutes = [
     also: [
       { id: { kind: 'scorer', field: 'scorer_name', experiment: 'experiment_id', from: 'body' } as IdSource, need: 'read' as const },
       useJudgeEndpoints('serialized_scorer'),
+      readJudgeTraces('serialized_scorer'),
       {
         id: { kind: 'registered_scorers', shape: 'one', field: 'scorer_name', versions: 'scorer_version', experiment: 'experiment_id', from: 'body', yields: 'judge_endpoints' } as IdSource,
         need: 'use' as const,
@@ -692,6 +698,7 @@ const ajaxOnlyRoutes = [
     ...startsJobs(onExperiment('POST', `${AJAX_V3}/genai/evaluate/invoke`, 'edit')),
     also: [
       useJudgeEndpoints('serialized_scorers'),
+      readJudgeTraces('serialized_scorers'),
       { id: registeredScorers('scorers'), need: 'read' as const, resource: SCORER },
       { id: registeredScorers('judge_endpoints'), need: 'use' as const },
     ],

@@ -84,3 +84,28 @@ export function judgeEndpoints(serializedScorer: string, field: string): string[
   walk(parsedJson(serializedScorer, field), 0);
   return [...found];
 }
+
+/**
+ * The traces a serialized scorer's MemAlign judges recall (`episodic_trace_ids`, at any depth: a judge
+ * inside an ensemble, or aligned on top of another). The job worker loads each by id (`mlflow.get_trace`)
+ * from MLflow's own process and puts its inputs, outputs and feedback into the prompt its judge's model
+ * gets, so the request that hands the judge over is where READ on each trace is checked. Anything but a
+ * list of strings there is a 400: MLflow would read it some other way (a string, one id per character).
+ */
+export function judgeTraceIds(serializedScorer: string, field: string): string[] {
+  const found = new Set<string>();
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > 32) throw badRequest(`Invalid value for parameter '${field}': nested too deeply`);
+    if (Array.isArray(node)) return node.forEach((item) => walk(item, depth + 1));
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== 'episodic_trace_ids') walk(value, depth + 1);
+      else if (value === null) continue;
+      else if (!Array.isArray(value) || !value.every((id) => typeof id === 'string' && id !== ''))
+        throw badRequest(`Invalid value for 'episodic_trace_ids' in '${field}': a list of trace ids`);
+      else for (const id of value as string[]) found.add(id);
+    }
+  };
+  walk(parsedJson(serializedScorer, field), 0);
+  return [...found];
+}

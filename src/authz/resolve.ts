@@ -3,7 +3,7 @@ import { EXPERIMENT, GATEWAY_ENDPOINT, type GatewayKind, isModelKind, MCP_SERVER
 import { mcpServerNameProblem } from '../resources/mcp-server-identity.js';
 import { scorerId, scorerNameProblem } from '../resources/scorer-identity.js';
 import { organizationProblem, skillId, skillNameProblem } from '../resources/skill-identity.js';
-import { judgeEndpoints, reflectionEndpoint, sourcePromptName } from './job-inputs.js';
+import { judgeEndpoints, judgeTraceIds, reflectionEndpoint, sourcePromptName } from './job-inputs.js';
 import { LATEST_OF_EACH, latestOfEach, registeredScorersOf, type RegisteredScorer } from './registered-scorers.js';
 import type { readOtlpExport } from './otlp-trace-ids.js';
 import { PROMPT_TAG, type MlflowLookups } from './mlflow-lookups.js';
@@ -299,6 +299,8 @@ export function readField(id: IdSource, request: ResolveRequest): string[] {
     }
     case 'judge_endpoints':
       return [...new Set(readMany(request, id.from, id.field).flatMap((text) => judgeEndpoints(text, id.field)))];
+    case 'judge_traces':
+      return [...new Set(readMany(request, id.from, id.field).flatMap((text) => judgeTraceIds(text, id.field)))];
     case 'registered_scorers':
       // The names; which endpoints their stored judges call takes a look-up (resolve).
       return [...new Set(registeredScorersNamed(id, request).map((s) => s.name))];
@@ -715,6 +717,7 @@ export function createResourceResolver(lookups: MlflowLookups, options: Resolver
       case 'trace_id':
         return experimentRefs([await lookups.experimentOfTrace(requireOne(id, request))]);
       case 'trace_ids':
+      case 'judge_traces':
         return experimentRefs(await Promise.all(requireMany(id, request).map((t) => lookups.experimentOfTrace(t))));
       case 'model_name':
         return modelRefs(entry, request, requireOne(id, request));

@@ -68,6 +68,8 @@ export type IdSource =
   | { readonly kind: 'reflection_endpoint'; readonly field: string; readonly from: IdLocation }
   /** The AI-gateway endpoints the judges of serialized scorers (JSON texts under `field`) call: `model` values `gateway:/<endpoint>`. */
   | { readonly kind: 'judge_endpoints'; readonly field: string; readonly from: IdLocation }
+  /** The traces the MemAlign judges of serialized scorers (JSON texts under `field`) recall by id (`episodic_trace_ids`): their experiments. */
+  | { readonly kind: 'judge_traces'; readonly field: string; readonly from: IdLocation }
   | { readonly kind: 'usage_experiment'; readonly field: 'name'; readonly from: 'body'; readonly on: 'create' | 'update' }
   /**
    * A scorer, named by its name (`field`) within the experiment `experiment` names, both read where

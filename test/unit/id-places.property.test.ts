@@ -20,10 +20,10 @@ type Located = Exclude<IdSource, { kind: 'none' | 'otlp_trace_ids' }>;
  */
 const PATH_ONLY = new Set<IdSource['kind']>(['mcp_server', 'skill', 'skills_registered']);
 /**
- * An optimizer config's reflection endpoint and a judge's endpoints are inside JSON texts, not fields of their own: their copies under
- * both spellings must agree like any field's (test/security/jobs.test.ts sends them apart).
+ * An optimizer config's reflection endpoint and a judge's endpoints and recalled traces are inside JSON texts, not fields of their
+ * own: their copies under both spellings must agree like any field's (test/security/jobs.test.ts sends them apart).
  */
-const EMBEDDED = new Set<IdSource['kind']>(['reflection_endpoint', 'judge_endpoints', 'registered_scorers']);
+const EMBEDDED = new Set<IdSource['kind']>(['reflection_endpoint', 'judge_endpoints', 'judge_traces', 'registered_scorers']);
 const idsOf = (row: RouteEntry): Located[] =>
   [row.id, ...(row.also ?? []).filter((a) => !a.clientChosen).map((a) => a.id)].filter(
     (id): id is Located =>
