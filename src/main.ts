@@ -53,13 +53,13 @@ import { createWorkspaceMode } from './workspaces/workspace-mode.js';
 import { createWorkspaceStanding } from './workspaces/standing.js';
 import { createWorkspaceGroupRules } from './workspaces/group-rules.js';
 import { createRuleGrantsGiven } from './workspaces/rule-grants-given.js';
-import { basicTokenLoader } from './proxy/authenticate.js';
+import { basicTokenLoader, createAuthenticator } from './proxy/authenticate.js';
 import { createForwarder } from './proxy/forward.js';
 import { preflightRoute } from './proxy/cors-preflight.js';
 import { createReadiness } from './proxy/health.js';
 import { createDecisionLog, decisionLogDestination, jsonLineSink } from './proxy/decision-log.js';
 import { createRequestLog } from './proxy/request-log.js';
-import { countedAuthentication, createRequestMetrics } from './proxy/request-metrics.js';
+import { countedAuthentication, createRequestMetrics, type NamedLoader } from './proxy/request-metrics.js';
 import { hasNumericId } from './resources/kinds.js';
 import { createCloser, type Closer } from './start/closer.js';
 import { listenPublic } from './start/public-server.js';
@@ -377,7 +377,6 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
     oidcSignIn: config.oidc !== undefined,
     explain: explainer,
     principalOf: (userId) => principals.principal(userId, 'basic'),
-    principalNow: (userId, via) => principals.principal(userId, via),
     pruneOrphans: (actor, dryRun) => pruneOrphanGrants({ grants, writer: grantWriter, exists: mlflowExistence(upstreamJson), actor, dryRun }),
     setUserActive,
     clusterNames: clusterNamesOf(config.bearer),
@@ -426,25 +425,31 @@ async function open(config: Config, options: StartOptions, logger: Logger, close
   const requestMetrics = createRequestMetrics(metrics);
   let openapiDocument: string | undefined;
   const forwarder = createForwarder(mlflow);
+  // The credentials a request may carry, in the order they are tried (Basic wins over a session cookie).
+  const credentialLoaders: readonly NamedLoader[] = [
+    ['basic', basicTokenLoader(verifier, principals, legacyPasswords)],
+    ...(bearer ? [['bearer', bearer.loader] as const] : []),
+    ...(sessionCredential ? [['session', sessionCredential] as const] : []),
+  ];
   const listener = createRequestListener({
     basePath: config.basePath,
     trustedRequestIdHeader: config.trustedRequestIdHeader,
     ...(config.oidc?.redirectUrl !== undefined ? { externalOrigin: new URL(config.oidc.redirectUrl).origin } : {}),
     logger,
-    authenticate: countedAuthentication(
-      [
-        ['basic', basicTokenLoader(verifier, principals, legacyPasswords)],
-        ...(bearer ? [['bearer', bearer.loader] as const] : []),
-        ...(sessionCredential ? [['session', sessionCredential] as const] : []),
-      ],
-      metrics,
-    ),
+    authenticate: countedAuthentication(credentialLoaders, metrics),
     ownRoutes: [...(scim ? [scim.ownRoute] : []), ...(oidc ? [oidc.ownRoute, ui.ownRoute] : [ui.ownRoute])],
     onUnauthenticated: (req: IncomingMessage, res: ServerResponse) => (oidc?.onUnauthenticated(req, res) ?? false) || ui.onUnauthenticated(req, res),
     ...(inference ? { preRoutes: [inference.handle] } : {}),
     ...(config.skipAuthPreflight ? { preflightRoute: (req: IncomingMessage, path: string) => preflightRoute(req, path, matcher) } : {}),
-    // A batch call's `workspace` is checked as a request's X-MLFLOW-WORKSPACE is.
-    adminApi: createAdminApi({ ...adminDeps, checkWorkspace: batchWorkspaceCheck(workspaceMode, workspaceEntry) }, config.maxBodyBytes),
+    // A batch call's `workspace` is checked as a request's X-MLFLOW-WORKSPACE is; a call's credential is proven again once its body arrived.
+    adminApi: createAdminApi(
+      {
+        ...adminDeps,
+        checkWorkspace: batchWorkspaceCheck(workspaceMode, workspaceEntry),
+        credentialNow: createAuthenticator(credentialLoaders.map(([, load]) => load)),
+      },
+      config.maxBodyBytes,
+    ),
     gate,
     forwarder,
     readiness: createReadiness(store.ready, mlflow, {

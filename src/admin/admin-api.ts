@@ -3,6 +3,7 @@ import { DEFAULT_WORKSPACE } from '../workspaces/names.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { badRequest, FlowgateError, forbidden, sendJson, unauthenticated } from '../errors.js';
+import type { Authenticator } from '../http/credentials.js';
 import type { Principal } from '../principals/types.js';
 import { adminIdOf, withScopedTwins } from '../resources/kinds.js';
 import type { AdminAccessReason } from '../resources/reasons.js';
@@ -52,6 +53,12 @@ export interface AdminAccess {
 
 /** What the admin API needs besides its routes' deps. */
 export interface AdminApiDeps extends AdminDeps {
+  /**
+   * Proves a request's credential again, as the pipeline did when its headers came (its loaders, not
+   * counted twice in the metrics): a body may arrive up to the read deadline later, after the token it
+   * came with was revoked, its session ended or its JWT expired.
+   */
+  readonly credentialNow: Authenticator;
   /**
    * Refuses a batch call's `workspace` as a request's X-MLFLOW-WORKSPACE is refused (batchWorkspaceCheck:
    * 404 for a workspace MLflow does not have; 400 for any but `default` when MLflow runs without
@@ -160,9 +167,10 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
     return verdict instanceof Promise ? verdict.then(granted) : granted(verdict);
   }
 
-  async function currentPrincipal(principal: Principal): Promise<Principal> {
-    const now = await deps.principalNow(principal.userId, principal.via);
-    if (!now) throw unauthenticated();
+  /** The caller as their credential proves them once the body arrived: a revoked token or an ended session proves no one (401). */
+  async function currentPrincipal(req: IncomingMessage, principal: Principal): Promise<Principal> {
+    const now = (await deps.credentialNow(req)).principal;
+    if (!now || now.userId !== principal.userId) throw unauthenticated();
     return now;
   }
 
@@ -188,8 +196,9 @@ export function createAdminApi(deps: AdminApiDeps, maxBodyBytes: number, routes:
       if (m.route.body) {
         body = parseWith(m.route.body, parseJson(await readBody(req, bodyLimit(m.route))));
         // A body may arrive up to the read deadline after the check: a caller demoted, disabled or
-        // deleted meanwhile must not act with the rights they had when the headers came.
-        principal = (await authorize(await currentPrincipal(principal), m)).principal;
+        // deleted meanwhile, or whose token was revoked or session ended, must not act with the
+        // rights they had when the headers came.
+        principal = (await authorize(await currentPrincipal(req, principal), m)).principal;
       } else req.resume();
       const result = await m.route.handler({ principal, params: m.params, query, body }, handlerDeps);
       sendJson(res, result.status, result.body);

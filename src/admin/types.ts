@@ -66,8 +66,6 @@ export interface AdminDeps {
   readonly runBatch?: (principal: Principal, calls: readonly BatchCall[]) => Promise<AdminResult[]>;
   /** A user as the gate sees them (admin flag, groups), for explanations. */
   readonly principalOf?: (userId: number) => Principal | undefined | Promise<Principal | undefined>;
-  /** The caller as they are now (undefined once disabled or deleted): the admin API decides again after a body arrives. */
-  readonly principalNow: (userId: number, via: Principal['via']) => Principal | undefined | Promise<Principal | undefined>;
   /**
    * A user's effective permission on a resource as the gate decides it (`effectiveOn`; an experiment's
    * name looked up in MLflow when the user holds experiment patterns): the Manage screens use it.

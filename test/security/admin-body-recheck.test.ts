@@ -32,7 +32,7 @@ async function makeAdmin(username: string): Promise<string> {
  * Sends the headers of a JSON POST with `Expect: 100-continue`, runs `meanwhile` once flowgate has
  * checked them (it answers 100 Continue only after its access check), then sends the body.
  */
-function postHoldingBody(path: string, auth: string, body: object, meanwhile: () => Promise<void>): Promise<{ status: number; json: any }> {
+function postHoldingBody(path: string, auth: string | Record<string, string>, body: object, meanwhile: () => Promise<void>): Promise<{ status: number; json: any }> {
   const payload = Buffer.from(JSON.stringify(body));
   const url = new URL(fg.url);
   return new Promise((resolve, reject) => {
@@ -42,7 +42,7 @@ function postHoldingBody(path: string, auth: string, body: object, meanwhile: ()
         port: url.port,
         method: 'POST',
         path,
-        headers: { Authorization: auth, 'Content-Type': 'application/json', 'Content-Length': payload.length, Expect: '100-continue' },
+        headers: Object.assign(typeof auth === 'string' ? { Authorization: auth } : auth, { 'Content-Type': 'application/json', 'Content-Length': payload.length, Expect: '100-continue' }),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -97,6 +97,29 @@ describe('an admin call whose body arrives after the caller lost the right', () 
     expect(answer.json.error_code).toBe('UNAUTHENTICATED');
     const groups = await admin.get(`${V2}/permissions/groups`).expect(200);
     expect(JSON.stringify(groups.body)).not.toContain('backdoor');
+  });
+
+  it('is refused once the token it came with was revoked, and creates nothing', async () => {
+    const token = await makeAdmin('leaked');
+    const answer = await postHoldingBody(`${V2}/users/create`, basic('leaked', token), { username: 'revoked-ghost', is_admin: true }, async () => {
+      await admin.delete(`${V2}/permissions/users/leaked/access-token`).expect(200);
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.json.error_code).toBe('UNAUTHENTICATED');
+    await admin.get(`${V2}/permissions/users/revoked-ghost`).expect(404);
+  });
+
+  it('is refused once the browser session it came with was ended, and creates nothing', async () => {
+    const token = await makeAdmin('signed-in');
+    const origin = new URL(fg.url).origin;
+    const signIn = await request(fg.url).post('/flowgate/login').set('Origin', origin).type('form').send({ username: 'signed-in', token, return_to: '/' }).expect(302);
+    const cookie = ([] as string[]).concat(signIn.headers['set-cookie'] ?? []).find((c) => /flowgate_session=/.test(c))!.split(';')[0]!;
+    const answer = await postHoldingBody(`${V2}/users/create`, { Cookie: cookie, Origin: origin }, { username: 'session-ghost', is_admin: true }, async () => {
+      expect((await admin.delete(`${V2}/permissions/users/signed-in/sessions`).expect(200)).body.ended).toBe(1);
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.json.error_code).toBe('UNAUTHENTICATED');
+    await admin.get(`${V2}/permissions/users/session-ghost`).expect(404);
   });
 
   it('a batch is decided on the caller as they are once its body arrived', async () => {
