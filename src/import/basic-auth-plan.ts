@@ -3,6 +3,7 @@ import { rank, type Permission } from '../resources/permissions.js';
 import type { ResourceKind } from '../authz/types.js';
 import type { BasicAuthRole, BasicAuthRule, BasicAuthState } from './basic-auth-read.js';
 import { EVERY_NAME, foldStrongest, pinSourceAnswers, type SourceAnswers } from './exact-answers.js';
+import { grantIdProblem } from './refusals.js';
 import { NO_REFUSALS, type ImportPlan, type PlanGrant, type PlanGrantee, type PlanPattern, type PlanRefusals, type PlanUser } from './plan.js';
 
 export interface BasicAuthPlanOptions {
@@ -64,14 +65,23 @@ function translate(rule: BasicAuthRule): Translated[] | string {
     if (permission === undefined) return `${rule.permission} on ${rule.resourceType} ${rule.pattern} (not a level flowgate knows)`;
     // A scorer's pattern is `<experiment_id>/<url-encoded name>`; flowgate's scorer id has the name as it is.
     const id = rule.pattern === EVERY_NAME ? undefined : kind === 'scorer' ? scorerId(rule.pattern) : rule.pattern;
+    // A pattern MLflow never writes (`01`, a key not percent-encoded) names no resource: nothing to carry over.
+    const idProblem = id === undefined ? undefined : grantIdProblem(kind, id);
+    if (idProblem !== undefined) return `${rule.permission} on ${rule.resourceType} ${JSON.stringify(rule.pattern)} (not an id flowgate takes: ${idProblem})`;
     out.push({ kind, id, permission, deny: rule.permission === 'DENY' });
   }
   return out;
 }
 
+/** The scorer id of MLflow's key, or `''` (no scorer's) when it has no `/` or is not percent-encoded as MLflow writes it. */
 function scorerId(pattern: string): string {
   const slash = pattern.indexOf('/');
-  return `${pattern.slice(0, slash)}/${decodeURIComponent(pattern.slice(slash + 1))}`;
+  if (slash < 0) return '';
+  try {
+    return `${pattern.slice(0, slash)}/${decodeURIComponent(pattern.slice(slash + 1))}`;
+  } catch {
+    return '';
+  }
 }
 
 /** basic-auth (3.13+) lifts a positive grant to its default_permission; a denial stays. */

@@ -4,6 +4,7 @@ import { KINDS } from '../resources/kinds.js';
 import { isPermission, rank, type Permission } from '../resources/permissions.js';
 import type { OidcAuthGrant, OidcAuthRule, OidcAuthState } from './oidc-auth-read.js';
 import { globsOverlap, regexRegion, regexToGlob } from './oidc-auth-regex.js';
+import { grantIdProblem } from './refusals.js';
 import { granteeText, NO_REFUSALS, type ImportPlan, type PlanGrant, type PlanGrantee, type PlanPattern, type PlanRefusals, type PlanUser } from './plan.js';
 
 export interface OidcAuthPlanOptions {
@@ -61,6 +62,11 @@ function directGrants(grants: readonly OidcAuthGrant[], notImported: string[]): 
       const permission = levelFor(kind, g.permission);
       if (permission === undefined) {
         notImported.push(`${granteeText(g.grantee)}: ${g.permission} on ${kind} ${g.id} (not a level flowgate knows)`);
+        continue;
+      }
+      const idProblem = grantIdProblem(kind, g.id);
+      if (idProblem !== undefined) {
+        notImported.push(`${granteeText(g.grantee)}: ${g.permission} on ${kind} ${JSON.stringify(g.id)} (not an id flowgate takes: ${idProblem})`);
         continue;
       }
       const key = `${keyOf(g.grantee)}\u0000${kind}\u0000${g.id}`;

@@ -1,4 +1,5 @@
-import { groupNameSchema, usernameSchema } from '../admin/validation.js';
+import { groupNameSchema, heldIdSchema, usernameSchema } from '../admin/validation.js';
+import type { ResourceKind } from '../authz/types.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ClusterNames } from '../bearer/cluster-names.js';
 import type { Directory } from '../principals/directory.js';
@@ -67,6 +68,18 @@ const problemOf = (schema: typeof usernameSchema | typeof groupNameSchema, name:
 export const usernameProblem = (name: string) => problemOf(usernameSchema, name);
 /** Why flowgate would not take `name` as a group's name (the admin API's rule); undefined when it would. */
 export const groupNameProblem = (name: string) => problemOf(groupNameSchema, name);
+
+/**
+ * Why flowgate would not keep a grant on `id` of the kind (the admin API's rule for a grant's id:
+ * plain-decimal experiment ids, `<experiment_id>/<name>` scorers, names without control characters);
+ * undefined when it would. A source row on such an id names nothing MLflow holds, so leaving it out
+ * narrows no one; kept, it could be read as more than one resource (an experiment `*` would give its
+ * holder the scorer pattern of every scorer, as mlflow-oidc-auth's scorer fallback comes over).
+ */
+export function grantIdProblem(kind: ResourceKind, id: string): string | undefined {
+  const r = heldIdSchema(kind).safeParse(id);
+  return r.success ? undefined : (r.error.issues[0]?.message ?? 'not a valid id');
+}
 
 const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', ');
 

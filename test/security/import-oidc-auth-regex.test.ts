@@ -93,6 +93,8 @@ describe('import mlflow-oidc-auth: no regex rule comes out wider', () => {
   });
 
   it('merging into an existing group refused: with any grants and rules, leaving out the groups flowgate already has gives ann nothing the plugin did not', () => {
+    // Registered models: their grants and their rules both name them (an experiment's grant names its
+    // id, which the import takes in plain decimal only, its rules its name).
     const GRANT_IDS = ['a-', 'a-b', 'ab', 'b', 'x'];
     const grantArb = fc.record({ who: fc.constantFrom<PlanGrantee>(USER, ...GROUPS), id: fc.constantFrom(...GRANT_IDS), permission: fc.constantFrom(...PERMS) });
     fc.assert(
@@ -103,8 +105,8 @@ describe('import mlflow-oidc-auth: no regex rule comes out wider', () => {
         fc.subarray(['g1', 'g2'], { minLength: 1 }),
         fc.array(nameArb, { minLength: 1, maxLength: 8 }),
         (drawnRules, drawnGrants, memberOf, refusedGroups, names) => {
-          const rules: OidcAuthRule[] = drawnRules.map((r, i) => ({ grantee: r.who, kinds: ['experiment'], regex: r.regex, priority: r.priority, permission: r.permission, workspace: null, rowId: i + 1 }));
-          const grants: OidcAuthGrant[] = drawnGrants.map((g, i) => ({ grantee: g.who, kinds: ['experiment'], id: g.id, permission: g.permission, workspace: null, rowId: 100 + i }));
+          const rules: OidcAuthRule[] = drawnRules.map((r, i) => ({ grantee: r.who, kinds: ['registered_model'], regex: r.regex, priority: r.priority, permission: r.permission, workspace: null, rowId: i + 1 }));
+          const grants: OidcAuthGrant[] = drawnGrants.map((g, i) => ({ grantee: g.who, kinds: ['registered_model'], id: g.id, permission: g.permission, workspace: null, rowId: 100 + i }));
           const plan = planOidcAuth(
             {
               generation: 'property',
@@ -122,7 +124,7 @@ describe('import mlflow-oidc-auth: no regex rule comes out wider', () => {
           expect([...plan.groups.map((g) => g.name), ...[...plan.grants, ...plan.patterns].map((x) => x.grantee.name)].some((n) => refusedGroups.includes(n))).toBe(false);
           const index = createPatternIndex(
             plan.patterns
-              .filter((p) => p.kind === 'experiment')
+              .filter((p) => p.kind === 'registered_model')
               .map((p): PatternGrant => ({ kind: p.kind, pattern: p.pattern, permission: p.permission, grantee: { type: p.grantee.type, id: IDS[`${p.grantee.type} ${p.grantee.name}`]! } as PatternGrant['grantee'] })),
           );
           const imported = memberOf.filter((g) => !refusedGroups.includes(g));
@@ -135,9 +137,9 @@ describe('import mlflow-oidc-auth: no regex rule comes out wider', () => {
             const folded = groupGrants.length === 0 ? undefined : groupGrants.reduce((a, b) => (pluginRank(b) > pluginRank(a) ? b : a));
             const raw = ownGrant ?? folded ?? best(own, name) ?? best(pooled, name) ?? 'NO_PERMISSIONS';
             const plugin = raw === 'USE' ? 'READ' : raw;
-            const direct = plan.grants.find((g) => g.grantee.type === 'user' && g.grantee.name === 'ann' && g.kind === 'experiment' && g.id === name)?.permission;
-            const viaGroups = plan.grants.filter((g) => g.grantee.type === 'group' && imported.includes(g.grantee.name) && g.kind === 'experiment' && g.id === name).map((g) => g.permission);
-            const facts = withPatterns({ direct, groups: viaGroups }, index.factsFor('experiment', name, 1, imported.map((g) => IDS[`group ${g}`]!)));
+            const direct = plan.grants.find((g) => g.grantee.type === 'user' && g.grantee.name === 'ann' && g.kind === 'registered_model' && g.id === name)?.permission;
+            const viaGroups = plan.grants.filter((g) => g.grantee.type === 'group' && imported.includes(g.grantee.name) && g.kind === 'registered_model' && g.id === name).map((g) => g.permission);
+            const facts = withPatterns({ direct, groups: viaGroups }, index.factsFor('registered_model', name, 1, imported.map((g) => IDS[`group ${g}`]!)));
             const flowgate = effectivePermission(facts, 'NO_PERMISSIONS').permission;
             if (rank(flowgate) > rank(plugin))
               throw new Error(`'${name}': flowgate ${flowgate}, the plugin ${plugin}\n${JSON.stringify({ rules, grants, memberOf, refusedGroups, plan }, null, 1)}`);

@@ -185,6 +185,24 @@ describe('planBasicAuth', () => {
     ]);
   });
 
+  it('a rule on an id MLflow never names (a tampered database) is listed and left out, and a scorer key that is not percent-encoded stops nothing', async () => {
+    const uri = database(
+      'odd-ids.db',
+      `${ROLES_SCHEMA}
+      INSERT INTO users VALUES (1, 'ann', NULL, 0);
+      INSERT INTO roles VALUES (1, '__user_1__', 'default', NULL);
+      INSERT INTO role_permissions (role_id, resource_type, resource_pattern, permission) VALUES
+        (1, 'experiment', '01', 'EDIT'), (1, 'experiment', '7', 'READ'), (1, 'scorer', '7/50%', 'MANAGE'), (1, 'scorer', 'judge', 'MANAGE'),
+        (1, 'registered_model', 'bad' || char(7), 'EDIT');
+      INSERT INTO user_role_assignments (user_id, role_id) VALUES (1, 1);`,
+    );
+    const p = await plan(uri);
+    expect(p.grants).toEqual([{ grantee: { type: 'user', name: 'ann' }, kind: 'experiment', id: '7', permission: 'READ' }]);
+    const left = p.notImported.join('\n');
+    for (const line of ['grants of user ann: EDIT on experiment "01" (', 'grants of user ann: MANAGE on scorer "7/50%" (', 'grants of user ann: MANAGE on scorer "judge" (', 'grants of user ann: EDIT on registered_model "bad\\u0007" ('])
+      expect(left).toContain(line);
+  });
+
   it('refuses a database that is not basic-auth\'s, and a URI it cannot open', async () => {
     await expect(plan(database('other.db', 'CREATE TABLE t (x INTEGER);'))).rejects.toThrow(/not an MLflow basic-auth database/);
     await expect(openSourceDatabase(`sqlite:///${join(dir, 'missing.db')}`)).rejects.toThrow(/no database file/);

@@ -278,6 +278,27 @@ describe('planOidcAuth', () => {
     expect(p.notImported).toContain("user Cy: flowgate has user 'cy', the same name in another case (left out, with their grants and memberships)");
   });
 
+  it('a grant on an id flowgate refuses (a tampered database) is left out, never read as a glob: an experiment id `*` gave no one every scorer', () => {
+    const p = plan(
+      state({
+        users: [person('ann')],
+        grants: [
+          grant(user('ann'), ['experiment'], '*', 'MANAGE'),
+          grant(user('ann'), ['experiment'], '1?', 'EDIT'),
+          grant(user('ann'), ['experiment'], '07', 'READ'),
+          grant(user('ann'), ['experiment'], '8', 'READ'),
+          grant(user('ann'), ['scorer'], '*/judge', 'MANAGE'),
+          grant(user('ann'), ['registered_model', 'prompt'], 'bad\u0007name', 'EDIT'),
+        ],
+      }),
+    );
+    expect(p.grants).toEqual([{ grantee: user('ann'), kind: 'experiment', id: '8', permission: 'READ' }]);
+    expect(p.patterns).toEqual([{ grantee: user('ann'), kind: 'scorer', pattern: '8/*', permission: 'READ' }]);
+    const listed = p.notImported.join('\n');
+    for (const line of ['user ann: MANAGE on experiment "*" (', 'user ann: EDIT on experiment "1?" (', 'user ann: READ on experiment "07" (', 'user ann: MANAGE on scorer "*/judge" (', 'user ann: EDIT on registered_model "bad\\u0007name" ('])
+      expect(listed).toContain(line);
+  });
+
   it('says when the plugin’s default permission is not flowgate’s', () => {
     const p = planOidcAuth(state({}), { mlflowDefault: 'NO_PERMISSIONS', flowgateDefault: 'READ' });
     expect(p.notes.join('\n')).toContain("DEFAULT_MLFLOW_PERMISSION was taken as NO_PERMISSIONS, flowgate's FLOWGATE_DEFAULT_PERMISSION is READ");
