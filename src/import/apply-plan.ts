@@ -148,7 +148,7 @@ async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<
     if (existing && (await s.passwords.hashOf(existing.id)) === u.passwordHash) continue;
     const hash = u.passwordHash;
     changes.push({
-      line: `+ password of ${u.username} (${hash.slice(0, hash.indexOf(':') < 0 ? hash.indexOf('$') : hash.indexOf(':'))})`,
+      line: `+ password of ${u.username} (${hashKind(hash)})`,
       apply: async () => {
         await s.passwords.set(await userId(u.username), hash, plan.source);
         // Never the hash: that the password came over, and from where, is what the log needs.
@@ -221,6 +221,14 @@ async function diff(plan: ImportPlan, s: ImportStore, o: ApplyOptions): Promise<
     });
   }
   return { changes, kept, notImported };
+}
+
+/**
+ * The method werkzeug writes in front of a hash (`scrypt`, `pbkdf2`, `plain`), for the plan's line; a
+ * hash without one (a bare digest, a secret stored as it is) would otherwise be printed whole.
+ */
+function hashKind(hash: string): string {
+  return /^([A-Za-z0-9]{1,16})[:$]/.exec(hash)?.[1] ?? 'unknown kind';
 }
 
 /** The grantee's permission now; undefined when they hold none or do not exist yet. */

@@ -169,6 +169,17 @@ describe('flowgate import into a store already in use: existing users', () => {
     expect(r.out).toContain('not imported: password of bot: a service account');
   });
 
+  it('prints a password hash\'s kind only, never the hash: one with no werkzeug method in front (a hex digest, a bare secret) is "unknown kind"', async () => {
+    const l = await liveStore();
+    const secret = 'deadbeefcafe0123456789abcdef0123456789abcdef';
+    const r = await l.run('mlflow-basic-auth', '--from', basicAuthDb(`INSERT INTO users VALUES (1, 'hex', '${secret}', 0), (2, 'bee', '${HASH}', 0);`), '--dry-run');
+    const json = await l.run('mlflow-basic-auth', '--from', basicAuthDb(`INSERT INTO users VALUES (1, 'hex', '${secret}', 0);`), '--dry-run', '--json');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('+ password of hex (unknown kind)');
+    expect(r.out).toContain('+ password of bee (scrypt)');
+    for (const text of [r.out, r.err, json.out, json.err]) expect(text).not.toContain(secret.slice(0, 12));
+  });
+
   it('a person bound to an identity-provider account gets no password: HTTP Basic past the IdP', async () => {
     const l = await liveStore(OIDC_ENV);
     await l.s.principalWriter.createUser('oidc', {
