@@ -15,11 +15,11 @@ export interface IdentityProvider {
     needs: readonly string[],
   ): Promise<{ claims: Claims; idToken: string | undefined }>;
   /**
-   * The provider's RP-initiated logout URL, when it offers one (undefined if it does not or is
-   * unknown). With the session's ID token as hint, providers such as Keycloak end the session
-   * without asking the user to confirm.
+   * The provider's RP-initiated logout URL, when it offers one (undefined if it does not, or cannot
+   * be reached to say). With the session's ID token as hint, providers such as Keycloak end the
+   * session without asking the user to confirm.
    */
-  endSessionUrl(postLogoutRedirect: string, idTokenHint?: string): URL | undefined;
+  endSessionUrl(postLogoutRedirect: string, idTokenHint?: string): Promise<URL | undefined>;
   /** Starts discovery in the background, so the first login does not wait for it. */
   warmUp?(): void;
 }
@@ -145,9 +145,18 @@ export function createIdentityProvider(o: ProviderOptions): IdentityProvider {
       return { claims, idToken: tokens.id_token };
     },
 
-    endSessionUrl(postLogoutRedirect, idTokenHint) {
-      if (!config?.serverMetadata().end_session_endpoint) return undefined;
-      return oidc.buildEndSessionUrl(config, {
+    async endSessionUrl(postLogoutRedirect, idTokenHint) {
+      // Discovered here too: a flowgate whose discovery at start failed, and on which nobody has signed
+      // in since, would otherwise end no sign-out at the provider, whose session then signs the next
+      // visitor of this browser straight back in.
+      let c: oidc.Configuration;
+      try {
+        c = await discover();
+      } catch {
+        return undefined;
+      }
+      if (!c.serverMetadata().end_session_endpoint) return undefined;
+      return oidc.buildEndSessionUrl(c, {
         client_id: o.clientId,
         post_logout_redirect_uri: postLogoutRedirect,
         ...(idTokenHint ? { id_token_hint: idTokenHint } : {}),

@@ -177,7 +177,7 @@ export function createOidcRoutes(d: OidcRouteDeps): OwnRoute {
       return sendPage(res, 403, messagePage('Sign-out refused', 'This sign-out request came from another site.'));
     const idToken = id !== undefined ? await d.sessions.destroy(id) : undefined;
     const after = d.externalOrigin + at(OIDC_PATHS.loggedOut);
-    const target = d.provider.endSessionUrl(after, idToken)?.href;
+    const target = (await d.provider.endSessionUrl(after, idToken))?.href;
     const cleared = { 'Set-Cookie': clearCookie(d.cookies, d.cookies.session) };
     if (target === undefined) return redirect(res, at(OIDC_PATHS.loggedOut), cleared);
     // A sign-out form's page holds "form-action 'self'", which browsers apply to where the form's answer

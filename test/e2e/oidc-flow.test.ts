@@ -517,6 +517,29 @@ describe('identity provider down', () => {
     expect(after.status).toBe(302);
   });
 
+  it('a sign-out on a flowgate started while the provider was down still ends the session at the provider', async () => {
+    const { jar } = await login('carol');
+    await idp.stop();
+    try {
+      fg = await fg.restart();
+    } finally {
+      await idp.start();
+    }
+    // Past the cooldown after the failed discovery at start; nobody has signed in on this flowgate since.
+    await new Promise((r) => setTimeout(r, 5_500));
+    const res = await postLogout(jar);
+    expect(res.status).toBe(200);
+    const location = await afterSignOut(res, base);
+    expect(location.origin).toBe(idp.issuer);
+    expect(location.searchParams.get('id_token_hint')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    await confirmProviderLogout(jar, location.href);
+    // The provider session is gone: the next sign-in in this browser asks for credentials, never silently signs carol in.
+    const again = await send(jar, `${base}/flowgate/login`, { headers: { accept: HTML } });
+    const atProvider = await send(jar, again.headers.get('location')!, { headers: { accept: HTML } });
+    const interaction = await send(jar, new URL(atProvider.headers.get('location')!, idp.issuer).href, { headers: { accept: HTML } });
+    expect(await interaction.text()).toContain('name="login"');
+  });
+
   it('answers 502 when the provider goes away between login and callback', async () => {
     const jar = new CookieJar();
     const run = await loginWithFetch(jar, `${base}/flowgate/login`, 'alice', { stopBeforeCallback: true });
