@@ -4,6 +4,7 @@ import { FlowgateError } from '../errors.js';
 import { isClientGone, readBody } from '../http/body.js';
 import type { OwnRoute } from '../http/own-route.js';
 import type { Logger } from '../logging.js';
+import { activeStringsAsBooleans } from './active-strings.js';
 import { ScimError, scimErrorBody, toScimError } from './errors.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { OneAtATime, ScimResourceName } from './one-at-a-time.js';
@@ -149,7 +150,8 @@ export function createScimRoute(d: ScimRouteDeps): OwnRoute {
     }
     if (!['PUT', 'PATCH', 'DELETE'].includes(method)) return notAllowed(['GET', 'PUT', 'PATCH', 'DELETE']);
     // Read before the resource is locked: a slow client holds no lock.
-    const body = method === 'DELETE' ? undefined : await readJson(req);
+    const read = method === 'DELETE' ? undefined : await readJson(req);
+    const body = method === 'PATCH' && name === 'Users' ? activeStringsAsBooleans(read) : read;
     // A PATCH reads the resource, applies its operations and writes the whole back: from the read
     // (the If-Match check's included) to the last write, no other change to it runs, here or on
     // another flowgate on the store, lest one write back what the other changed.

@@ -105,6 +105,24 @@ describe('SCIM Users', () => {
     expect(removed.body).not.toHaveProperty('externalId');
   });
 
+  it('PATCH active as the string "False" / "True" (Entra ID sends it so) disables and enables as the boolean would; another string is still a 400', async () => {
+    const u = await newUser('sc-entra');
+    const off = await scim().patch(`/Users/${u.id}`, [{ op: 'Replace', path: 'active', value: 'False' }]);
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.active).toBe(false);
+    expect((await adminGet('/permissions/users/sc-entra').expect(200)).body.user).toMatchObject({ disabled: true, disabled_by: 'scim' });
+    const on = await scim().patch(`/Users/${u.id}`, [{ op: 'Replace', value: { active: 'True', displayName: 'Entra' } }]);
+    expect(on.status, on.text).toBe(200);
+    expect(on.body).toMatchObject({ active: true, displayName: 'Entra' });
+    const lower = await scim().patch(`/Users/${u.id}`, [{ op: 'replace', path: 'active', value: 'false' }]);
+    expect(lower.status, lower.text).toBe(200);
+    expect(lower.body.active).toBe(false);
+    const odd = await scim().patch(`/Users/${u.id}`, [{ op: 'replace', path: 'active', value: 'no' }]);
+    expect(odd.status).toBe(400);
+    expect(odd.body).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], scimType: 'invalidValue' });
+    expect((await adminGet('/permissions/users/sc-entra').expect(200)).body.user.disabled).toBe(true);
+  });
+
   it('ETags: a GET carries the version, If-None-Match answers 304, a stale If-Match is a 412 that changes nothing', async () => {
     const u = await newUser('sc-etag');
     const got = await scim().get(`/Users/${u.id}`).expect(200);
